@@ -1,0 +1,25 @@
+# Fresh-machine entry points. `make test` runs the test suite; `make all` runs the main job.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+TORCH_CPU := torch==2.13.0
+
+.PHONY: install test all clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip >/dev/null
+
+# The CPU torch wheel goes in first, so the package's range (torch>=2.1) installs nothing more.
+install: $(PY)
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install $(TORCH_CPU)
+	$(PY) -m pip install -e ".[dev]"
+
+test: install
+	$(PY) -m pytest tests -q
+
+all: install
+	$(VENV)/bin/python -m spacy project run all
+
+clean:
+	rm -rf $(VENV) build *.egg-info
