@@ -1,0 +1,1 @@
+"""Reading and writing biLM weights: AllenNLP/bilm-tf files and our own model directory."""

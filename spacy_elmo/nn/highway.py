@@ -1,0 +1,27 @@
+"""Highway layers with bilm-tf's gate convention."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class Highway(nn.Module):
+    """``y = g * relu(W_t x + b_t) + (1 - g) * x`` with ``g = sigmoid(W_g x + b_g)``.
+
+    The gate multiplies the *transform* branch, as bilm-tf's "carry" gate does, so its weights
+    load without sign flips. Each layer holds one linear map with the transform rows first and
+    the gate rows second, so a layer costs one matmul.
+    """
+
+    def __init__(self, dim: int, n_layers: int) -> None:
+        super().__init__()
+        self.dim = dim
+        self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(n_layers))
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        x = inputs
+        for layer in self.layers:
+            transform, gate = layer(x).split(self.dim, dim=-1)
+            gate = torch.sigmoid(gate)
+            x = gate * torch.relu(transform) + (1.0 - gate) * x
+        return x
