@@ -1,0 +1,20 @@
+"""``spacy-elmo export-allennlp``: write a model in bilm-tf/AllenNLP's format."""
+from pathlib import Path
+
+import typer
+
+from ._app import app
+
+
+@app.command("export-allennlp")
+def export_allennlp_cli(
+    model_dir: Path = typer.Argument(..., help="A spacy-elmo model directory (e.g. OUTPUT_DIR/model-best)", exists=True, file_okay=False),
+    output_dir: Path = typer.Argument(..., help="Where to write options.json and weights.hdf5"),
+) -> None:
+    """Convert a spacy-elmo model directory to options.json + weights.hdf5."""
+    from ..nn.bilm import BiLM
+
+    model = BiLM.from_disk(model_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    model.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
+    typer.echo(f"Wrote {output_dir / 'options.json'} and {output_dir / 'weights.hdf5'}")
