@@ -7,3 +7,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+@app.callback()
+def _group() -> None:
+    """ELMo for spaCy: pretrain a biLM, embed text, convert weights, inspect pipelines."""
