@@ -8,7 +8,6 @@ TORCH_CPU := torch==2.13.0
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip >/dev/null
 
 # The CPU torch wheel goes in first, so the package's range (torch>=2.1) installs nothing more.
 install: $(PY)
