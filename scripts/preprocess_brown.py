@@ -1,0 +1,209 @@
+"""Brown corpus -> spaCy DocBin files for POS tagging.
+
+Input: the 500 Brown files (``ca01`` .. ``cr09``, one sentence per non-blank
+line, ``word/tag`` tokens, Latin-1) in ``assets/brown``.
+
+Output (in ``corpus/pos`` by default), one Doc per sentence:
+
+* ``train.spacy``, ``dev.spacy``, ``test.spacy``
+* ``train_<N>.spacy`` with the first N training sentences (``--limit-train``)
+* ``stats.json``: sentence/word counts and UPOS distribution per split
+
+``token.tag_`` is the original Brown tag (lower-case, with its affixes) and
+``token.pos_`` its Universal POS tag (see ``brown_upos.py``).
+
+Split rule (document level, deterministic, stratified over the 15 genres):
+the files are sorted by name and numbered k = 0..499; file k goes to *dev*
+if k % 10 == 8, to *test* if k % 10 == 9, and to *train* otherwise, i.e.
+400 / 50 / 50 files (80/10/10).
+
+The PTB-style quote tokens ````` and ``''`` are written as ``"``, the form
+spaCy's tokenizer produces (the tag keeps the original quote tag).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from brown_upos import brown_to_upos, sentence_upos  # noqa: E402
+
+BROWN_FILE_RE = re.compile(r"^c[a-r]\d\d$")
+SPLITS = ("train", "dev", "test")
+QUOTE_WORDS = {"``": '"', "''": '"'}
+
+Sentence = List[Tuple[str, str]]
+
+
+def brown_files(brown_dir: Path) -> List[Path]:
+    """The corpus files of a Brown directory, sorted by name."""
+    return sorted(
+        (p for p in Path(brown_dir).iterdir() if p.is_file() and BROWN_FILE_RE.match(p.name)),
+        key=lambda p: p.name,
+    )
+
+
+def split_of(index: int) -> str:
+    """Split of the index-th file (0-based, in name order)."""
+    if index % 10 == 8:
+        return "dev"
+    if index % 10 == 9:
+        return "test"
+    return "train"
+
+
+def files_by_split(brown_dir: Path) -> Dict[str, List[Path]]:
+    result: Dict[str, List[Path]] = {s: [] for s in SPLITS}
+    for i, path in enumerate(brown_files(brown_dir)):
+        result[split_of(i)].append(path)
+    return result
+
+
+def normalize_word(word: str) -> str:
+    return QUOTE_WORDS.get(word, word)
+
+
+def read_brown_file(path: Path, problems: Optional[Counter] = None) -> Iterator[Sentence]:
+    """Yield the sentences of one Brown file as (word, tag) lists.
+
+    A token without a ``/`` is skipped and counted in ``problems``.
+    """
+    text = Path(path).read_bytes().decode("latin-1")
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        sentence: Sentence = []
+        for token in line.split():
+            word, sep, tag = token.rpartition("/")
+            if not sep or not word or not tag:
+                if problems is not None:
+                    problems["token without word/tag"] += 1
+                continue
+            sentence.append((normalize_word(word), tag.lower()))
+        if sentence:
+            yield sentence
+
+
+def iter_split_sentences(brown_dir: Path, splits: Sequence[str],
+                         problems: Optional[Counter] = None) -> Iterator[Sentence]:
+    """Sentences of the given splits, in file-name order."""
+    wanted = set(splits)
+    for i, path in enumerate(brown_files(brown_dir)):
+        if split_of(i) in wanted:
+            yield from read_brown_file(path, problems)
+
+
+def make_doc(vocab, sentence: Sentence):
+    from spacy.tokens import Doc
+
+    words = [w for w, _ in sentence]
+    tags = [t for _, t in sentence]
+    pos = sentence_upos(tags)
+    spaces = [True] * len(words)
+    spaces[-1] = False
+    sent_starts = [True] + [False] * (len(words) - 1)
+    return Doc(vocab, words=words, spaces=spaces, tags=tags, pos=pos,
+               sent_starts=sent_starts)
+
+
+def write_docbin(docs, path: Path) -> None:
+    from spacy.tokens import DocBin
+
+    db = DocBin(attrs=["ORTH", "TAG", "POS", "SENT_START"], store_user_data=False)
+    for doc in docs:
+        db.add(doc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db.to_disk(path)
+
+
+def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) -> dict:
+    """Convert the corpus; returns the statistics written to stats.json."""
+    from spacy.vocab import Vocab
+    from wasabi import msg
+
+    brown_dir, output_dir = Path(brown_dir), Path(output_dir)
+    if not brown_dir.is_dir():
+        msg.fail(f"Brown directory not found: {brown_dir}", exits=1)
+    groups = files_by_split(brown_dir)
+    n_files = sum(len(v) for v in groups.values())
+    if n_files == 0:
+        msg.fail(f"No Brown files (ca01 .. cr09) in {brown_dir}", exits=1)
+    vocab = Vocab()  # no Language: DocBins only store strings
+    problems: Counter = Counter()
+    stats: dict = {"split_rule": "file k (sorted by name): k%10==8 dev, k%10==9 test, else train",
+                   "splits": {}}
+    unmapped: Counter = Counter()
+    for split in SPLITS:
+        docs = []
+        upos_counts: Counter = Counter()
+        n_words = 0
+        for path in groups[split]:
+            for sentence in read_brown_file(path, problems):
+                for _, tag in sentence:
+                    try:
+                        brown_to_upos(tag)
+                    except KeyError:
+                        unmapped[tag] += 1
+                if unmapped:
+                    continue
+                doc = make_doc(vocab, sentence)
+                upos_counts.update(t.pos_ for t in doc)
+                n_words += len(doc)
+                docs.append(doc)
+        if unmapped:
+            msg.fail(f"Unmapped Brown tags: {dict(unmapped.most_common(20))}", exits=1)
+        write_docbin(docs, output_dir / f"{split}.spacy")
+        stats["splits"][split] = {
+            "files": len(groups[split]),
+            "sentences": len(docs),
+            "words": n_words,
+            "upos": dict(upos_counts.most_common()),
+        }
+        msg.good(f"{split}: {len(groups[split])} files, {len(docs)} sentences, "
+                 f"{n_words} words -> {output_dir / (split + '.spacy')}")
+        if split == "train":
+            for n in limit_train:
+                subset = docs[:n]
+                name = f"train_{n}.spacy"
+                write_docbin(subset, output_dir / name)
+                stats["splits"][f"train_{n}"] = {
+                    "sentences": len(subset), "words": sum(len(d) for d in subset)}
+                if len(subset) < n:
+                    msg.warn(f"Only {len(subset)} training sentences for {name}")
+                msg.good(f"train_{n}: first {len(subset)} training sentences -> "
+                         f"{output_dir / name}")
+    if problems:
+        msg.warn(f"Skipped malformed tokens: {dict(problems)}")
+    stats["problems"] = dict(problems)
+    (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+    return stats
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("brown_dir", nargs="?", default="assets/brown", type=Path)
+    parser.add_argument("output_dir", nargs="?", default="corpus/pos", type=Path)
+    parser.add_argument("--limit-train", type=int, action="append", default=[],
+                        metavar="N", help="also write train_N.spacy with the first N "
+                        "training sentences (repeatable)")
+    args = parser.parse_args(argv)
+    if any(n <= 0 for n in args.limit_train):
+        parser.error("--limit-train must be positive")
+    start = time.time()
+    convert(args.brown_dir, args.output_dir, args.limit_train)
+    from wasabi import msg
+
+    msg.info(f"Done in {time.time() - start:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
