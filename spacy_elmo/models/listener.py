@@ -1,0 +1,135 @@
+"""``spacy_elmo.ElmoListener.v1``: a downstream component's view of the upstream ``elmo`` layers.
+
+Works like spaCy's ``Tok2VecListener``: during ``nlp.update`` the ``elmo`` component runs the
+biLM once per batch and hands every listener the layers and a backprop callback; at prediction
+time the listener reads ``doc._.elmo_layers``. Each listener then applies its own learned mix
+(:mod:`.scalar_mix`), so ``ner`` and ``tagger`` weigh the layers differently. With
+``grad_factor = 0`` (the default) no gradient reaches the biLM and it stays frozen.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, List, Optional, Tuple
+
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model, chain
+from thinc.types import Floats2d, Floats3d
+
+from .scalar_mix import scalar_mix
+
+LAYERS_ATTR = "elmo_layers"
+
+
+@registry.architectures("spacy_elmo.ElmoListener.v1")
+def build_elmo_listener(
+    upstream: str = "*",
+    layer_norm: bool = False,
+    layer_dropout: float = 0.0,
+    grad_factor: float = 0.0,
+) -> Model[List[Doc], List[Floats2d]]:
+    """ELMo features for a downstream component: the upstream layers, mixed by learned weights.
+
+    upstream: the name of the ``elmo`` component to listen to, or ``"*"`` for any.
+    layer_norm: normalize each layer per token before mixing.
+    layer_dropout: probability of dropping a layer from the mix in a training step.
+    grad_factor: scale of the gradient passed to the biLM; 0 keeps it frozen.
+    """
+    return chain(ElmoLayersListener(upstream, grad_factor), scalar_mix(layer_norm, layer_dropout))
+
+
+class ElmoLayersListener(Model):
+    """Receives ``(L+1, n, D)`` layers per Doc from the upstream ``elmo`` component."""
+
+    name = "elmo-listener"
+
+    def __init__(self, upstream_name: str, grad_factor: float = 0.0) -> None:
+        if grad_factor < 0:
+            raise ValueError(f"grad_factor must not be negative, not {grad_factor}")
+        dims = {"nL": None, "nO": None}
+        Model.__init__(self, name=self.name, forward=forward, dims=dims, attrs={"grad_factor": grad_factor})
+        self.upstream_name = upstream_name
+        self._batch_id: Optional[int] = None
+        self._outputs: Optional[List[Floats3d]] = None
+        self._backprop: Optional[Callable] = None
+        self._upstream_dims: Optional[Callable[[], Tuple[int, int]]] = None
+
+    @property
+    def grad_factor(self) -> float:
+        return float(self.attrs["grad_factor"])
+
+    @classmethod
+    def get_batch_id(cls, docs: Iterable[Doc]) -> int:
+        """A content hash of a batch, to catch a listener fed another batch than its upstream's."""
+        return sum(sum(token.orth for token in doc) for doc in docs)
+
+    def receive(self, batch_id: int, outputs: List[Floats3d], backprop: Optional[Callable]) -> None:
+        """Store the upstream's layers for this batch; ``backprop`` is None when it is frozen."""
+        self._batch_id = batch_id
+        self._outputs = outputs
+        self._backprop = backprop
+
+    def set_upstream_dims(self, n_layers: int, width: int) -> None:
+        self.set_dim("nL", n_layers, force=True)
+        self.set_dim("nO", width, force=True)
+
+    def attach(self, upstream_dims: Callable[[], Tuple[int, int]]) -> None:
+        """Let the upstream component tell its dims on demand: it may load weights lazily."""
+        self._upstream_dims = upstream_dims
+
+    def layer_dims(self) -> Tuple[int, int]:
+        """(number of layers, width) of the upstream layers, asking the upstream if unknown."""
+        if self.maybe_get_dim("nO") is None and self._upstream_dims is not None:
+            self.set_upstream_dims(*self._upstream_dims())
+        if self.maybe_get_dim("nO") is None:
+            raise ValueError(
+                "The ELMo listener does not know the size of the elmo layers: add the elmo "
+                "component before this one and load its weights (or call nlp.initialize())"
+            )
+        return self.get_dim("nL"), self.get_dim("nO")
+
+    def verify_inputs(self, docs: List[Doc]) -> None:
+        batch_id = self.get_batch_id(docs)
+        if batch_id != self._batch_id:
+            raise ValueError(
+                f"The ELMo listener got a batch ({batch_id}) other than the one the upstream "
+                f"elmo component processed ({self._batch_id}): run both in the same nlp.update"
+            )
+
+
+def forward(model: ElmoLayersListener, docs: List[Doc], is_train: bool):
+    if is_train and model._batch_id is not None:
+        model.verify_inputs(docs)
+        return model._outputs, _scaled_backprop(model, model._backprop)
+    if is_train:
+        # The elmo component is frozen in the training config: it must annotate the Docs.
+        missing = [doc for doc in docs if getattr(doc._, LAYERS_ATTR, None) is None and len(doc)]
+        if missing:
+            raise ValueError(
+                "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
+                "component must also be listed in [training] annotating_components"
+            )
+    return [_doc_layers(model, doc) for doc in docs], _no_backprop
+
+
+def _doc_layers(model: ElmoLayersListener, doc: Doc) -> Floats3d:
+    layers = getattr(doc._, LAYERS_ATTR, None) if Doc.has_extension(LAYERS_ATTR) else None
+    if layers is not None:
+        return layers
+    # Docs the elmo component has not seen (e.g. samples at initialization): zeros of the right shape.
+    n_layers, width = model.layer_dims()
+    return model.ops.alloc3f(n_layers, len(doc), width)
+
+
+def _scaled_backprop(model: ElmoLayersListener, upstream: Optional[Callable]) -> Callable:
+    factor = model.grad_factor
+
+    def backprop(d_layers: List[Floats3d]) -> List[Doc]:
+        if upstream is not None and factor > 0:
+            upstream([d * factor for d in d_layers] if factor != 1.0 else d_layers)
+        return []
+
+    return backprop
+
+
+def _no_backprop(d_layers: List[Floats3d]) -> List[Doc]:
+    return []

@@ -1,0 +1,121 @@
+"""ELMo's task-specific layer combination: ``gamma * sum_j softmax(a)_j * h_j``, learned.
+
+``a`` starts at zeros (an even average) and ``gamma`` at 1. Options from the ELMo literature:
+``layer_norm`` normalizes each layer's vector per token before mixing (without learned scale;
+``gamma`` and the weights provide it), ``layer_dropout`` drops whole layers from the softmax
+during training (as UDify does) so the mix cannot lean on a single layer.
+Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d, Floats3d
+
+LAYER_NORM_EPS = 1e-6
+
+
+@registry.layers("spacy_elmo.scalar_mix.v1")
+def scalar_mix(layer_norm: bool = False, layer_dropout: float = 0.0) -> Model[List[Floats3d], List[Floats2d]]:
+    if not 0.0 <= layer_dropout < 1.0:
+        raise ValueError(f"layer_dropout must be in [0, 1), not {layer_dropout}")
+    return Model(
+        "elmo_scalar_mix",
+        forward,
+        init=init,
+        dims={"nL": None, "nO": None},
+        params={"a": None, "gamma": None},
+        attrs={"layer_norm": layer_norm, "layer_dropout": layer_dropout},
+    )
+
+
+def init(model: Model, X: Optional[List[Floats3d]] = None, Y: Optional[object] = None) -> None:
+    if X:
+        model.set_dim("nL", X[0].shape[0], force=not model.has_param("a"))
+        model.set_dim("nO", X[0].shape[2], force=not model.has_param("a"))
+    if model.maybe_get_dim("nL") is None:
+        raise ValueError(
+            "The ELMo layer mix does not know how many layers to mix: initialize the upstream "
+            "elmo component first (nlp.initialize() does this) or pass sample inputs"
+        )
+    model.set_param("a", model.ops.alloc1f(model.get_dim("nL")))
+    gamma = model.ops.alloc1f(1)
+    gamma += 1.0
+    model.set_param("gamma", gamma)
+
+
+def layer_weights(model: Model, mask=None):
+    """softmax(a) over the layers that are kept (all of them unless ``mask`` says otherwise)."""
+    xp = model.ops.xp
+    a = model.get_param("a")
+    if mask is not None:
+        a = xp.where(mask, a, -xp.inf)
+    exp = xp.exp(a - a.max())
+    return (exp / exp.sum()).astype("float32")
+
+
+def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Floats2d], Callable]:
+    ops = model.ops
+    xp = ops.xp
+    lengths = [x.shape[1] for x in X]
+    n_layers, width = model.get_dim("nL"), model.get_dim("nO")
+    H = xp.concatenate(X, axis=1) if X else ops.alloc3f(n_layers, 0, width)
+    if model.attrs["layer_norm"]:
+        H, backprop_norm = _normalize(H)
+    mask = _layer_mask(model) if is_train else None
+    weights = layer_weights(model, mask)
+    gamma = model.get_param("gamma")
+    mixed = xp.tensordot(weights, H, axes=(0, 0))
+    Y = (gamma[0] * mixed).astype("float32")
+
+    def backprop(dY: List[Floats2d]) -> List[Floats3d]:
+        dY_all = xp.concatenate(dY, axis=0) if dY else ops.alloc2f(0, width)
+        d_weights = gamma[0] * xp.tensordot(H, dY_all, axes=([1, 2], [0, 1]))
+        d_a = weights * (d_weights - (weights * d_weights).sum())
+        model.inc_grad("a", d_a.astype("float32"))
+        model.inc_grad("gamma", xp.asarray([(dY_all * mixed).sum()], dtype="float32"))
+        dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")
+        if model.attrs["layer_norm"]:
+            dH = backprop_norm(dH)
+        return _split(ops, dH, lengths)
+
+    return _split(ops, Y, lengths, axis=0), backprop
+
+
+def _normalize(H: Floats3d) -> tuple[Floats3d, Callable[[Floats3d], Floats3d]]:
+    """Per token and layer: zero mean, unit variance over the D features."""
+    mean = H.mean(axis=-1, keepdims=True)
+    centred = H - mean
+    inv_std = 1.0 / (centred.var(axis=-1, keepdims=True) + LAYER_NORM_EPS) ** 0.5
+    normed = (centred * inv_std).astype("float32")
+
+    def backprop(d_normed: Floats3d) -> Floats3d:
+        d_mean = d_normed.mean(axis=-1, keepdims=True)
+        d_proj = (d_normed * normed).mean(axis=-1, keepdims=True)
+        return (inv_std * (d_normed - d_mean - normed * d_proj)).astype("float32")
+
+    return normed, backprop
+
+
+def _layer_mask(model: Model):
+    """Which layers take part in this training step; ``None`` (all) without layer dropout."""
+    rate = model.attrs["layer_dropout"]
+    if rate <= 0.0:
+        return None
+    xp = model.ops.xp
+    n_layers = model.get_dim("nL")
+    keep = xp.random.uniform(0.0, 1.0, n_layers) >= rate
+    if not keep.any():
+        keep[int(xp.random.randint(n_layers))] = True
+    return keep
+
+
+def _split(ops, array, lengths: List[int], axis: int = 1) -> list:
+    """Cut the token axis back into one array per Doc."""
+    out, start = [], 0
+    for n in lengths:
+        out.append(array[start : start + n] if axis == 0 else array[:, start : start + n])
+        start += n
+    return out

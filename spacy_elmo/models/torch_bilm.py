@@ -1,0 +1,78 @@
+"""The torch biLM inside a Thinc model: input/output conversion and pickle-free serialization.
+
+Thinc's ``PyTorchWrapper`` does the device handling, the backward pass and the optimizer
+step; what is specific to us is here. The wrapped module may be ``None`` until the weights are
+known (a config's sizes say nothing when weights are loaded at ``initialize``), so building a
+pipeline never allocates a biLM it will throw away. Serialized, the module is our native model
+directory (``config.json`` + HDF5 weights) packed into bytes: no pickle anywhere, and the sizes
+travel with the weights.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy
+import srsly
+import torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device
+from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs
+
+from ..nn.bilm import BiLM
+
+
+def TorchBiLM(bilm: Optional[BiLM] = None) -> Model:
+    """``(char_ids, lengths)`` numpy arrays framed by BOS/EOS -> ``(L+1, B, T, D)`` layers."""
+    return PyTorchWrapper_v3(
+        bilm,
+        convert_inputs=_convert_inputs,
+        convert_outputs=convert_pytorch_default_outputs,
+        serialize_model=serialize_bilm,
+        deserialize_model=deserialize_bilm,
+    )
+
+
+def get_torch_bilm(model: Model) -> Optional[BiLM]:
+    return model.shims[0]._model
+
+
+def set_torch_bilm(model: Model, bilm: BiLM) -> None:
+    """Put ``bilm`` in the wrapper, on the device of the current Thinc backend."""
+    model.shims[0]._model = bilm.to(get_torch_default_device())
+
+
+def _convert_inputs(model: Model, X: tuple[numpy.ndarray, numpy.ndarray], is_train: bool):
+    char_ids, lengths = X
+    device = model.shims[0].device
+    args = (torch.from_numpy(char_ids).to(device), torch.from_numpy(lengths))
+    return ArgsKwargs(args=args, kwargs={}), _no_input_gradient
+
+
+def _no_input_gradient(d_inputs: Any) -> None:
+    return None
+
+
+def serialize_bilm(bilm: Optional[BiLM]) -> bytes:
+    """The model directory's files as one msgpack message; empty bytes for "no biLM yet"."""
+    if bilm is None:
+        return b""
+    with tempfile.TemporaryDirectory() as tmp:
+        bilm.to_disk(tmp)
+        files = {path.name: path.read_bytes() for path in sorted(Path(tmp).iterdir()) if path.is_file()}
+    return srsly.msgpack_dumps(files)
+
+
+def deserialize_bilm(current: Optional[BiLM], data: bytes, device: torch.device) -> Optional[BiLM]:
+    """Rebuild the biLM from :func:`serialize_bilm`'s bytes, with the sizes stored in them."""
+    if not data:
+        return current
+    files = srsly.msgpack_loads(data)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, content in files.items():
+            if Path(name).name != name:
+                raise ValueError(f"Serialized biLM holds an unexpected file name: {name!r}")
+            (Path(tmp) / name).write_bytes(content)
+        bilm = BiLM.from_disk(tmp)
+    return bilm.to(device).eval()
+

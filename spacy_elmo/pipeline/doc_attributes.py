@@ -1,0 +1,83 @@
+"""What the ``elmo`` component puts on Docs, Tokens and Spans, and the vector hooks.
+
+Stored on the Doc (so they survive ``Doc.to_bytes`` and ``nlp.pipe(n_process=...)``):
+``doc._.elmo_layers`` (L+1, n, D), every biLM layer, and ``doc._.elmo_vectors`` (n, D), the
+component's mix. Computed from them: ``token._.elmo`` (a row of the mix), ``span._.elmo`` and
+``doc._.elmo`` (the mean over the tokens). Arrays are numpy on CPU, the Thinc backend's type
+(cupy) on GPU.
+"""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from spacy.tokens import Doc, Span, Token
+from thinc.api import get_array_module
+from thinc.types import Floats1d, Floats2d, Floats3d
+
+
+def install_extensions() -> None:
+    """Register the extension attributes once per process (safe to call again)."""
+    for name in ("elmo_layers", "elmo_vectors"):
+        if not Doc.has_extension(name):
+            Doc.set_extension(name, default=None)
+    if not Doc.has_extension("elmo"):
+        Doc.set_extension("elmo", getter=span_vector)
+    if not Span.has_extension("elmo"):
+        Span.set_extension("elmo", getter=span_vector)
+    if not Token.has_extension("elmo"):
+        Token.set_extension("elmo", getter=token_vector)
+
+
+def set_elmo_attributes(doc: Doc, layers: Floats3d, vectors: Floats2d) -> None:
+    doc._.elmo_layers = layers
+    doc._.elmo_vectors = vectors
+
+
+def token_vector(token: Token) -> Optional[Floats1d]:
+    vectors = token.doc._.elmo_vectors
+    return None if vectors is None else vectors[token.i]
+
+
+def span_vector(span: Union[Span, Doc]) -> Optional[Floats1d]:
+    """The mean of the tokens' mixed vectors (zeros for an empty span)."""
+    doc = span if isinstance(span, Doc) else span.doc
+    vectors = doc._.elmo_vectors
+    if vectors is None:
+        return None
+    start, end = (0, len(doc)) if isinstance(span, Doc) else (span.start, span.end)
+    if end <= start:
+        return get_array_module(vectors).zeros(vectors.shape[1], dtype=vectors.dtype)
+    return vectors[start:end].mean(axis=0)
+
+
+def set_vector_hooks(doc: Doc) -> None:
+    """Route ``.vector``, ``.has_vector`` and ``.similarity`` of the Doc, its Spans and Tokens
+    to the ELMo vectors. Docs from ``nlp.pipe(n_process>1)`` lose their hooks (spaCy does not
+    send hooks between processes): call this again on them.
+    """
+    for hooks, vector in (
+        (doc.user_hooks, span_vector),
+        (doc.user_span_hooks, span_vector),
+        (doc.user_token_hooks, token_vector),
+    ):
+        hooks["vector"] = vector
+        hooks["has_vector"] = _has_vector
+        hooks["similarity"] = cosine_similarity
+
+
+def _has_vector(obj: Union[Doc, Span, Token]) -> bool:
+    doc = obj if isinstance(obj, Doc) else obj.doc
+    return doc._.elmo_vectors is not None
+
+
+def cosine_similarity(a: Union[Doc, Span, Token], b: Union[Doc, Span, Token]) -> float:
+    """Cosine of the two objects' ``.vector`` (0.0 if either is all zeros)."""
+    u, v = a.vector, b.vector
+    if u is None or v is None or u.shape != v.shape:
+        raise ValueError(
+            "similarity needs ELMo vectors of the same width on both sides: process both with "
+            "the same pipeline"
+        )
+    xp = get_array_module(u)
+    norms = float(xp.linalg.norm(u)) * float(xp.linalg.norm(v))
+    return 0.0 if norms == 0.0 else float(xp.dot(u, v)) / norms

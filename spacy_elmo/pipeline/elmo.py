@@ -1,0 +1,334 @@
+"""The ``elmo`` pipeline component: runs the biLM, annotates Docs, feeds its listeners.
+
+Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) use
+``spacy_elmo.ElmoListener.v1`` layers that receive this component's output during
+``nlp.update`` and read ``doc._.elmo_layers`` at prediction time. Each listener learns its own
+mix of the layers; the biLM itself only changes if some listener has ``grad_factor > 0``.
+"""
+import logging
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.types import Floats2d, Floats3d
+
+from ..models.bilm import get_bilm, set_bilm
+from ..models.listener import ElmoLayersListener
+from ..nn.bilm import BiLM
+from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
+from .weights import load_bilm_weights
+
+logger = logging.getLogger("spacy_elmo")
+
+default_model_config = """
+[model]
+@architectures = "spacy_elmo.BiLM.v1"
+char_embed_dim = 16
+filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
+n_highway = 2
+activation = "relu"
+lstm_dim = 4096
+projection_dim = 512
+n_layers = 2
+cell_clip = 3.0
+proj_clip = 3.0
+use_skip_connections = true
+max_tokens = 256
+batch_max_tokens = 2048
+"""
+DEFAULT_ELMO_MODEL = Config().from_str(default_model_config)["model"]
+
+PathLike = Union[str, Path]
+
+install_extensions()
+
+
+@Language.factory(
+    "elmo",
+    assigns=["doc._.elmo_layers", "doc._.elmo_vectors"],
+    default_config={
+        "model": DEFAULT_ELMO_MODEL,
+        "weights": None,
+        "layer_weights": None,
+        "gamma": 1.0,
+        "set_vector_hooks": True,
+    },
+)
+def make_elmo(
+    nlp: Language,
+    name: str,
+    model: Model[List[Doc], List[Floats3d]],
+    weights: Optional[str],
+    layer_weights: Optional[List[float]],
+    gamma: float,
+    set_vector_hooks: bool,
+) -> "Elmo":
+    """Contextual ELMo vectors on Docs, and ELMo features for downstream listeners.
+
+    weights: a spacy-elmo model directory, an AllenNLP directory (options.json + one .hdf5) or
+        an .hdf5 file with options.json beside it. Read when first needed; a pipeline loaded
+        from disk carries its own copy and never reads it. In training configs prefer
+        ``[initialize.components.elmo] weights``.
+    layer_weights, gamma: the mix behind ``token._.elmo`` (``None``: average of the layers).
+    set_vector_hooks: make ``.vector`` and ``.similarity`` use the ELMo vectors.
+    """
+    return Elmo(
+        nlp.vocab,
+        model,
+        name,
+        weights=weights,
+        layer_weights=layer_weights,
+        gamma=gamma,
+        set_vector_hooks=set_vector_hooks,
+    )
+
+
+class Elmo(TrainablePipe):
+    """Runs the biLM over sentences (or windows) and stores all its layers on each Doc."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model[List[Doc], List[Floats3d]],
+        name: str = "elmo",
+        *,
+        weights: Optional[PathLike] = None,
+        layer_weights: Optional[Sequence[float]] = None,
+        gamma: float = 1.0,
+        set_vector_hooks: bool = True,
+    ) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.listener_map: Dict[str, List[ElmoLayersListener]] = {}
+        self.cfg: Dict[str, Any] = {}
+        self.layer_weights = None if layer_weights is None else [float(w) for w in layer_weights]
+        self.gamma = float(gamma)
+        self.set_vector_hooks = set_vector_hooks
+        self._pending_weights: Optional[PathLike] = weights
+
+    # ------------------------------------------------------------------ weights
+    @property
+    def bilm(self) -> Optional[BiLM]:
+        """The torch biLM (``None`` before weights are loaded or the model is initialized)."""
+        return get_bilm(self.model)
+
+    def load_weights(self, path: PathLike) -> None:
+        """Replace the biLM by the one stored at ``path`` (see the factory's ``weights``)."""
+        set_bilm(self.model, load_bilm_weights(path))
+        self._pending_weights = None
+        self._sync_listener_dims()
+
+    def _ensure_weights(self) -> None:
+        if self._pending_weights is not None:
+            self.load_weights(self._pending_weights)
+        if self.bilm is None:
+            raise ValueError(
+                f"The '{self.name}' component has no biLM weights: pass weights to add_pipe "
+                f"(config={{'weights': PATH}}), set [initialize.components.{self.name}] weights, "
+                "or call nlp.initialize() for a randomly initialised biLM"
+            )
+
+    # ------------------------------------------------------------------ listeners
+    @property
+    def listeners(self) -> List[ElmoLayersListener]:
+        return [m for c in self.listening_components for m in self.listener_map[c]]
+
+    @property
+    def listening_components(self) -> List[str]:
+        return list(self.listener_map.keys())
+
+    def add_listener(self, listener: ElmoLayersListener, component_name: str) -> None:
+        self.listener_map.setdefault(component_name, [])
+        if listener not in self.listener_map[component_name]:
+            self.listener_map[component_name].append(listener)
+        listener.attach(self._layer_dims)
+        if self.model.has_dim("nO"):
+            listener.set_upstream_dims(*self._layer_dims())
+
+    def remove_listener(self, listener: ElmoLayersListener, component_name: str) -> bool:
+        if listener in self.listener_map.get(component_name, []):
+            self.listener_map[component_name].remove(listener)
+            if not self.listener_map[component_name]:
+                del self.listener_map[component_name]
+            return True
+        return False
+
+    def find_listeners(self, component: Any) -> None:
+        """Register the ELMo listeners inside a later component's model (spaCy calls this)."""
+        names = ("*", self.name)
+        if isinstance(getattr(component, "model", None), Model):
+            for node in component.model.walk():
+                if isinstance(node, ElmoLayersListener) and node.upstream_name in names:
+                    self.add_listener(node, component.name)
+
+    def _layer_dims(self) -> Tuple[int, int]:
+        """(L+1, D) of the loaded biLM; reads pending weights if a listener needs them first."""
+        if not self.model.has_dim("nO"):
+            self._ensure_weights()
+        return self.model.get_dim("nL"), self.model.get_dim("nO")
+
+    def _sync_listener_dims(self) -> None:
+        for listener in self.listeners:
+            listener.set_upstream_dims(*self._layer_dims())
+
+    @property
+    def _fine_tuned(self) -> bool:
+        return any(listener.grad_factor > 0 for listener in self.listeners)
+
+    # ------------------------------------------------------------------ prediction
+    def compute_layers(self, docs: Sequence[Doc]) -> List[Floats3d]:
+        """All biLM layers for each Doc, (L+1, n_tokens, D), with no gradient.
+
+        The one place where inference runs the biLM, for prediction and frozen training alike.
+        """
+        self._ensure_weights()
+        return self.model.predict(list(docs))
+
+    def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
+        return self.compute_layers(list(docs))
+
+    def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
+        weights = self._mix_weights()
+        for doc, doc_layers in zip(docs, layers):
+            set_elmo_attributes(doc, doc_layers, self._mix(doc_layers, weights))
+            if self.set_vector_hooks:
+                set_vector_hooks(doc)
+
+    def _mix_weights(self):
+        n_layers = self.model.get_dim("nL")
+        if self.layer_weights is None:
+            weights = [1.0 / n_layers] * n_layers
+        elif len(self.layer_weights) != n_layers:
+            raise ValueError(
+                f"layer_weights has {len(self.layer_weights)} values but the biLM has {n_layers} layers"
+            )
+        else:
+            weights = self.layer_weights
+        return self.model.ops.asarray1f(weights)
+
+    def _mix(self, layers: Floats3d, weights) -> Floats2d:
+        xp = self.model.ops.xp
+        return (self.gamma * xp.tensordot(weights, layers, axes=(0, 0))).astype("float32", copy=False)
+
+    # ------------------------------------------------------------------ training
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Run the biLM on the batch and hand the layers to the listeners.
+
+        Frozen (every listener has grad_factor 0): no gradient is computed and the biLM's
+        parameters never change. Otherwise the listeners' gradients are summed and passed back
+        once the last fine-tuning listener has reported.
+        """
+        if losses is None:
+            losses = {}
+        examples = list(examples)
+        validate_examples(examples, "Elmo.update")
+        losses.setdefault(self.name, 0.0)
+        if not self.listeners:
+            return losses  # nothing downstream uses the layers during training
+        docs = [eg.predicted for eg in examples]
+        batch_id = ElmoLayersListener.get_batch_id(docs)
+        if not self._fine_tuned:
+            layers = self.compute_layers(docs)
+            for listener in self.listeners:
+                listener.receive(batch_id, layers, None)
+            return losses
+        self._ensure_weights()
+        set_dropout_rate(self.model, drop)
+        layers, backprop_layers = self.model.begin_update(docs)
+        d_layers = [self.model.ops.alloc3f(*x.shape) for x in layers]
+        waiting = sum(1 for listener in self.listeners if listener.grad_factor > 0)
+
+        def accumulate(one_d_layers: List[Floats3d]) -> List[Doc]:
+            nonlocal waiting
+            for total, d in zip(d_layers, one_d_layers):
+                total += d
+                losses[self.name] += float((d**2).sum())
+            waiting -= 1
+            if waiting == 0:
+                backprop_layers(d_layers)
+                if sgd is not None:
+                    self.finish_update(sgd)
+            return []
+
+        for listener in self.listeners:
+            listener.receive(batch_id, layers, accumulate if listener.grad_factor > 0 else None)
+        return losses
+
+    def finish_update(self, sgd: Optimizer) -> None:
+        """Step the biLM only when it is fine-tuned: a frozen biLM stays bit-identical."""
+        if self._fine_tuned:
+            self.model.finish_update(sgd)
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
+        pass
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        weights: Optional[PathLike] = None,
+    ) -> None:
+        """Load ``weights`` (``[initialize.components.elmo]``), else the factory's, else build a
+        random biLM of the configured size (with a warning: that is rarely what you want).
+        """
+        if weights is not None:
+            self.load_weights(weights)
+        elif self._pending_weights is not None:
+            self.load_weights(self._pending_weights)
+        elif self.bilm is None:
+            logger.warning("The '%s' component has no weights: using a randomly initialised biLM", self.name)
+        self.model.initialize()
+        self._sync_listener_dims()
+
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ serialization
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        self._load_pending_weights()
+        return super().to_bytes(exclude=exclude)
+
+    def to_disk(self, path: PathLike, *, exclude: Iterable[str] = tuple()) -> None:
+        self._load_pending_weights()
+        super().to_disk(path, exclude=exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        self._forget_dims()
+        super().from_bytes(bytes_data, exclude=exclude)
+        self._loaded()
+        return self
+
+    def from_disk(self, path: PathLike, *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        self._forget_dims()
+        super().from_disk(path, exclude=exclude)
+        self._loaded()
+        return self
+
+    def _forget_dims(self) -> None:
+        """The serialized biLM brings its own sizes, which may differ from the current one's."""
+        for dim in ("nL", "nO"):
+            self.model.set_dim(dim, None, force=True)  # type: ignore[arg-type]
+
+    def _load_pending_weights(self) -> None:
+        if self._pending_weights is not None:
+            self.load_weights(self._pending_weights)
+
+    def _loaded(self) -> None:
+        """A serialized component carries its weights: the factory's path is not read."""
+        if self.bilm is not None:
+            self._pending_weights = None
+            self._sync_listener_dims()

@@ -1,0 +1,70 @@
+"""What each downstream component learned about the biLM layers: softmax weights and gamma.
+
+ELMo's paper reads these to see which layers a task uses (syntax low, semantics high);
+``spacy-elmo inspect`` prints them and the project's report plots them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from spacy.language import Language
+from thinc.api import Model
+
+from ..models.listener import ElmoLayersListener
+from ..models.scalar_mix import layer_weights
+
+
+@dataclass(frozen=True)
+class LearnedMix:
+    component: str
+    upstream: str
+    grad_factor: float
+    weights: tuple[float, ...]
+    gamma: float
+
+
+def learned_mixes(nlp: Language) -> list[LearnedMix]:
+    """One entry per ELMo listener in the pipeline, in pipeline order (uninitialized ones skipped)."""
+    found = []
+    for name, component in nlp.pipeline:
+        model = getattr(component, "model", None)
+        if not isinstance(model, Model):
+            continue
+        listeners = [node for node in model.walk() if isinstance(node, ElmoLayersListener)]
+        mixes = [node for node in model.walk() if node.name == "elmo_scalar_mix"]
+        for listener, mix in zip(listeners, mixes):
+            if not mix.has_param("a"):
+                continue
+            weights = mix.ops.to_numpy(layer_weights(mix))
+            gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
+            weights = tuple(float(w) for w in weights)
+            found.append(LearnedMix(name, listener.upstream_name, listener.grad_factor, weights, gamma))
+    return found
+
+
+def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
+    """A bar chart of each component's layer weights (gamma in the title), saved as PNG."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("Plotting needs matplotlib: pip install 'spacy-elmo[plot]'") from err
+    if not mixes:
+        raise ValueError("No learned ELMo layer mixes to plot")
+    fig, axes = plt.subplots(1, len(mixes), figsize=(3.2 * len(mixes), 3.0), squeeze=False)
+    for ax, mix in zip(axes[0], mixes):
+        layers = range(len(mix.weights))
+        ax.bar(layers, mix.weights, color="tab:blue")
+        ax.set_xticks(list(layers))
+        ax.set_xlabel("biLM layer (0 = char-CNN)")
+        ax.set_ylim(0, max(1.0, max(mix.weights)))
+        ax.set_title(f"{mix.component}: gamma = {mix.gamma:.3f}")
+    axes[0][0].set_ylabel("softmax weight")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

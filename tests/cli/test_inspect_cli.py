@@ -1,0 +1,60 @@
+"""``spacy-elmo inspect``: each listener's learned layer weights and gamma, and the plot."""
+import pytest
+import spacy
+import torch
+from spacy.training import Example
+from typer.testing import CliRunner
+
+from spacy_elmo import BiLM
+from spacy_elmo.cli import app
+from spacy_elmo.nn.config import TINY_CONFIG
+
+TAGGER_MODEL = {
+    "@architectures": "spacy.Tagger.v2",
+    "tok2vec": {
+        "@architectures": "spacy_elmo.ElmoTok2Vec.v1",
+        "elmo": {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo"},
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": 8,
+            "attrs": ["NORM"],
+            "rows": [100],
+            "include_static_vectors": False,
+        },
+        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "depth": 1, "window_size": 1, "maxout_pieces": 2},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def pipeline_dir(tmp_path_factory):
+    torch.manual_seed(0)
+    weights = tmp_path_factory.mktemp("bilm")
+    BiLM(TINY_CONFIG).to_disk(weights)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(weights)})
+    nlp.add_pipe("tagger", config={"model": TAGGER_MODEL})
+    examples = [Example.from_dict(nlp.make_doc("the river bank"), {"tags": ["D", "N", "N"]})]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer)
+    path = tmp_path_factory.mktemp("pipeline")
+    nlp.to_disk(path)
+    return path
+
+
+def test_prints_weights_and_gamma(pipeline_dir, tmp_path):
+    plot = tmp_path / "mix.png"
+    result = CliRunner().invoke(app, ["inspect", str(pipeline_dir), "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert "tagger (listens to 'elmo', grad_factor 0)" in result.output
+    assert result.output.count("  layer ") == TINY_CONFIG.n_output_layers
+    assert "gamma" in result.output
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pipeline_without_listeners(tmp_path):
+    spacy.blank("en").to_disk(tmp_path / "blank")
+    result = CliRunner().invoke(app, ["inspect", str(tmp_path / "blank")])
+    assert result.exit_code == 1
+    assert "no component with an initialized ELMo listener" in result.output

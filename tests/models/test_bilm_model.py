@@ -1,0 +1,120 @@
+"""``spacy_elmo.BiLM.v1``: lazy construction, layers per Doc, batching budget, gradients,
+and serialization that carries the biLM's own sizes (and no pickle).
+"""
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.tokens import Doc
+from spacy.util import registry
+
+import spacy_elmo.models.bilm as bilm_module
+from spacy_elmo import BiLM
+from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
+from spacy_elmo.nn.config import TINY_CONFIG
+
+TINY_SIZES = dict(
+    char_embed_dim=TINY_CONFIG.char_embed_dim,
+    filters=[list(f) for f in TINY_CONFIG.filters],
+    n_highway=TINY_CONFIG.n_highway,
+    lstm_dim=TINY_CONFIG.lstm_dim,
+    projection_dim=TINY_CONFIG.projection_dim,
+    n_layers=TINY_CONFIG.n_layers,
+)
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return spacy.blank("en").vocab
+
+
+@pytest.fixture
+def bilm():
+    torch.manual_seed(0)
+    return BiLM(TINY_CONFIG).eval()
+
+
+def docs_of(vocab, *texts):
+    return [Doc(vocab, words=text.split()) for text in texts]
+
+
+def test_registered_and_lazy():
+    model = registry.architectures.get("spacy_elmo.BiLM.v1")()  # original ELMo sizes
+    assert get_bilm(model) is None  # nothing allocated until initialize or weights
+    assert model.maybe_get_dim("nO") is None
+
+
+def test_initialize_builds_the_configured_size():
+    model = build_bilm_model(**TINY_SIZES)
+    model.initialize()
+    assert get_bilm(model).config == TINY_CONFIG
+    assert (model.get_dim("nL"), model.get_dim("nO")) == (3, TINY_CONFIG.output_dim)
+
+
+def test_layers_per_doc_match_embed_layers(vocab, bilm):
+    model = build_bilm_model()
+    set_bilm(model, bilm)
+    docs = docs_of(vocab, "the river bank", "", "a much longer sentence with more words")
+    outputs = model.predict(docs)
+    expected = bilm.embed_layers([[t.text for t in doc] for doc in docs])
+    for out, ref in zip(outputs, expected):
+        assert out.dtype == numpy.float32 and out.shape == ref.shape
+        numpy.testing.assert_allclose(out, ref, rtol=0, atol=1e-5)
+
+
+def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch):
+    shapes = []
+    original = bilm_module.encode_sentences
+
+    def spy(sentences, **kwargs):
+        ids, lengths = original(sentences, **kwargs)
+        shapes.append((len(sentences), max(len(s) for s in sentences)))
+        return ids, lengths
+
+    monkeypatch.setattr(bilm_module, "encode_sentences", spy)
+    model = build_bilm_model(max_tokens=8, batch_max_tokens=20)
+    set_bilm(model, bilm)
+    docs = [Doc(vocab, words=[f"w{i}" for i in range(n)]) for n in (50, 3, 17, 8)]
+    outputs = model.predict(docs)
+    assert [o.shape[1] for o in outputs] == [50, 3, 17, 8]
+    assert all(n * longest <= 20 for n, longest in shapes)
+    assert all(longest <= 8 for _, longest in shapes)
+
+
+def test_backprop_reaches_the_torch_parameters(vocab, bilm):
+    model = build_bilm_model()
+    set_bilm(model, bilm)
+    docs = docs_of(vocab, "the river bank", "they sat")
+    outputs, backprop = model.begin_update(docs)
+    assert backprop([numpy.ones_like(o) for o in outputs]) == []
+    grads = [p.grad for p in bilm.parameters()]
+    assert all(g is not None for g in grads)
+    assert any(float(g.abs().sum()) > 0 for g in grads)
+
+
+def test_predict_builds_no_graph(vocab, bilm):
+    model = build_bilm_model()
+    set_bilm(model, bilm)
+    model.predict(docs_of(vocab, "a b c"))
+    assert all(p.grad is None for p in bilm.parameters())
+
+
+def test_bytes_carry_the_sizes_and_no_pickle(vocab, bilm, monkeypatch):
+    model = build_bilm_model(**TINY_SIZES)
+    set_bilm(model, bilm)
+    data = model.to_bytes()
+    assert b"PK\x03\x04" not in data
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no torch.load")
+
+    monkeypatch.setattr(torch, "load", refuse)
+    restored = build_bilm_model().from_bytes(data)  # built with the default (huge) sizes
+    assert get_bilm(restored).config == TINY_CONFIG
+    docs = docs_of(vocab, "the river bank")
+    numpy.testing.assert_array_equal(restored.predict(docs)[0], model.predict(docs)[0])
+
+
+def test_uninitialized_model_has_a_clear_error(vocab):
+    with pytest.raises(ValueError, match="no weights"):
+        build_bilm_model().predict(docs_of(vocab, "a"))

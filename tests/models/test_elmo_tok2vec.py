@@ -1,0 +1,69 @@
+"""``spacy_elmo.ElmoTok2Vec.v1`` with either encoder, inside a real pipeline, and without ELMo."""
+import pytest
+import spacy
+import torch
+from spacy.training import Example
+
+from spacy_elmo import BiLM
+from spacy_elmo.models import build_elmo_tok2vec
+from spacy_elmo.nn.config import TINY_CONFIG
+
+WIDTH = 16
+EMBED = {
+    "@architectures": "spacy.MultiHashEmbed.v2",
+    "width": WIDTH,
+    "attrs": ["NORM", "SHAPE"],
+    "rows": [500, 50],
+    "include_static_vectors": False,
+}
+ENCODERS = {
+    "maxout": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": WIDTH, "depth": 1, "window_size": 1, "maxout_pieces": 2},
+    "bilstm": {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": WIDTH, "depth": 1, "dropout": 0.0},
+}
+TRAIN = [
+    ("The bank raised rates", {"tags": ["DET", "NOUN", "VERB", "NOUN"]}),
+    ("They sat by the bank", {"tags": ["PRON", "VERB", "ADP", "DET", "NOUN"]}),
+]
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("bilm")
+    BiLM(TINY_CONFIG).to_disk(path)
+    return path
+
+
+def tagger_model(encoder: str, with_elmo: bool) -> dict:
+    tok2vec = {"@architectures": "spacy_elmo.ElmoTok2Vec.v1", "embed": EMBED, "encode": ENCODERS[encoder]}
+    tok2vec["elmo"] = {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo"} if with_elmo else None
+    return {"@architectures": "spacy.Tagger.v2", "tok2vec": tok2vec}
+
+
+@pytest.mark.parametrize("encoder", ["maxout", "bilstm"])
+def test_trains_inside_a_pipeline(weights, encoder):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(weights)})
+    tagger = nlp.add_pipe("tagger", config={"model": tagger_model(encoder, with_elmo=True)})
+    examples = [Example.from_dict(nlp.make_doc(text), annotations) for text, annotations in TRAIN]
+    optimizer = nlp.initialize(lambda: examples)
+    assert nlp.get_pipe("elmo").listening_components == ["tagger"]
+    losses = []
+    for _ in range(5):
+        losses.append(nlp.update(examples, sgd=optimizer)["tagger"])
+    assert losses[-1] < losses[0]
+    doc = nlp("They sat by the bank")
+    assert len(doc) == 5 and all(t.tag_ for t in doc)
+    assert tagger.model.get_ref("tok2vec").get_dim("nO") == WIDTH
+
+
+def test_without_elmo_is_a_plain_tok2vec():
+    model = build_elmo_tok2vec(
+        embed=spacy.registry.resolve({"x": EMBED})["x"],
+        encode=spacy.registry.resolve({"x": ENCODERS["maxout"]})["x"],
+        elmo=None,
+    )
+    nlp = spacy.blank("en")
+    docs = [nlp.make_doc("a b c")]
+    model.initialize(X=docs)
+    assert model.predict(docs)[0].shape == (3, WIDTH)

@@ -1,0 +1,125 @@
+"""Fixtures for the ``elmo`` component: tiny random weights (always there), the AllenNLP
+fixture weights (skipped when absent), a toy NER corpus and a pipeline trained on it.
+"""
+import random
+from pathlib import Path
+
+import pytest
+import spacy
+import torch
+from spacy.tokens import DocBin
+
+from spacy_elmo import BiLM
+from spacy_elmo.nn.config import TINY_CONFIG
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = REPO_ROOT / "configs"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: builds packages or venvs; runs in CI, takes a while")
+
+
+def random_bilm(seed: int = 0) -> BiLM:
+    """A tiny biLM with weights large enough that context visibly changes the vectors."""
+    torch.manual_seed(seed)
+    bilm = BiLM(TINY_CONFIG)
+    with torch.no_grad():
+        for param in bilm.parameters():
+            param.normal_(0.0, 0.2)
+    return bilm.eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_weights(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("tiny_bilm")
+    random_bilm().to_disk(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixture_weights(allennlp_fixtures) -> Path:
+    """The AllenNLP fixture's weights file; its folder holds other .hdf5 files too."""
+    return allennlp_fixtures / "lm_weights.hdf5"
+
+
+@pytest.fixture
+def nlp_tiny(tiny_weights):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
+    return nlp
+
+
+PEOPLE = ["Alice", "Bob", "Carla", "Dmitri", "Eve", "Farid"]
+ORGS = ["Acme", "Globex", "Initech", "Umbrella"]
+PLACES = ["Paris", "Berlin", "Lagos", "Lima", "Osaka"]
+TEMPLATES = [
+    "{p} works at {o} in {l} .",
+    "Yesterday {p} flew to {l} for {o} .",
+    "The bank near {l} hired {p} .",
+]
+
+
+def toy_docs(nlp, n: int, seed: int):
+    """Short sentences with PERSON, ORG and GPE entities (and a tag per token)."""
+    rng = random.Random(seed)
+    docs = []
+    for _ in range(n):
+        fillers = {"p": rng.choice(PEOPLE), "o": rng.choice(ORGS), "l": rng.choice(PLACES)}
+        text = rng.choice(TEMPLATES).format(**fillers)
+        doc = nlp.make_doc(text)
+        spans = []
+        for key, label in (("p", "PERSON"), ("o", "ORG"), ("l", "GPE")):
+            start = text.find(fillers[key])
+            if start >= 0:
+                spans.append(doc.char_span(start, start + len(fillers[key]), label=label))
+        doc.ents = [span for span in spans if span is not None]
+        for token in doc:
+            token.tag_ = "PROPN" if token.ent_type_ else ("PUNCT" if token.is_punct else "OTHER")
+        docs.append(doc)
+    return docs
+
+
+@pytest.fixture(scope="session")
+def toy_corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("toy_corpus")
+    nlp = spacy.blank("en")
+    DocBin(docs=toy_docs(nlp, 60, seed=0)).to_disk(path / "train.spacy")
+    DocBin(docs=toy_docs(nlp, 12, seed=1)).to_disk(path / "dev.spacy")
+    return path
+
+
+def train_with_config(config: Path, output: Path, corpus: Path, overrides: dict) -> Path:
+    """``spacy train`` in this process, on the toy corpus, for a handful of steps."""
+    from spacy.cli.train import train
+
+    settings = {
+        "paths.train": str(corpus / "train.spacy"),
+        "paths.dev": str(corpus / "dev.spacy"),
+        "training.max_steps": 12,
+        "training.eval_frequency": 6,
+        "training.batcher.size.start": 64,
+        "training.batcher.size.stop": 64,
+        "training.optimizer.learn_rate": 0.01,
+        "nlp.batch_size": 32,
+    }
+    settings.update(overrides)
+    train(config, output, overrides=settings)
+    return output / "model-last"
+
+
+@pytest.fixture(scope="session")
+def trained_ner(tmp_path_factory, toy_corpus, tiny_weights) -> Path:
+    """ner_elmo.cfg trained briefly with the tiny weights: the pipeline directory."""
+    output = tmp_path_factory.mktemp("trained_ner")
+    return train_with_config(CONFIGS / "ner_elmo.cfg", output, toy_corpus, {"paths.elmo": str(tiny_weights)})
+
+
+@pytest.fixture(scope="session")
+def train_pipeline(toy_corpus):
+    """``train_pipeline("ner_elmo.cfg", output_dir, overrides)`` -> the model-last directory."""
+
+    def train(config_name: str, output: Path, overrides: dict) -> Path:
+        return train_with_config(CONFIGS / config_name, output, toy_corpus, overrides)
+
+    return train

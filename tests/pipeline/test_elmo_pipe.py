@@ -1,0 +1,42 @@
+"""``nlp.pipe`` with any batch size or process count gives the vectors ``nlp(text)`` gives."""
+import numpy
+import pytest
+
+from spacy_elmo.pipeline import set_vector_hooks
+
+TEXTS = [
+    "The bank raised interest rates.",
+    "They sat by the river bank.",
+    "",
+    "A much longer sentence that has quite a few more tokens than the others in this list.",
+    "Short.",
+    "   ",
+    "Emoji 🙂 and 日本語 text.",
+]
+
+
+@pytest.fixture
+def one_by_one(nlp_tiny):
+    return [nlp_tiny(text) for text in TEXTS]
+
+
+def assert_same(docs, expected):
+    assert len(docs) == len(expected)
+    for doc, ref in zip(docs, expected):
+        assert [t.text for t in doc] == [t.text for t in ref]
+        numpy.testing.assert_allclose(doc._.elmo_layers, ref._.elmo_layers, rtol=0, atol=1e-5)
+        for token, ref_token in zip(doc, ref):
+            numpy.testing.assert_allclose(token._.elmo, ref_token._.elmo, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 100])
+def test_pipe_batch_size(nlp_tiny, one_by_one, batch_size):
+    assert_same(list(nlp_tiny.pipe(TEXTS, batch_size=batch_size)), one_by_one)
+
+
+def test_pipe_two_processes(nlp_tiny, one_by_one):
+    docs = list(nlp_tiny.pipe(TEXTS, n_process=2, batch_size=2))
+    assert_same(docs, one_by_one)
+    # spaCy does not carry user hooks between processes; they can be put back.
+    set_vector_hooks(docs[1])
+    numpy.testing.assert_allclose(docs[1][5].vector, one_by_one[1][5].vector, rtol=0, atol=1e-5)
