@@ -1,0 +1,109 @@
+"""Score each trained setting's pipeline(s) on the test split of its task.
+
+Usage: ``evaluate_all.py TRAINING_DIR METRICS_DIR --ner-test NER.spacy --tagger-test POS.spacy
+--setting ner-elmo --setting ner-small-elmo ...``. A setting's pipelines are
+``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
+``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
+scored on ``--ner-test``, the others on ``--tagger-test``.
+
+Each pipeline is scored by spaCy's own ``evaluate`` (what ``python -m spacy evaluate``
+runs) and its scores are written to ``METRICS_DIR/SETTING.json`` (``SETTING.seed{N}.json``)
+with three more keys: ``model``, ``test_data`` and ``model_sha256``. A pipeline whose
+JSON already holds its current checksum and test file is not scored again, so a rerun after
+a failure goes on where it stopped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from wasabi import msg
+
+from train_runs import sha256_of_path
+
+SEED_DIR = re.compile(r"seed(\d+)$")
+
+
+def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
+    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
+    base = training_dir / setting
+    if (base / "model-best").is_dir():
+        return [(setting, base / "model-best")]
+    seeded = sorted(
+        (int(m.group(1)), p) for p in base.glob("seed*") if (m := SEED_DIR.search(p.name))
+        and (p / "model-best").is_dir()
+    )
+    if not seeded:
+        raise FileNotFoundError(f"no trained pipeline for setting {setting!r}: expected "
+                                f"{base}/model-best or {base}/seed<N>/model-best")
+    return [(f"{setting}.seed{seed}", path / "model-best") for seed, path in seeded]
+
+
+def test_file_for(setting: str, ner_test: Path, tagger_test: Path) -> Path:
+    return ner_test if setting.startswith("ner") else tagger_test
+
+
+def is_current(metrics_path: Path, model_sha: str, test_data: Path) -> bool:
+    try:
+        stored = json.loads(metrics_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return stored.get("model_sha256") == model_sha and stored.get("test_data") == str(test_data)
+
+
+def evaluate_pipeline(model: Path, test_data: Path) -> dict:
+    """spaCy's evaluate (the ``spacy evaluate`` command's function), silent."""
+    from spacy.cli.evaluate import evaluate
+
+    return evaluate(str(model), test_data, silent=True)
+
+
+def jobs(settings: Sequence[str], training_dir: Path, ner_test: Path,
+         tagger_test: Path) -> Iterator[Tuple[str, Path, Path]]:
+    for setting in settings:
+        test_data = test_file_for(setting, ner_test, tagger_test)
+        for stem, model in pipelines_of(training_dir, setting):
+            yield stem, model, test_data
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("training_dir", type=Path)
+    parser.add_argument("metrics_dir", type=Path)
+    parser.add_argument("--ner-test", type=Path, required=True)
+    parser.add_argument("--tagger-test", type=Path, required=True)
+    parser.add_argument("--setting", action="append", required=True,
+                        help="a folder of TRAINING_DIR to score (repeatable)")
+    args = parser.parse_args(argv)
+    for test_data in (args.ner_test, args.tagger_test):
+        if not test_data.is_file():
+            msg.fail(f"Test data not found: {test_data}", exits=1)
+    try:
+        todo = list(jobs(args.setting, args.training_dir, args.ner_test, args.tagger_test))
+    except FileNotFoundError as e:
+        msg.fail(str(e), exits=1)
+    args.metrics_dir.mkdir(parents=True, exist_ok=True)
+    for index, (stem, model, test_data) in enumerate(todo, 1):
+        out = args.metrics_dir / f"{stem}.json"
+        model_sha = sha256_of_path(model)
+        if is_current(out, model_sha, test_data):
+            msg.good(f"[{index}/{len(todo)}] {stem}: scored earlier ({out}), skipping")
+            continue
+        start = time.time()
+        scores = evaluate_pipeline(model, test_data)
+        scores.update(model=str(model), test_data=str(test_data), model_sha256=model_sha)
+        out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+        main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc")))
+        shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
+        msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} "
+                 f"({time.time() - start:.1f}s) -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

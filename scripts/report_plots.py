@@ -1,0 +1,120 @@
+"""Library for ``report.py``: the report's PNG figures (matplotlib, no display needed).
+
+Every function takes plain values (see ``report_data.py``), writes one PNG and returns its
+path. Error bars are the sample standard deviation over seeds, where there are several.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from report_data import Summary  # noqa: E402
+
+BASELINE_COLOUR = "#9e9e9e"
+ELMO_COLOUR = "#1f77b4"
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _paired_bars(ax, labels: Sequence[str], baseline: Sequence[Optional[Summary]],
+                 elmo: Sequence[Optional[Summary]]) -> None:
+    positions = list(range(len(labels)))
+    width = 0.38
+    for offset, summaries, colour, name in ((-width / 2, baseline, BASELINE_COLOUR, "baseline"),
+                                            (width / 2, elmo, ELMO_COLOUR, "ELMo")):
+        heights = [s.mean * 100 if s else 0.0 for s in summaries]
+        errors = [s.std * 100 if s else 0.0 for s in summaries]
+        bars = ax.bar([p + offset for p in positions], heights, width, yerr=errors, capsize=3,
+                      color=colour, label=name)
+        for bar, summary in zip(bars, summaries):
+            if summary:
+                ax.annotate(f"{summary.mean * 100:.1f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(positions)
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.legend(fontsize=8)
+
+
+def plot_scores(rows: List[Tuple[str, Optional[Summary], Optional[Summary]]], path: Path) -> Path:
+    """One pair of bars (baseline, ELMo) per comparison; rows = (label, baseline, elmo)."""
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.8 * len(rows)), 3.6))
+    _paired_bars(ax, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    ax.set_ylabel("test score (%)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Baseline vs ELMo on the test splits")
+    return _save(fig, path)
+
+
+def plot_per_type(per_type: Dict[str, Tuple[Optional[Summary], Optional[Summary]]], title: str,
+                  path: Path) -> Path:
+    """Per entity type F1, baseline vs ELMo."""
+    labels = sorted(per_type)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels)), 3.6))
+    _paired_bars(ax, labels, [per_type[l][0] for l in labels], [per_type[l][1] for l in labels])
+    ax.set_ylabel("F1 (%)")
+    ax.set_title(title)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    return _save(fig, path)
+
+
+def plot_pretraining(curve: List[dict], path: Path) -> Path:
+    """Dev perplexity of the forward and backward LMs (log scale) against training step."""
+    fig, ax = plt.subplots(figsize=(6.0, 3.6))
+    steps = [r["step"] for r in curve]
+    for key, label in (("dev_perplexity_forward", "forward LM"), ("dev_perplexity_backward", "backward LM")):
+        values = [r.get(key) for r in curve]
+        if any(v is not None for v in values):
+            ax.plot(steps, values, marker="o", markersize=3, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("dev perplexity")
+    ax.set_title("biLM pretraining")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_layer_weights(mixes: Dict[str, Tuple[List[float], float]], path: Path) -> Path:
+    """Each task's softmax layer weights (bars per layer), gamma in the legend."""
+    fig, ax = plt.subplots(figsize=(6.0, 3.6))
+    names = list(mixes)
+    n_layers = max((len(w) for w, _ in mixes.values()), default=0)
+    width = 0.8 / max(1, len(names))
+    for index, name in enumerate(names):
+        weights, gamma = mixes[name]
+        xs = [layer - 0.4 + width * (index + 0.5) for layer in range(len(weights))]
+        ax.bar(xs, weights, width, label=f"{name} (gamma {gamma:.2f})")
+    ax.axhline(1.0 / max(1, n_layers), color="black", linewidth=0.8, linestyle=":", label="even mix")
+    ax.set_xticks(list(range(n_layers)))
+    ax.set_xticklabels(["0: char-CNN"] + [f"{j}: LSTM {j}" for j in range(1, n_layers)], fontsize=8)
+    ax.set_ylabel("softmax weight")
+    ax.set_title("Learned ELMo layer weights")
+    ax.legend(fontsize=7, loc="best")
+    return _save(fig, path)
+
+
+def plot_probe(scores: Dict[str, Dict[int, float]], path: Path) -> Path:
+    """Probe: dev score per single biLM layer, one line per task."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for task, by_layer in scores.items():
+        layers = sorted(by_layer)
+        ax.plot(layers, [by_layer[l] * 100 for l in layers], marker="o", label=task)
+    all_layers = sorted({l for by_layer in scores.values() for l in by_layer})
+    ax.set_xticks(all_layers)
+    ax.set_xticklabels([("0: char-CNN" if l == 0 else f"{l}: LSTM {l}") for l in all_layers], fontsize=8)
+    ax.set_ylabel("dev score (%)")
+    ax.set_title("One biLM layer at a time (fixed one-hot weights)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)

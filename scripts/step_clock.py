@@ -1,0 +1,73 @@
+"""Record the wall time of a project step: ``start NAME`` before it, ``stop NAME`` after it.
+
+The times go to a JSON file (``--log``) that the report shows: per step the seconds between
+the last ``start`` and ``stop`` and when it finished. A step that fails never reaches its
+``stop`` line, so the file keeps the time of its last successful run. Standard library only,
+so the two calls add milliseconds to a step.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional, Sequence
+
+
+def read_log(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_log(path: Path, data: dict) -> None:
+    """Write atomically (temp file + rename), so an interrupted write leaves the old file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def start(path: Path, name: str) -> None:
+    data = read_log(path)
+    entry = data.setdefault(name, {})
+    entry["started_unix"] = time.time()
+    write_log(path, data)
+
+
+def stop(path: Path, name: str) -> float:
+    """Store and return the seconds since ``start``; fails if the step was never started."""
+    data = read_log(path)
+    entry = data.get(name, {})
+    started = entry.get("started_unix")
+    if started is None:
+        raise SystemExit(f"step_clock: no start recorded for {name!r} in {path}")
+    now = time.time()
+    entry["seconds"] = round(now - started, 1)
+    entry["finished"] = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    data[name] = entry
+    write_log(path, data)
+    return entry["seconds"]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("start", "stop"))
+    parser.add_argument("name", help="the step's name")
+    parser.add_argument("--log", type=Path, default=Path("reports/step_times.json"))
+    args = parser.parse_args(argv)
+    if args.action == "start":
+        start(args.log, args.name)
+    else:
+        seconds = stop(args.log, args.name)
+        print(f"step {args.name}: {seconds:.1f}s wall time")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

