@@ -1,6 +1,7 @@
 """Command-line interface: thin shells over library functions."""
 from ._app import app
 from . import export_allennlp  # noqa: F401  (each import registers its subcommand)
+from . import embed  # noqa: F401
 from . import inspect  # noqa: F401
 
 

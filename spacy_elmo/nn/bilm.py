@@ -3,19 +3,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy
 import torch
 from torch import nn
 
-from .batching import length_sorted_batches
 from .char_cnn import CharEncoder
-from .char_ids import encode_sentences
 from .config import BiLMConfig
+from .derived_cache import parameter_fingerprint
+from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
 from .lstm import LstmStack, run_stacks
+from .word_cache import WordCacheStats, WordVectorCache
 
 PathLike = Union[str, Path]
+
+DEFAULT_WORD_CACHE_WORDS = 50_000
+LSTM_LOOPS = ("fused", "per_direction")
+AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)
 
 
 @dataclass
@@ -46,7 +51,16 @@ def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 class BiLM(nn.Module):
     """ELMo's biLM. The forward stack at position k sees only tokens <= k, the backward stack
     only tokens >= k; they share the char encoder and the (optional) output softmax.
+
+    Speed options (none changes the weights or the saved model):
+    :meth:`enable_word_cache` caches layer 0 per word string; ``lstm_loop`` is ``"fused"``
+    (both directions in one time loop, the default) or ``"per_direction"`` (the plain
+    reference loop); :meth:`use_autocast` runs the matmuls in bfloat16 or float16.
     """
+
+    word_cache: Optional[WordVectorCache]
+    lstm_loop: str
+    autocast_dtype: Optional[torch.dtype]
 
     def __init__(self, config: BiLMConfig, vocab: Optional[Sequence[str]] = None) -> None:
         super().__init__()
@@ -72,6 +86,55 @@ class BiLM(nn.Module):
         self.softmax: Optional[nn.Linear] = (
             nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
         )
+        self.word_cache = None
+        self.lstm_loop = "fused"
+        self.autocast_dtype = None
+
+    # ----------------------------------------------------------------- speed options
+    def enable_word_cache(self, max_words: int = DEFAULT_WORD_CACHE_WORDS) -> WordVectorCache:
+        """Cache layer-0 vectors of up to ``max_words`` words (LRU) for :meth:`embed_layers`.
+
+        Outputs are identical with and without the cache; entries are dropped as soon as a
+        char-encoder weight changes. Memory: ``max_words * projection_dim`` floats at most.
+        """
+        self.word_cache = WordVectorCache(max_words)
+        return self.word_cache
+
+    def disable_word_cache(self) -> None:
+        self.word_cache = None
+
+    def word_cache_stats(self) -> Optional[WordCacheStats]:
+        """Hit rate and counters of the word cache, or None when it is off."""
+        return None if self.word_cache is None else self.word_cache.stats
+
+    def use_autocast(self, dtype: Optional[torch.dtype]) -> None:
+        """Run matmuls and convolutions in ``dtype`` (bfloat16/float16), or float32 again (None).
+
+        Cell states, clipping and outputs stay in the model's dtype. On CPUs without native
+        support this is slower, not faster; it is meant for GPUs. Its error against float32 is
+        measured in ``tests/nn/test_speed_paths.py`` (see ``BF16_MAX_ERROR`` there).
+        """
+        if dtype is not None and dtype not in AUTOCAST_DTYPES:
+            raise ValueError(f"autocast dtype must be one of {AUTOCAST_DTYPES} or None, not {dtype}")
+        self.autocast_dtype = dtype
+
+    def word_fingerprint(self) -> Optional[tuple]:
+        """What layer-0 vectors depend on: the char encoder's weights (identity and version)
+        and the precision. None when changes cannot be detected (then nothing is cached)."""
+        params = parameter_fingerprint(list(self.char_encoder.parameters()))
+        return None if params is None else (params, self.autocast_dtype)
+
+    def encode_char_ids(self, char_ids: numpy.ndarray) -> torch.Tensor:
+        """Layer-0 vectors ``(n, P)`` in the model's dtype for char ids ``(n, 50)``, no autograd."""
+        ids = torch.from_numpy(char_ids).to(self.device)
+        if self.autocast_dtype is None:
+            return self.char_encoder.encode_words(ids)
+        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
+            return self.char_encoder(ids).to(self.dtype)
+
+    def _check_lstm_loop(self) -> None:
+        if self.lstm_loop not in LSTM_LOOPS:
+            raise ValueError(f"lstm_loop must be one of {LSTM_LOOPS}, not {self.lstm_loop!r}")
 
     # ----------------------------------------------------------------- computation
     @property
@@ -90,9 +153,21 @@ class BiLM(nn.Module):
         sorted_ids = char_ids[order.to(char_ids.device)]
         sorted_lengths = lengths[order]
 
-        token_vectors = self.char_encoder(sorted_ids)
+        self._check_lstm_loop()
+        if self.autocast_dtype is None:
+            token_vectors = self.char_encoder(sorted_ids)
+        else:
+            with torch.autocast(char_ids.device.type, dtype=self.autocast_dtype):
+                token_vectors = self.char_encoder(sorted_ids)
+            token_vectors = token_vectors.to(self.dtype)
         both = torch.stack([token_vectors, reverse_padded(token_vectors, sorted_lengths)])
-        layers = run_stacks([self.forward_lstm, self.backward_lstm], both, sorted_lengths)
+        layers = run_stacks(
+            [self.forward_lstm, self.backward_lstm],
+            both,
+            sorted_lengths,
+            compute_dtype=self.autocast_dtype,
+            per_direction=self.lstm_loop == "per_direction",
+        )
         restore_dev = restore.to(char_ids.device)
         mask = (torch.arange(char_ids.shape[1])[None, :] < sorted_lengths[:, None]).to(token_vectors)
         token_vectors = (token_vectors * mask[..., None].to(token_vectors.device))[restore_dev]
@@ -114,34 +189,17 @@ class BiLM(nn.Module):
     def embed_layers(
         self,
         sentences: Sequence[Sequence[str]],
-        batch_size: int = 64,
-        max_batch_tokens: Optional[int] = None,
+        batch_size: int = DEFAULT_BATCH_SENTENCES,
+        max_batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS,
     ) -> list[numpy.ndarray]:
         """One float32 array ``(L+1, n_tokens, 2P)`` per sentence, in input order.
 
-        Sentences are batched by length (at most ``batch_size`` sentences and, if given,
+        Sentences are batched by length (at most ``batch_size`` sentences and, unless None,
         ``max_batch_tokens`` padded tokens per batch). A sentence with no tokens gets an
-        ``(L+1, 0, 2P)`` array.
+        ``(L+1, 0, 2P)`` array. Uses the word cache when enabled.
         """
-        results: list[Optional[numpy.ndarray]] = [None] * len(sentences)
-        lengths = [len(s) for s in sentences]
-        empty_shape = (self.config.n_output_layers, 0, self.config.output_dim)
-        for index, n in enumerate(lengths):
-            if n == 0:
-                results[index] = numpy.zeros(empty_shape, dtype=numpy.float32)
-        device = self.device
-        with torch.inference_mode():
-            for batch in length_sorted_batches(lengths, batch_size, max_batch_tokens, skip_empty=True):
-                for index, array in zip(batch, self._embed_batch([sentences[i] for i in batch], device)):
-                    results[index] = array
-        return results  # type: ignore[return-value]
-
-    def _embed_batch(self, sentences: Sequence[Sequence[str]], device: torch.device) -> Iterable[numpy.ndarray]:
-        ids, lengths = encode_sentences(sentences, add_boundaries=True)
-        layers = self(torch.from_numpy(ids).to(device), torch.from_numpy(lengths))
-        layers = layers.to(dtype=torch.float32, device="cpu").numpy()
-        for row, sentence in enumerate(sentences):
-            yield numpy.ascontiguousarray(layers[:, row, : len(sentence)])
+        self._check_lstm_loop()
+        return embed_sentences(self, sentences, batch_size, max_batch_tokens)
 
     # ----------------------------------------------------------------- persistence
     @classmethod

@@ -1,18 +1,29 @@
-"""ELMo's directional LSTM stack: projection, cell and projection clipping, residual connections.
+"""ELMo's directional LSTM stacks: parameters, and the entry point that runs them.
 
-The time loop is the cost floor of the whole model, so it does as little as possible per step:
-the input-to-gate products of every step come from one matmul before the loop, and each step
-does one batched recurrent matmul for *both* directions, the elementwise cell update and one
-batched projection matmul. Rows must be sorted by length, longest first: at step t only the
-rows still running are computed (as a packed sequence would), so padding costs nothing.
+Both directions of a layer run in one time loop (one batched recurrent matmul per step for the
+two directions), the input-to-gate products of all steps come from one big matmul before the
+loop, and rows sorted by length mean only the rows still running are computed at each step.
+Three loops implement this, chosen by what the caller needs:
+
+- :mod:`.lstm_inference`: no autograd; writes into preallocated buffers in place (fastest).
+- :mod:`.lstm_fused`: autograd-safe (pretraining, fine-tuning), and the mixed-precision path.
+- :mod:`.lstm_reference`: one direction at a time, plainly written; the tests' yardstick.
+
+All three work on *time-major* inputs ``(directions, time, batch, dim)``: a time step's rows
+are then one contiguous block per direction.
 """
 from __future__ import annotations
 
 import math
 from typing import Optional, Sequence
 
+import numpy
 import torch
 from torch import nn
+
+from .lstm_fused import run_fused
+from .lstm_inference import run_inference
+from .lstm_reference import run_per_direction
 
 
 class ProjectedLstmLayer(nn.Module):
@@ -36,6 +47,14 @@ class ProjectedLstmLayer(nn.Module):
         for weight in (self.input_weight, self.recurrent_weight, self.projection_weight):
             nn.init.uniform_(weight, -bound, bound)
         nn.init.zeros_(self.bias)
+
+    def gate_bias(self, forget_bias: float) -> torch.Tensor:
+        """The stored bias plus the run-time forget bias (TF adds it to the forget gate only)."""
+        if not forget_bias:
+            return self.bias
+        shift = torch.zeros_like(self.bias)
+        shift[2 * self.cell_dim : 3 * self.cell_dim] = forget_bias
+        return self.bias + shift
 
 
 class LstmStack(nn.Module):
@@ -65,17 +84,27 @@ class LstmStack(nn.Module):
         return [out[0] for out in run_stacks([self], inputs.unsqueeze(0), lengths)]
 
 
-def _gate_bias(layer: ProjectedLstmLayer, forget_bias: float) -> torch.Tensor:
-    if not forget_bias:
-        return layer.bias
-    shift = torch.zeros_like(layer.bias)
-    cell = layer.cell_dim
-    shift[2 * cell : 3 * cell] = forget_bias
-    return layer.bias + shift
+def active_rows(lengths: Sequence[int], steps: int) -> list[int]:
+    """``active[t]``: how many rows are longer than ``t``; rows must be sorted longest first."""
+    lengths = numpy.asarray(lengths, dtype=numpy.int64)
+    if lengths.size > 1 and (numpy.diff(lengths) > 0).any():
+        raise ValueError("LSTM rows must be sorted by decreasing length")
+    return (lengths[None, :] > numpy.arange(steps)[:, None]).sum(axis=1).tolist()
+
+
+def needs_autograd(stacks: Sequence[LstmStack], inputs: torch.Tensor) -> bool:
+    """True when gradients must flow: then the in-place inference loop may not be used."""
+    if not torch.is_grad_enabled():
+        return False
+    return inputs.requires_grad or any(p.requires_grad for s in stacks for p in s.parameters())
 
 
 def run_stacks(
-    stacks: Sequence[LstmStack], inputs: torch.Tensor, lengths: torch.Tensor
+    stacks: Sequence[LstmStack],
+    inputs: torch.Tensor,
+    lengths: torch.Tensor,
+    compute_dtype: Optional[torch.dtype] = None,
+    per_direction: bool = False,
 ) -> list[torch.Tensor]:
     """Run several same-shaped stacks (e.g. forward and backward) in one time loop.
 
@@ -83,69 +112,32 @@ def run_stacks(
     left to right (reverse the backward direction's rows before calling). ``lengths`` holds
     each row's length, sorted in decreasing order. Returns one ``(n_stacks, batch, time, P)``
     tensor per layer, zero at padded positions; every row starts from a zero state.
+    ``compute_dtype`` (e.g. ``torch.bfloat16``) runs the matmuls in that precision, keeping
+    the cell state and the outputs in the inputs' dtype. ``per_direction`` runs the plain
+    reference loop instead (one stack at a time).
     """
-    first = stacks[0]
-    n_dirs, batch, steps, _ = inputs.shape
-    lengths_list = [int(n) for n in lengths.tolist()]
-    if any(a < b for a, b in zip(lengths_list, lengths_list[1:])):
-        raise ValueError("run_stacks needs rows sorted by decreasing length")
-    # active[t] = number of rows whose length exceeds t (a prefix, thanks to the sort).
-    active = [sum(1 for n in lengths_list if n > t) for t in range(steps)]
-    mask = (torch.arange(steps, device=inputs.device)[None, :] < lengths.to(inputs.device)[:, None])
-    mask = mask.to(inputs.dtype)[None, :, :, None]
-
-    outputs: list[torch.Tensor] = []
-    layer_input = inputs
-    for index in range(len(first.layers)):
-        layers = [stack.layers[index] for stack in stacks]
-        layer_output = _run_layer(layers, layer_input, active, first)
-        if index > 0 and first.use_skip_connections:
-            layer_output = layer_output + layer_input
-        layer_output = layer_output * mask
-        outputs.append(layer_output)
-        layer_input = layer_output
-    return outputs
+    steps = inputs.shape[2]
+    active = active_rows([int(n) for n in lengths.tolist()], steps)
+    time_major = inputs.transpose(1, 2).contiguous()
+    outputs = run_time_major(stacks, time_major, active, compute_dtype, per_direction)
+    return [out.transpose(1, 2).contiguous() for out in outputs]
 
 
-def _run_layer(
-    layers: Sequence[ProjectedLstmLayer],
+def run_time_major(
+    stacks: Sequence[LstmStack],
     inputs: torch.Tensor,
-    active: list[int],
-    options: LstmStack,
-) -> torch.Tensor:
-    n_dirs, batch, steps, _ = inputs.shape
-    cell, proj = layers[0].cell_dim, layers[0].projection_dim
-    # All input-to-gate products at once, laid out time-major for cheap per-step slices.
-    pre_gates = torch.stack(
-        [
-            nn.functional.linear(inputs[d], layer.input_weight, _gate_bias(layer, options.forget_bias))
-            for d, layer in enumerate(layers)
-        ]
-    ).permute(2, 0, 1, 3).contiguous()  # (time, dirs, batch, 4*cell)
-    recurrent = torch.stack([layer.recurrent_weight.t() for layer in layers])  # (dirs, P, 4C)
-    projection = torch.stack([layer.projection_weight.t() for layer in layers])  # (dirs, C, P)
+    active: Sequence[int],
+    compute_dtype: Optional[torch.dtype] = None,
+    per_direction: bool = False,
+) -> list[torch.Tensor]:
+    """:func:`run_stacks` on time-major ``(n_stacks, time, batch, dim)`` inputs and outputs.
 
-    hidden = inputs.new_zeros(n_dirs, batch, proj)
-    memory = inputs.new_zeros(n_dirs, batch, cell)
-    step_outputs = []
-    for t in range(steps):
-        n = active[t]
-        if n == 0:
-            step_outputs.append(inputs.new_zeros(n_dirs, batch, proj))
-            continue
-        gates = torch.baddbmm(pre_gates[t, :, :n], hidden[:, :n], recurrent)
-        in_gate, candidate, forget_gate, out_gate = gates.chunk(4, dim=-1)
-        new_memory = torch.sigmoid(in_gate) * torch.tanh(candidate) + torch.sigmoid(forget_gate) * memory[:, :n]
-        if options.cell_clip:
-            new_memory = new_memory.clamp(-options.cell_clip, options.cell_clip)
-        new_hidden = torch.bmm(torch.sigmoid(out_gate) * torch.tanh(new_memory), projection)
-        if options.proj_clip:
-            new_hidden = new_hidden.clamp(-options.proj_clip, options.proj_clip)
-        if n < batch:
-            new_hidden = torch.cat([new_hidden, hidden[:, n:]], dim=1)
-            new_memory = torch.cat([new_memory, memory[:, n:]], dim=1)
-        hidden, memory = new_hidden, new_memory
-        step_outputs.append(hidden)
-    if not step_outputs:
-        return inputs.new_zeros(n_dirs, batch, 0, proj)
-    return torch.stack(step_outputs, dim=2)
+    Picks the in-place inference loop unless gradients are needed, a lower ``compute_dtype``
+    is asked for, or ``per_direction`` asks for the reference loop.
+    """
+    if per_direction:
+        return run_per_direction(stacks, inputs, active)
+    low_precision = compute_dtype is not None and compute_dtype != inputs.dtype
+    if low_precision or needs_autograd(stacks, inputs):
+        return run_fused(stacks, inputs, active, compute_dtype if low_precision else None)
+    return run_inference(stacks, inputs, active)

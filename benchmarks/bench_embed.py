@@ -1,0 +1,343 @@
+"""How fast does spacy-elmo embed real English text, and how close is that to the machine's limit?
+
+For each model size (random weights) and thread count, a fresh subprocess measures:
+
+- tokens/s of ``BiLM.embed_layers`` with the word cache off, with it on from cold (streaming
+  running text), and with it on after one warm pass over the same sentences;
+- peak RSS after those passes;
+- dense FLOPs per token (char-CNN convolutions, highway, projection, LSTM matmuls; BOS/EOS
+  positions included) and the resulting FLOP/s;
+- the GEMM rate of a 2048^3 float32 matmul measured in the same process (best of the
+  measurements taken before and after), and the fraction of it reached ("roofline"); the
+  ``gemm-only`` fraction leaves out the convolutions' FLOPs, which our char-CNN computes as
+  table lookups with far fewer arithmetic operations than the dense count;
+- the speedup over the plain AllenNLP-style loop in ``plain_elmo.py`` on the same sentences.
+
+The machine may be shared: each row reports the load average before and after, and
+``--wait-idle`` waits for a quiet machine first. Compare ratios taken within one row.
+
+``--embed-memory`` instead runs ``spacy-elmo embed`` on 1,000 and 100,000 sentences and
+reports each run's peak RSS (the output must stream: the two should be close).
+
+Examples::
+
+    python benchmarks/bench_embed.py
+    python benchmarks/bench_embed.py --sizes original --threads 1 --max-tokens 3000
+    python benchmarks/bench_embed.py --embed-memory --embed-size tiny
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED_TEXT = REPO / "benchmarks" / "data" / "english_sample.txt"
+CORPUS_TEXT = [REPO / "corpus" / "text" / "dev.txt"]
+CORPUS_TRAIN = REPO / "corpus" / "text" / "train.txt"
+
+FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
+SIZES = {
+    "tiny": dict(filters=((1, 4), (2, 8), (3, 16)), char_embed_dim=4, n_highway=1, lstm_dim=32, projection_dim=8),
+    "small": dict(filters=FILTERS, n_highway=1, lstm_dim=1024, projection_dim=128),
+    "original": dict(filters=FILTERS, n_highway=2, lstm_dim=4096, projection_dim=512),
+}
+# Rough regex tokenizer for untokenized text (the bundled sample): words, clitics, punctuation.
+TOKEN = re.compile(r"n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*(?=n't\b)|\w+(?:[-.]\w+)*|[^\w\s]")
+
+
+# --------------------------------------------------------------------------- text
+def default_text() -> tuple[Path, str]:
+    """The project's dev text (pre-tokenized) if present, else the bundled sample."""
+    for path in CORPUS_TEXT:
+        if path.is_file():
+            return path, "whitespace"
+    return BUNDLED_TEXT, "regex"
+
+
+def load_sentences(path: Path, tokenizer: str, max_tokens: Optional[int]) -> list[list[str]]:
+    """Sentences (one per non-empty line) from the start of ``path``, up to ``max_tokens``."""
+    sentences, total = [], 0
+    with open(path, encoding="utf8") as handle:
+        for line in handle:
+            tokens = line.split() if tokenizer == "whitespace" else TOKEN.findall(line)
+            if not tokens:
+                continue
+            if max_tokens is not None and total + len(tokens) > max_tokens and sentences:
+                break
+            sentences.append(tokens)
+            total += len(tokens)
+    return sentences
+
+
+# --------------------------------------------------------------------------- measures
+def flops_per_position(config) -> dict[str, float]:
+    """Dense multiply-add FLOPs (x2) per position, by part; elementwise work not counted."""
+    d, nf, p, c = config.char_embed_dim, config.n_filters, config.projection_dim, config.lstm_dim
+    conv = sum(2.0 * (50 - w + 1) * w * d * n for w, n in config.filters)
+    highway = config.n_highway * 2.0 * nf * 2 * nf
+    projection = 2.0 * nf * p
+    lstm = 2 * config.n_layers * (2.0 * p * 4 * c + 2.0 * p * 4 * c + 2.0 * c * p)
+    return {"conv": conv, "highway": highway, "projection": projection, "lstm": lstm}
+
+
+def gemm_rate(size: int = 2048, repeats: int = 5) -> float:
+    """Best float32 matmul rate (FLOP/s) of this process with its current thread setting."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * size**3 / best
+
+
+def best_time(run: Callable[[], Any], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# --------------------------------------------------------------------------- one configuration
+def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
+    """Measure one (size, threads) configuration in this process."""
+    import numpy
+    import torch
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from plain_elmo import plain_embed_layers
+    from spacy_elmo.nn import BiLM, BiLMConfig
+
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(0)
+    load_before = os.getloadavg()[0]
+    config = BiLMConfig(**SIZES[spec["size"]])
+    model = BiLM(config).eval()
+    with torch.no_grad():  # non-zero biases, so no path is trivially skipped
+        for name, param in model.named_parameters():
+            if name.endswith("bias"):
+                param.uniform_(-0.1, 0.1)
+    sentences = load_sentences(Path(spec["text"]), spec["tokenizer"], spec["max_tokens"])
+    n_tokens = sum(len(s) for s in sentences)
+    n_positions = n_tokens + 2 * len(sentences)
+    parts = flops_per_position(config)
+    flops_token = sum(parts.values()) * n_positions / n_tokens
+    gemm_flops_token = (sum(parts.values()) - parts["conv"]) * n_positions / n_tokens
+
+    gemm_before = gemm_rate()
+    embed = lambda: model.embed_layers(sentences, max_batch_tokens=spec["batch_tokens"])  # noqa: E731
+    model.embed_layers(sentences[:16])  # warm-up
+    off = best_time(embed, spec["repeats"])
+    cache = model.enable_word_cache(spec["cache_words"])
+    cold = best_time(embed, 1)
+    cold_hit = cache.stats.hit_rate
+    cache.reset_stats()
+    warm = best_time(embed, spec["repeats"])
+    warm_hit = cache.stats.hit_rate
+    model.disable_word_cache()
+    rss = peak_rss_mb()
+
+    subset, total = [], 0
+    for sentence in sentences:
+        if total + len(sentence) > spec["reference_tokens"] and subset:
+            break
+        subset.append(sentence)
+        total += len(sentence)
+    subset_tokens = sum(len(s) for s in subset)
+    ours_subset = best_time(lambda: model.embed_layers(subset, max_batch_tokens=spec["batch_tokens"]), spec["repeats"])
+    plain_subset = best_time(lambda: plain_embed_layers(model, subset), 1)
+    agreement = max(
+        float(numpy.abs(a - b).max())
+        for a, b in zip(model.embed_layers(subset), plain_embed_layers(model, subset))
+    )
+    gemm = max(gemm_before, gemm_rate())
+    rate = n_tokens / off
+    return {
+        **{k: spec[k] for k in ("size", "threads")},
+        "text": spec["text"],
+        "sentences": len(sentences),
+        "tokens": n_tokens,
+        "tokens_per_s_cache_off": rate,
+        "tokens_per_s_cache_cold": n_tokens / cold,
+        "tokens_per_s_cache_warm": n_tokens / warm,
+        "cache_cold_hit_rate": cold_hit,
+        "cache_warm_hit_rate": warm_hit,
+        "cache_warm_speedup": off / warm,
+        "cache_cold_speedup": off / cold,
+        "peak_rss_mb": rss,
+        "flops_per_token": flops_token,
+        "gflops_per_s": rate * flops_token / 1e9,
+        "gemm_gflops_per_s": gemm / 1e9,
+        "gemm_gflops_per_s_before_after": [gemm_before / 1e9, gemm / 1e9],
+        "roofline_fraction": rate * flops_token / gemm,
+        "roofline_fraction_gemm_only": rate * gemm_flops_token / gemm,
+        "reference_tokens": subset_tokens,
+        "tokens_per_s_ours_on_subset": subset_tokens / ours_subset,
+        "tokens_per_s_plain_on_subset": subset_tokens / plain_subset,
+        "speedup_vs_plain": plain_subset / ours_subset,
+        "max_abs_diff_vs_plain": agreement,
+        "load_avg_before_after": [load_before, os.getloadavg()[0]],
+    }
+
+
+# --------------------------------------------------------------------------- embed memory mode
+def run_embed_memory(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Peak RSS of ``spacy-elmo embed`` on small and large inputs (each in its own process)."""
+    import torch
+
+    from spacy_elmo.nn import BiLM, BiLMConfig
+
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        torch.manual_seed(0)
+        BiLM(BiLMConfig(**SIZES[args.embed_size])).to_disk(tmp_path / "model")
+        source = CORPUS_TRAIN if CORPUS_TRAIN.is_file() else BUNDLED_TEXT
+        for count in args.embed_counts:
+            text = tmp_path / f"input_{count}.txt"
+            _write_sentences(source, text, count)
+            output = tmp_path / f"out_{count}.hdf5"
+            command = [
+                sys.executable, "-m", "spacy_elmo", "embed", str(text), str(output),
+                "--weights", str(tmp_path / "model"), "--layers", args.embed_layers, "--no-progress",
+            ]
+            start = time.perf_counter()
+            process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - start
+            if status != 0:
+                raise SystemExit(f"spacy-elmo embed failed with status {status}")
+            size_mb = output.stat().st_size / 2**20
+            output.unlink()
+            results.append({
+                "sentences": count, "source": str(source), "model": args.embed_size,
+                "peak_rss_mb": usage.ru_maxrss / 1024.0, "seconds": seconds, "output_mb": size_mb,
+                "load_avg_after": os.getloadavg()[0],
+            })
+            print(json.dumps(results[-1]), flush=True)
+    return results
+
+
+def _write_sentences(source: Path, target: Path, count: int) -> None:
+    """``count`` non-empty lines from ``source``, cycling through it if it is shorter."""
+    lines = [line.rstrip("\n") for line in open(source, encoding="utf8") if line.strip()]
+    with open(target, "w", encoding="utf8") as handle:
+        for index in range(count):
+            line = lines[index % len(lines)]
+            if index >= len(lines):  # vary repeats so the input is not one text over and over
+                line = f"{line} ({index // len(lines)})"
+            handle.write(line + "\n")
+
+
+# --------------------------------------------------------------------------- driver
+def wait_for_idle(limit_s: float, threshold: float) -> float:
+    """Wait (up to ``limit_s``) until the 1-minute load average drops below ``threshold``."""
+    deadline = time.time() + limit_s
+    while os.getloadavg()[0] >= threshold and time.time() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    header = (
+        f"{'size':8} {'thr':>3} {'tokens':>6} {'tok/s off':>9} {'cold':>7} {'warm':>7} {'cold x':>6} {'warm x':>6} "
+        f"{'hit%':>5} {'GF/tok':>6} {'GF/s':>6} {'GEMM':>6} {'roof':>5} {'gemm':>5} {'vs plain':>8} {'RSS MB':>7} {'load':>9}"
+    )
+    print(header)
+    for r in rows:
+        print(
+            f"{r['size']:8} {r['threads']:>3} {r['tokens']:>6} {r['tokens_per_s_cache_off']:>9.1f} "
+            f"{r['tokens_per_s_cache_cold']:>7.1f} {r['tokens_per_s_cache_warm']:>7.1f} "
+            f"{r['cache_cold_speedup']:>6.2f} {r['cache_warm_speedup']:>6.2f} {100 * r['cache_cold_hit_rate']:>5.1f} "
+            f"{r['flops_per_token'] / 1e9:>6.3f} {r['gflops_per_s']:>6.1f} {r['gemm_gflops_per_s']:>6.1f} "
+            f"{r['roofline_fraction']:>5.2f} {r['roofline_fraction_gemm_only']:>5.2f} {r['speedup_vs_plain']:>8.2f} "
+            f"{r['peak_rss_mb']:>7.0f} {r['load_avg_before_after'][0]:>4.2f}/{r['load_avg_before_after'][1]:<4.2f}"
+        )
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--text", type=Path, help="text file, one sentence per line (default: corpus dev text or the bundled sample)")
+    parser.add_argument("--tokenizer", choices=["whitespace", "regex"], help="how to split lines (default: by source)")
+    parser.add_argument("--sizes", default="small,original")
+    parser.add_argument("--threads", default="1,all", help="comma list of thread counts; 'all' = every core")
+    parser.add_argument("--max-tokens", type=int, default=6000, help="tokens of text to embed per pass")
+    parser.add_argument("--reference-tokens", type=int, default=1500, help="tokens for the plain-loop comparison")
+    parser.add_argument("--repeats", type=int, default=2, help="timed passes per measure (best is kept)")
+    parser.add_argument("--batch-tokens", type=int, default=None, help="max padded tokens per batch (default: the library's)")
+    parser.add_argument("--cache-words", type=int, default=50_000)
+    parser.add_argument("--wait-idle", type=float, default=0.0, help="seconds to wait for load < --idle-load before each row")
+    parser.add_argument("--idle-load", type=float, default=0.5)
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--embed-memory", action="store_true", help="peak RSS of `spacy-elmo embed` instead")
+    parser.add_argument("--embed-size", default="tiny", choices=sorted(SIZES))
+    parser.add_argument("--embed-layers", default="all")
+    parser.add_argument("--embed-counts", default="1000,100000")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        print(json.dumps(run_worker(json.loads(args.worker))))
+        return
+    if args.embed_memory:
+        args.embed_counts = [int(n) for n in args.embed_counts.split(",")]
+        rows = run_embed_memory(args)
+        if len(rows) >= 2:
+            print(f"peak RSS difference, {rows[-1]['sentences']} vs {rows[0]['sentences']} sentences: "
+                  f"{rows[-1]['peak_rss_mb'] - rows[0]['peak_rss_mb']:.1f} MB")
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2))
+        return
+
+    text, tokenizer = (args.text, args.tokenizer or "whitespace") if args.text else default_text()
+    tokenizer = args.tokenizer or tokenizer
+    print(f"text: {text} ({tokenizer} tokens); cores: {os.cpu_count()}; load average: {os.getloadavg()}", flush=True)
+    rows = []
+    for size in args.sizes.split(","):
+        for threads in args.threads.split(","):
+            n_threads = os.cpu_count() if threads == "all" else int(threads)
+            if args.wait_idle:
+                wait_for_idle(args.wait_idle, args.idle_load)
+            spec = {
+                "size": size, "threads": n_threads, "text": str(text), "tokenizer": tokenizer,
+                "max_tokens": args.max_tokens, "reference_tokens": args.reference_tokens,
+                "repeats": args.repeats, "batch_tokens": args.batch_tokens, "cache_words": args.cache_words,
+            }
+            if spec["batch_tokens"] is None:
+                from spacy_elmo.nn.inference import DEFAULT_BATCH_TOKENS
+
+                spec["batch_tokens"] = DEFAULT_BATCH_TOKENS
+            env = {**os.environ, "OMP_NUM_THREADS": str(n_threads), "MKL_NUM_THREADS": str(n_threads)}
+            done = subprocess.run(
+                [sys.executable, __file__, "--worker", json.dumps(spec)],
+                env=env, capture_output=True, text=True, check=False,
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"worker {size}/{threads} failed:\n{done.stderr}")
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), flush=True)
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""``spacy-elmo embed``: a corpus to an HDF5 file of ELMo vectors (replaces ``allennlp elmo``)."""
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._app import app
+
+
+@app.command("embed")
+def embed_cli(
+    input_path: Path = typer.Argument(..., help="Text (one sentence per line), JSONL ('text' field) or .spacy", exists=True, dir_okay=False),
+    output_path: Path = typer.Argument(..., help="HDF5 file to write (resumed if it exists)"),
+    weights: Path = typer.Option(..., "--weights", "-w", help="spacy-elmo model dir, AllenNLP dir (options.json + one .hdf5), or .hdf5 with options.json beside it"),
+    layers: str = typer.Option("all", "--layers", help="all | top | average | mix"),
+    mix_weights: Optional[str] = typer.Option(None, "--mix-weights", help="with --layers mix: one weight per layer, comma-separated"),
+    gamma: float = typer.Option(1.0, "--gamma", help="with --layers mix: scale of the mixed vector"),
+    batch_tokens: Optional[int] = typer.Option(None, "--batch-tokens", help="max padded tokens per batch"),
+    chunk_tokens: int = typer.Option(8192, "--chunk-tokens", help="tokens embedded and written per chunk (bounds memory)"),
+    input_format: str = typer.Option("auto", "--input-format", help="auto | text | jsonl | spacy"),
+    spacy_pipeline: Optional[str] = typer.Option(None, "--spacy-pipeline", help="tokenize and split paragraphs with this pipeline (name, path, or a language code like 'en')"),
+    cache_words: int = typer.Option(50_000, "--cache-words", help="word-vector cache size (0: off); outputs are identical either way"),
+    threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default: torch's)"),
+    device: str = typer.Option("cpu", "--device", help="torch device, e.g. cpu or cuda:0"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="show a progress bar with tokens/s"),
+) -> None:
+    """Embed every sentence of INPUT into OUTPUT.hdf5: one dataset per sentence, keyed by line."""
+    import torch
+
+    from ..embed_corpus import embed_corpus
+    from ..formats.resolve import load_bilm
+    from ..sentence_sources import load_pipeline, read_sentences
+
+    if threads:
+        torch.set_num_threads(threads)
+    weights_list = None
+    if mix_weights is not None:
+        try:
+            weights_list = [float(w) for w in mix_weights.split(",")]
+        except ValueError as err:
+            raise typer.BadParameter(f"--mix-weights must be comma-separated numbers: {err}") from err
+    try:
+        bilm = load_bilm(weights).to(device).eval()
+        if cache_words > 0:
+            bilm.enable_word_cache(cache_words)
+        nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
+        sentences = read_sentences(input_path, input_format, nlp)
+        summary = embed_corpus(
+            bilm,
+            sentences,
+            output_path,
+            layers=layers,
+            mix_weights=weights_list,
+            gamma=gamma,
+            batch_tokens=batch_tokens,
+            chunk_tokens=chunk_tokens,
+            progress=progress,
+        )
+    except (FileNotFoundError, ValueError) as err:
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(code=1) from err
+    rate = summary.tokens_embedded / summary.seconds if summary.seconds else 0.0
+    stats = bilm.word_cache_stats()
+    cache_note = f"; word cache hit rate {stats.hit_rate:.1%}" if stats is not None and stats.tokens else ""
+    typer.echo(
+        f"Wrote {output_path}: {summary.embedded} sentences embedded ({summary.tokens_embedded} tokens, "
+        f"{rate:.0f} tokens/s), {summary.skipped} already present{cache_note}",
+        err=True,
+    )

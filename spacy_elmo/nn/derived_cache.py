@@ -1,0 +1,69 @@
+"""Tensors derived from parameters (stacked, transposed, tabulated), rebuilt only when one changes.
+
+Inference reuses such tensors across batches: rebuilding them per batch would copy the weights
+every time. A parameter counts as changed when its storage or its version counter moves:
+in-place updates (optimizer steps, ``load_state_dict``, ``copy_``) bump the version, and
+``.to()`` or ``.data = ...`` swap the storage. The cache keeps the sources' storages alive, so a
+new tensor can never reuse an old address and be mistaken for the old weights.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Hashable, Optional, Sequence, TypeVar
+
+import torch
+
+T = TypeVar("T")
+
+
+def parameter_fingerprint(params: Sequence[torch.Tensor]) -> Optional[tuple[Hashable, ...]]:
+    """Identity and version of each tensor, or None when a tensor has no version counter.
+
+    Tensors created under ``torch.inference_mode`` have no version counter: in-place changes to
+    them cannot be detected, so nothing derived from them may be cached.
+    """
+    key = []
+    for param in params:
+        try:
+            version = param._version
+        except RuntimeError:
+            return None
+        key.append((param.data_ptr(), version, param.dtype, param.device, tuple(param.shape)))
+    return tuple(key)
+
+
+class DerivedTensors:
+    """Holds one value computed from a list of parameters; ``get`` rebuilds it when they change."""
+
+    def __init__(self) -> None:
+        self._key: Optional[tuple[Hashable, ...]] = None
+        self._pins: tuple[torch.Tensor, ...] = ()
+        self._value: Any = None
+
+    def get(self, params: Sequence[torch.Tensor], build: Callable[[], T], extra_key: Hashable = None) -> T:
+        """The cached value for ``params`` (and ``extra_key``), calling ``build()`` on a change."""
+        fingerprint = parameter_fingerprint(params)
+        if fingerprint is None:
+            self.clear()
+            with torch.no_grad():
+                return build()
+        key = (fingerprint, extra_key)
+        if self._key != key:
+            self.clear()  # free the old value before building the new one
+            with torch.no_grad():
+                value = build()
+            self._key, self._pins, self._value = key, tuple(p.detach() for p in params), value
+        return self._value
+
+    def clear(self) -> None:
+        self._key, self._pins, self._value = None, (), None
+
+    # A copy or pickle of a module starts with an empty cache: the values are cheap to rebuild
+    # and would otherwise double the size of a saved model.
+    def __getstate__(self) -> dict:
+        return {}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+
+    def __deepcopy__(self, memo: dict) -> "DerivedTensors":
+        return DerivedTensors()

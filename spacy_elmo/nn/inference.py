@@ -1,0 +1,152 @@
+"""Sentences in, every layer's vectors out: the path behind :meth:`BiLM.embed_layers`.
+
+Per batch of sentences (sorted longest first):
+
+1. distinct words are indexed and turned into char ids with a few numpy calls;
+2. layer 0 runs on every token (or, with the word cache on, only on words not cached yet);
+3. one gather lays the vectors out time-major for both directions, the backward one reversed
+   per row, with BOS/EOS around each sentence;
+4. the LSTM stacks run (fused in-place loop by default);
+5. two gathers per layer pick each token's forward and backward vectors, and the batch goes
+   to the CPU as one array, cut into one ``(L+1, n_tokens, 2P)`` array per sentence.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import numpy
+import torch
+from torch.nn import functional as F
+
+from .batching import length_sorted_batches
+from .char_ids import BOS_TOKEN, EOS_TOKEN
+from .lstm import active_rows, run_time_major
+from .word_batch import WordBatch, index_words, words_to_char_ids
+
+if TYPE_CHECKING:
+    from .bilm import BiLM
+
+# Padded tokens per batch: enough rows per step for efficient matmuls at the original size,
+# while the activations stay small (the input-to-gate buffer is bounded separately).
+DEFAULT_BATCH_TOKENS = 6144
+DEFAULT_BATCH_SENTENCES = 512
+
+# Rows of the layer-0 table built per batch: 0 is the zero vector for padding, then BOS, EOS.
+_PAD_ROW, _BOS_ROW, _EOS_ROW = 0, 1, 2
+
+
+def embed_sentences(
+    bilm: "BiLM",
+    sentences: Sequence[Sequence[str]],
+    batch_size: int = DEFAULT_BATCH_SENTENCES,
+    max_batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS,
+) -> list[numpy.ndarray]:
+    """One float32 array ``(L+1, n_tokens, 2P)`` per sentence, in input order."""
+    config = bilm.config
+    results: list[Optional[numpy.ndarray]] = [None] * len(sentences)
+    lengths = [len(s) for s in sentences]
+    for index, n in enumerate(lengths):
+        if n == 0:
+            results[index] = numpy.zeros((config.n_output_layers, 0, config.output_dim), dtype=numpy.float32)
+    with torch.inference_mode():
+        for batch in length_sorted_batches(lengths, batch_size, max_batch_tokens, skip_empty=True):
+            for index, array in zip(batch, embed_batch(bilm, [sentences[i] for i in batch])):
+                results[index] = array
+    return results  # type: ignore[return-value]
+
+
+def embed_batch(bilm: "BiLM", sentences: Sequence[Sequence[str]]) -> list[numpy.ndarray]:
+    """Layers of non-empty ``sentences`` (any order), one array per sentence."""
+    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+    ordered = [sentences[i] for i in order]
+    words = index_words(ordered, reserved=(BOS_TOKEN, EOS_TOKEN))
+    table, token_rows = layer0_table(bilm, words)
+    positions = words.lengths + 2
+    steps, batch = int(positions.max()), len(ordered)
+    forward_rows = _forward_rows(words.lengths, token_rows, steps)
+    backward_rows = _reverse_rows(forward_rows, positions)
+    rows = torch.from_numpy(numpy.stack([forward_rows.T, backward_rows.T])).to(table.device)
+    inputs = F.embedding(rows, table)  # (2, time, batch, P)
+    layers = run_time_major(
+        [bilm.forward_lstm, bilm.backward_lstm],
+        inputs,
+        active_rows(positions.tolist(), steps),
+        compute_dtype=bilm.autocast_dtype,
+        per_direction=bilm.lstm_loop == "per_direction",
+    )
+    stacked = _gather_tokens([inputs] + layers, words.lengths, positions, batch)
+    arrays = stacked.to(device="cpu", dtype=torch.float32).numpy()
+    ends = numpy.cumsum(words.lengths)
+    per_sentence = [numpy.ascontiguousarray(arrays[:, end - n : end]) for n, end in zip(words.lengths, ends)]
+    results: list[numpy.ndarray] = [numpy.empty(0)] * len(sentences)
+    for position, index in enumerate(order):
+        results[index] = per_sentence[position]
+    return results
+
+
+def layer0_table(bilm: "BiLM", words: WordBatch) -> tuple[torch.Tensor, numpy.ndarray]:
+    """A table of layer-0 vectors (row 0 zero, 1 BOS, 2 EOS) and each token's row in it.
+
+    ``words`` must reserve words 0 and 1 for BOS and EOS. Without the word cache every token
+    gets its own row (the char-CNN runs once per token); with it, each distinct word does.
+    """
+    cache = bilm.word_cache
+    if cache is None:
+        char_ids = words_to_char_ids(words.words)
+        wanted = numpy.concatenate([numpy.arange(2), words.token_words])
+        vectors = bilm.encode_char_ids(char_ids[wanted])
+        token_rows = 3 + numpy.arange(words.n_tokens, dtype=numpy.int64)
+    else:
+        vectors = cache.vectors(
+            words.words,
+            words.n_tokens + 2 * len(words.lengths),  # BOS and EOS are served too
+            bilm.word_fingerprint(),
+            lambda missing: bilm.encode_char_ids(words_to_char_ids(missing)),
+        )
+        token_rows = 1 + words.token_words
+    table = torch.cat([vectors.new_zeros(1, vectors.shape[1]), vectors])
+    return table, token_rows
+
+
+def _forward_rows(lengths: numpy.ndarray, token_rows: numpy.ndarray, steps: int) -> numpy.ndarray:
+    """``(batch, time)`` table rows read left to right: BOS, the tokens, EOS, then padding."""
+    batch = lengths.shape[0]
+    starts = numpy.cumsum(lengths) - lengths
+    t = numpy.arange(steps)[None, :]
+    rows = numpy.full((batch, steps), _PAD_ROW, dtype=numpy.int64)
+    inside = (t >= 1) & (t <= lengths[:, None])
+    rows[inside] = token_rows[(starts[:, None] + t - 1)[inside]]
+    rows[:, 0] = _BOS_ROW
+    rows[numpy.arange(batch), lengths + 1] = _EOS_ROW
+    return rows
+
+
+def _reverse_rows(rows: numpy.ndarray, positions: numpy.ndarray) -> numpy.ndarray:
+    """Each row's first ``positions`` entries reversed; the padding stays padding."""
+    t = numpy.arange(rows.shape[1])[None, :]
+    source = positions[:, None] - 1 - t
+    gathered = numpy.take_along_axis(rows, numpy.maximum(source, 0), axis=1)
+    return numpy.where(source >= 0, gathered, _PAD_ROW)
+
+
+def _gather_tokens(
+    layers: list[torch.Tensor], lengths: numpy.ndarray, positions: numpy.ndarray, batch: int
+) -> torch.Tensor:
+    """``(L+1, n_tokens, 2P)``: each token's forward and backward vectors, sentence by sentence.
+
+    Every tensor in ``layers`` is time-major ``(2, time, batch, P)`` with the backward direction
+    reversed per row; for layer 0 (the token vectors) both halves hold the same vector.
+    """
+    n_tokens = int(lengths.sum())
+    sentence = numpy.repeat(numpy.arange(batch), lengths)
+    position = numpy.arange(n_tokens) - numpy.repeat(numpy.cumsum(lengths) - lengths, lengths) + 1
+    device = layers[0].device
+    forward_index = torch.from_numpy(position * batch + sentence).to(device)
+    backward_index = torch.from_numpy((positions[sentence] - 1 - position) * batch + sentence).to(device)
+    dim = layers[0].shape[-1]
+    result = layers[0].new_empty(len(layers), n_tokens, 2 * dim)
+    for j, layer in enumerate(layers):
+        flat = layer.reshape(2, -1, dim)
+        result[j, :, :dim] = flat[0].index_select(0, forward_index)
+        result[j, :, dim:] = flat[1].index_select(0, backward_index)
+    return result

@@ -1,0 +1,109 @@
+"""The autograd-safe fused loop: both directions per step, nothing modified in place.
+
+Used when gradients flow (pretraining, fine-tuning) and for mixed precision. Rows are sorted
+longest first, so a row that has finished is never needed again: the state simply shrinks to
+the rows still running (no per-step concatenation), and the per-step outputs are scattered into
+the padded result by one ``index_copy`` at the end.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import numpy
+import torch
+
+if TYPE_CHECKING:
+    from .lstm import LstmStack, ProjectedLstmLayer
+
+
+def run_fused(
+    stacks: Sequence["LstmStack"],
+    inputs: torch.Tensor,
+    active: Sequence[int],
+    compute_dtype: Optional[torch.dtype] = None,
+) -> list[torch.Tensor]:
+    """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs.
+
+    With ``compute_dtype`` the matmuls run in that dtype while the cell state, the clipping and
+    the outputs stay in the inputs' dtype.
+    """
+    first = stacks[0]
+    outputs: list[torch.Tensor] = []
+    layer_input = inputs
+    for index in range(len(first.layers)):
+        layers = [stack.layers[index] for stack in stacks]
+        layer_output = _run_layer(layers, layer_input, active, first, compute_dtype)
+        if index > 0 and first.use_skip_connections:
+            layer_output = layer_output + layer_input
+        outputs.append(layer_output)
+        layer_input = layer_output
+    return outputs
+
+
+def _run_layer(
+    layers: Sequence["ProjectedLstmLayer"],
+    inputs: torch.Tensor,
+    active: Sequence[int],
+    options: "LstmStack",
+    compute_dtype: Optional[torch.dtype],
+) -> torch.Tensor:
+    n_dirs, steps, batch, _ = inputs.shape
+    cell, proj = layers[0].cell_dim, layers[0].projection_dim
+    state_dtype = inputs.dtype
+
+    def low(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor if compute_dtype is None else tensor.to(compute_dtype)
+
+    input_weight = low(torch.stack([layer.input_weight for layer in layers]))  # (dirs, 4C, D)
+    recurrent = low(torch.stack([layer.recurrent_weight for layer in layers]).transpose(1, 2))  # (dirs, P, 4C)
+    projection = low(torch.stack([layer.projection_weight for layer in layers]).transpose(1, 2))  # (dirs, C, P)
+    bias = torch.stack([layer.gate_bias(options.forget_bias) for layer in layers])  # (dirs, 4C)
+
+    # Input-to-gate products of every step in one matmul: (dirs, time, batch, 4C).
+    flat = low(inputs).reshape(n_dirs, steps * batch, -1)
+    pre_gates = torch.bmm(flat, input_weight.transpose(1, 2)).to(state_dtype)
+    pre_gates = (pre_gates + bias[:, None, :]).view(n_dirs, steps, batch, 4 * cell)
+
+    hidden = inputs.new_zeros(n_dirs, batch, proj)
+    memory = inputs.new_zeros(n_dirs, batch, cell)
+    step_outputs = []
+    for t in range(steps):
+        n = active[t]
+        if n == 0:
+            break
+        hidden, memory = hidden[:, :n], memory[:, :n]
+        if compute_dtype is None:
+            gates = torch.baddbmm(pre_gates[:, t, :n], hidden, recurrent)
+        else:
+            gates = pre_gates[:, t, :n] + torch.bmm(low(hidden), recurrent).to(state_dtype)
+        in_gate, candidate, forget_gate, out_gate = gates.chunk(4, dim=-1)
+        memory = torch.sigmoid(in_gate) * torch.tanh(candidate) + torch.sigmoid(forget_gate) * memory
+        if options.cell_clip:
+            memory = memory.clamp(-options.cell_clip, options.cell_clip)
+        cell_output = torch.sigmoid(out_gate) * torch.tanh(memory)
+        hidden = torch.bmm(low(cell_output), projection).to(state_dtype)
+        if options.proj_clip:
+            hidden = hidden.clamp(-options.proj_clip, options.proj_clip)
+        step_outputs.append(hidden)
+    return _scatter_steps(step_outputs, active, n_dirs, steps, batch, proj, inputs)
+
+
+def _scatter_steps(
+    step_outputs: list[torch.Tensor],
+    active: Sequence[int],
+    n_dirs: int,
+    steps: int,
+    batch: int,
+    proj: int,
+    like: torch.Tensor,
+) -> torch.Tensor:
+    """Place step t's ``(dirs, active[t], P)`` output at rows ``:active[t]`` of time ``t``."""
+    result = like.new_zeros(n_dirs, steps * batch, proj)
+    if not step_outputs:
+        return result.view(n_dirs, steps, batch, proj)
+    positions = numpy.concatenate(
+        [t * batch + numpy.arange(n, dtype=numpy.int64) for t, n in enumerate(active[: len(step_outputs)])]
+    )
+    packed = torch.cat(step_outputs, dim=1)
+    index = torch.from_numpy(positions).to(like.device)
+    return result.index_copy(1, index, packed).view(n_dirs, steps, batch, proj)

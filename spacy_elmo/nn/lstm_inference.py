@@ -1,0 +1,127 @@
+"""The inference loop: fused directions, preallocated buffers, every step computed in place.
+
+Only valid without autograd (it overwrites tensors that backward would need). Per layer:
+
+- the two directions' recurrent and projection weights are stacked once and cached until a
+  parameter changes (:class:`.derived_cache.DerivedTensors`), not re-stacked per batch;
+- input-to-gate products are computed a window of steps at a time (one matmul per direction
+  and window), so memory stays bounded however long the sentences are;
+- each step adds the recurrent product into that step's gate slice, updates the cell state in
+  place, and writes the projection straight into the layer's output buffer, which is also
+  where the next step reads its hidden state from: no per-step concatenation or copies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import torch
+
+from .derived_cache import DerivedTensors
+
+if TYPE_CHECKING:
+    from .lstm import LstmStack, ProjectedLstmLayer
+
+# Rows (steps x sentences) of input-to-gate products computed per matmul: enough for an
+# efficient matmul while bounding the buffer (at the original size, 2 directions x 1024 rows x
+# 16384 gates x 4 bytes = 128 MB).
+PRE_GATE_ROWS = 1024
+
+
+@dataclass
+class FusedWeights:
+    """One layer's weights for both directions, laid out for batched matmuls."""
+
+    bias: torch.Tensor  # (dirs, 4C), forget bias included
+    recurrent: torch.Tensor  # (dirs, P, 4C)
+    projection: torch.Tensor  # (dirs, C, P)
+
+
+def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
+    """Layer ``index``'s stacked weights, rebuilt only after a parameter changes."""
+    first = stacks[0]
+    caches = first.__dict__.setdefault("_fused_weight_cache", {})
+    cache = caches.setdefault((index, tuple(id(stack) for stack in stacks)), DerivedTensors())
+    layers = [stack.layers[index] for stack in stacks]
+    params = [p for layer in layers for p in (layer.bias, layer.recurrent_weight, layer.projection_weight)]
+
+    def build() -> FusedWeights:
+        return FusedWeights(
+            bias=torch.stack([layer.gate_bias(first.forget_bias) for layer in layers]),
+            recurrent=torch.stack([layer.recurrent_weight.t() for layer in layers]),
+            projection=torch.stack([layer.projection_weight.t() for layer in layers]),
+        )
+
+    return cache.get(params, build, extra_key=first.forget_bias)
+
+
+def run_inference(
+    stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]
+) -> list[torch.Tensor]:
+    """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs, without autograd."""
+    first = stacks[0]
+    outputs: list[torch.Tensor] = []
+    layer_input = inputs
+    with torch.no_grad():
+        for index in range(len(first.layers)):
+            layers = [stack.layers[index] for stack in stacks]
+            layer_output = _run_layer(layers, fused_weights(stacks, index), layer_input, active, first)
+            if index > 0 and first.use_skip_connections:
+                layer_output += layer_input  # both are zero at padded positions
+            outputs.append(layer_output)
+            layer_input = layer_output
+    return outputs
+
+
+def _run_layer(
+    layers: Sequence["ProjectedLstmLayer"],
+    weights: FusedWeights,
+    inputs: torch.Tensor,
+    active: Sequence[int],
+    options: "LstmStack",
+) -> torch.Tensor:
+    n_dirs, steps, batch, dim = inputs.shape
+    cell, proj = layers[0].cell_dim, layers[0].projection_dim
+    output = inputs.new_zeros(n_dirs, steps, batch, proj)
+    steps_run = sum(1 for n in active if n > 0)
+    if steps_run == 0:
+        return output
+    memory = inputs.new_zeros(n_dirs, batch, cell)
+    cell_output = inputs.new_empty(n_dirs, batch, cell)
+    window = max(1, PRE_GATE_ROWS // batch)
+    pre_buffer = inputs.new_empty(n_dirs, min(window, steps_run) * active[0], 4 * cell)
+    for start in range(0, steps_run, window):
+        stop = min(steps_run, start + window)
+        rows = active[start]
+        pre_gates = pre_buffer[:, : (stop - start) * rows].view(n_dirs, stop - start, rows, 4 * cell)
+        for d, layer in enumerate(layers):
+            source = inputs[d, start:stop, :rows].reshape(-1, dim)
+            torch.addmm(weights.bias[d], source, layer.input_weight.t(), out=pre_gates[d].view(-1, 4 * cell))
+        for t in range(start, stop):
+            n = active[t]
+            gates = pre_gates[:, t - start, :n]
+            if t > 0:
+                gates.baddbmm_(output[:, t - 1, :n], weights.recurrent)
+            _cell_step_(gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip)
+            hidden = output[:, t, :n]
+            torch.bmm(cell_output[:, :n], weights.projection, out=hidden)
+            if options.proj_clip:
+                hidden.clamp_(-options.proj_clip, options.proj_clip)
+    return output
+
+
+def _cell_step_(
+    gates: torch.Tensor,
+    memory: torch.Tensor,
+    cell_output: torch.Tensor,
+    cell: int,
+    cell_clip: Optional[float],
+) -> None:
+    """LSTM cell update in place: ``memory`` becomes c_t, ``cell_output`` o_t * tanh(c_t)."""
+    in_gate = gates[..., :cell].sigmoid_()
+    candidate = gates[..., cell : 2 * cell].tanh_()
+    forget_and_out = gates[..., 2 * cell :].sigmoid_()  # adjacent in TF's gate order: one call
+    memory.mul_(forget_and_out[..., :cell]).addcmul_(in_gate, candidate)
+    if cell_clip:
+        memory.clamp_(-cell_clip, cell_clip)
+    torch.tanh(memory, out=cell_output).mul_(forget_and_out[..., cell:])

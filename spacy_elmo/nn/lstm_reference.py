@@ -1,0 +1,66 @@
+"""The plain loop: one direction at a time, one LSTM cell step at a time.
+
+Written for readability, not speed: it is the yardstick the fused loops are tested against
+(same math, independently written), and it runs under autograd.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import torch
+from torch.nn import functional as F
+
+if TYPE_CHECKING:
+    from .lstm import LstmStack, ProjectedLstmLayer
+
+
+def run_per_direction(
+    stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]
+) -> list[torch.Tensor]:
+    """Per-layer outputs ``(n_stacks, time, batch, P)``; each stack runs its own time loop."""
+    per_stack = [run_stack(stack, inputs[d], active) for d, stack in enumerate(stacks)]
+    return [torch.stack(layer_outputs) for layer_outputs in zip(*per_stack)]
+
+
+def run_stack(stack: "LstmStack", inputs: torch.Tensor, active: Sequence[int]) -> list[torch.Tensor]:
+    """Per-layer outputs ``(time, batch, P)`` of one stack on time-major ``(time, batch, D)``."""
+    outputs = []
+    layer_input = inputs
+    for index, layer in enumerate(stack.layers):
+        layer_output = _run_layer(layer, stack, layer_input, active)
+        if index > 0 and stack.use_skip_connections:
+            layer_output = layer_output + layer_input
+        outputs.append(layer_output)
+        layer_input = layer_output
+    return outputs
+
+
+def _run_layer(
+    layer: "ProjectedLstmLayer", stack: "LstmStack", inputs: torch.Tensor, active: Sequence[int]
+) -> torch.Tensor:
+    steps, batch, _ = inputs.shape
+    cell_dim = layer.cell_dim
+    bias = layer.gate_bias(stack.forget_bias)
+    hidden = inputs.new_zeros(batch, layer.projection_dim)
+    memory = inputs.new_zeros(batch, cell_dim)
+    step_outputs = []
+    for t in range(steps):
+        n = active[t]
+        gates = F.linear(inputs[t, :n], layer.input_weight, bias) + F.linear(hidden[:n], layer.recurrent_weight)
+        in_gate = torch.sigmoid(gates[:, :cell_dim])
+        candidate = torch.tanh(gates[:, cell_dim : 2 * cell_dim])
+        forget_gate = torch.sigmoid(gates[:, 2 * cell_dim : 3 * cell_dim])
+        out_gate = torch.sigmoid(gates[:, 3 * cell_dim :])
+        new_memory = in_gate * candidate + forget_gate * memory[:n]
+        if stack.cell_clip:
+            new_memory = torch.clamp(new_memory, -stack.cell_clip, stack.cell_clip)
+        new_hidden = F.linear(out_gate * torch.tanh(new_memory), layer.projection_weight)
+        if stack.proj_clip:
+            new_hidden = torch.clamp(new_hidden, -stack.proj_clip, stack.proj_clip)
+        # Finished rows keep their last state (they are never read again) and output zeros.
+        memory = torch.cat([new_memory, memory[n:]])
+        hidden = torch.cat([new_hidden, hidden[n:]])
+        step_outputs.append(torch.cat([new_hidden, new_hidden.new_zeros(batch - n, new_hidden.shape[1])]))
+    if not step_outputs:
+        return inputs.new_zeros(0, batch, layer.projection_dim)
+    return torch.stack(step_outputs)

@@ -1,0 +1,71 @@
+"""A batch of sentences as distinct words plus an index, with char ids built in a few numpy calls.
+
+:func:`spacy_elmo.nn.char_ids.encode_sentences` fills one 50-id row per token with several numpy
+calls each; here each *distinct* word is encoded once (one ``str.encode``), all of their bytes
+are scattered into the id array by one masked assignment, and tokens refer to their word by
+index. The ids are the same as :func:`~spacy_elmo.nn.char_ids.encode_word`'s.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy
+
+from .char_ids import (
+    BEGIN_OF_WORD,
+    BOS_CHAR_IDS,
+    BOS_TOKEN,
+    END_OF_WORD,
+    EOS_CHAR_IDS,
+    EOS_TOKEN,
+    MAX_WORD_BYTES,
+    MAX_WORD_LENGTH,
+    PADDING_CHAR,
+)
+
+
+@dataclass
+class WordBatch:
+    """``words``: distinct words in first-seen order; ``token_words[k]``: the word of token k
+    (tokens numbered sentence after sentence); ``lengths``: tokens per sentence."""
+
+    words: list[str]
+    token_words: numpy.ndarray
+    lengths: numpy.ndarray
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.token_words.shape[0])
+
+
+def index_words(sentences: Sequence[Sequence[str]], reserved: Sequence[str] = ()) -> WordBatch:
+    """Number the distinct words of ``sentences`` and map every token to its word.
+
+    ``reserved`` words get the first numbers, whether or not the sentences use them.
+    """
+    numbers: dict[str, int] = {word: index for index, word in enumerate(reserved)}
+    token_words = [numbers.setdefault(word, len(numbers)) for sentence in sentences for word in sentence]
+    lengths = numpy.fromiter((len(s) for s in sentences), dtype=numpy.int64, count=len(sentences))
+    return WordBatch(list(numbers), numpy.asarray(token_words, dtype=numpy.int64), lengths)
+
+
+def words_to_char_ids(words: Sequence[str]) -> numpy.ndarray:
+    """Char ids ``(n_words, 50)`` int64, shifted by one as the model expects."""
+    encoded = [word.encode("utf-8", errors="surrogatepass")[:MAX_WORD_BYTES] for word in words]
+    n_bytes = numpy.fromiter((len(raw) for raw in encoded), dtype=numpy.int64, count=len(encoded))
+    ids = numpy.full((len(encoded), MAX_WORD_LENGTH), PADDING_CHAR + 1, dtype=numpy.int64)
+    ids[:, 0] = BEGIN_OF_WORD + 1
+    # Row-major order of the mask matches the order of the concatenated bytes.
+    columns = numpy.arange(MAX_WORD_LENGTH)[None, :]
+    inside = (columns >= 1) & (columns <= n_bytes[:, None])
+    ids[inside] = numpy.frombuffer(b"".join(encoded), dtype=numpy.uint8).astype(numpy.int64) + 1
+    ids[numpy.arange(len(encoded)), n_bytes + 1] = END_OF_WORD + 1
+    # The literal boundary strings are encoded as the boundaries; only 3- and 4-byte words can be.
+    for row in numpy.flatnonzero((n_bytes == len(BOS_TOKEN)) | (n_bytes == len(EOS_TOKEN))).tolist():
+        if words[row] in _BOUNDARY_IDS:
+            ids[row] = _BOUNDARY_IDS[words[row]]
+    return ids
+
+
+_BOUNDARY_IDS = {BOS_TOKEN: BOS_CHAR_IDS, EOS_TOKEN: EOS_CHAR_IDS}

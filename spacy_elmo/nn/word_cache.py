@@ -1,0 +1,156 @@
+"""A bounded LRU cache of layer-0 (char-CNN + highway + projection) vectors, keyed by word.
+
+Layer 0 depends only on a word's characters, and running text repeats words constantly (Zipf),
+so most tokens can skip the char-CNN, which is most of the cost of a small biLM. Vectors live in
+one preallocated table (grown by doubling up to ``max_words`` rows), so serving a batch is one
+gather, whatever its size. Entries are dropped when the owner's fingerprint (its weights'
+identities and versions) changes, so a stale vector is never served. The encoder computes a
+word's vector bit-for-bit the same whatever it is batched with, so cached outputs are
+*identical* to uncached ones, not merely close.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable, Hashable, Optional, Sequence
+
+import torch
+
+INITIAL_ROWS = 1024
+
+
+@dataclass
+class WordCacheStats:
+    """Counts since the cache was created or its counters reset.
+
+    ``tokens``: tokens served, sentence boundaries (BOS/EOS) included; ``computed``: words the
+    encoder had to run on. Repeats within a batch count as hits, since the encoder runs once per
+    distinct word; ``hit_rate`` is the fraction of tokens served without running the encoder.
+    """
+
+    tokens: int = 0
+    computed: int = 0
+    evictions: int = 0
+    invalidations: int = 0
+    size: int = 0
+    max_words: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        return 1.0 - self.computed / self.tokens if self.tokens else 0.0
+
+
+class WordVectorCache:
+    """LRU map word -> vector row, cleared whenever ``fingerprint`` changes."""
+
+    def __init__(self, max_words: int) -> None:
+        if max_words < 1:
+            raise ValueError(f"max_words must be at least 1, not {max_words}")
+        self.max_words = int(max_words)
+        self._reset_storage()
+        self._stats = WordCacheStats(max_words=self.max_words)
+
+    def _reset_storage(self) -> None:
+        self._rows: OrderedDict[str, int] = OrderedDict()  # least recently used first
+        self._table: Optional[torch.Tensor] = None
+        self._fingerprint: Hashable = None
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self._rows
+
+    @property
+    def stats(self) -> WordCacheStats:
+        self._stats.size = len(self._rows)
+        return self._stats
+
+    def reset_stats(self) -> None:
+        self._stats = WordCacheStats(max_words=self.max_words)
+
+    def clear(self) -> None:
+        """Forget every vector (the counters stay)."""
+        self._reset_storage()
+
+    def vectors(
+        self,
+        words: Sequence[str],
+        n_tokens: int,
+        fingerprint: Hashable,
+        compute: Callable[[list[str]], torch.Tensor],
+    ) -> torch.Tensor:
+        """Vectors ``(len(words), dim)`` for distinct ``words``; ``compute`` runs on the misses.
+
+        ``n_tokens`` is how many tokens these words stand for (for the hit rate).
+        """
+        if fingerprint is None or fingerprint != self._fingerprint:
+            if self._rows:
+                self._stats.invalidations += 1
+            self._reset_storage()
+            self._fingerprint = fingerprint
+        hit_positions, hit_rows, miss_positions = [], [], []
+        for position, word in enumerate(words):
+            row = self._rows.get(word)
+            if row is None:
+                miss_positions.append(position)
+            else:
+                self._rows.move_to_end(word)
+                hit_positions.append(position)
+                hit_rows.append(row)
+        missing = [words[p] for p in miss_positions]
+        computed = compute(missing) if missing else None
+        reference = computed if computed is not None else self._table
+        result = reference.new_empty(len(words), reference.shape[1])
+        if hit_positions:
+            result[_index(hit_positions, result)] = self._table[_index(hit_rows, result)]
+        if computed is not None:
+            result[_index(miss_positions, result)] = computed
+            self._store(missing, computed)
+        self._stats.tokens += n_tokens
+        self._stats.computed += len(missing)
+        return result
+
+    def _store(self, words: list[str], vectors: torch.Tensor) -> None:
+        if self._fingerprint is None:
+            return  # weights whose changes cannot be detected: never keep their vectors
+        words, vectors = words[-self.max_words :], vectors[-self.max_words :]
+        rows = []
+        for word in words:
+            row = self._take_row(vectors)
+            self._rows[word] = row
+            rows.append(row)
+        self._table[_index(rows, vectors)] = vectors
+
+    def _take_row(self, like: torch.Tensor) -> int:
+        """The next unused row of the table (grown as needed), or the LRU entry's row when full."""
+        used = len(self._rows)
+        if used >= self.max_words:
+            _, row = self._rows.popitem(last=False)
+            self._stats.evictions += 1
+            return row
+        if self._table is None or used >= self._table.shape[0]:
+            self._grow(like)
+        return used  # rows are handed out in order until the cache is full
+
+    def _grow(self, like: torch.Tensor) -> None:
+        old = self._table
+        rows = INITIAL_ROWS if old is None else 2 * old.shape[0]
+        table = like.new_empty(min(rows, self.max_words), like.shape[1])
+        if old is not None:
+            table[: old.shape[0]] = old
+        self._table = table
+
+    # Copies and pickles start empty: the vectors are derived data.
+    def __getstate__(self) -> dict:
+        return {"max_words": self.max_words}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["max_words"])
+
+    def __deepcopy__(self, memo: dict) -> "WordVectorCache":
+        return WordVectorCache(self.max_words)
+
+
+def _index(positions: list[int], like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(positions, dtype=torch.long, device=like.device)

@@ -1,0 +1,59 @@
+"""``load_bilm`` finds the weights in each supported layout and explains what it cannot use."""
+import pytest
+import torch
+
+from spacy_elmo.formats.resolve import load_bilm
+from spacy_elmo.nn import TINY_CONFIG, BiLM
+
+
+@pytest.fixture(scope="module")
+def model() -> BiLM:
+    torch.manual_seed(0)
+    return BiLM(TINY_CONFIG).eval()
+
+
+def same_weights(a: BiLM, b: BiLM) -> bool:
+    state = b.state_dict()
+    return all(torch.equal(t, state[name]) for name, t in a.state_dict().items())
+
+
+def test_model_directory(tmp_path, model):
+    model.to_disk(tmp_path / "bilm")
+    assert same_weights(load_bilm(tmp_path / "bilm"), model)
+
+
+def test_allennlp_directory_and_weight_file(tmp_path, model):
+    model.to_allennlp(tmp_path / "options.json", tmp_path / "elmo_weights.hdf5")
+    assert same_weights(load_bilm(tmp_path), model)
+    assert same_weights(load_bilm(tmp_path / "elmo_weights.hdf5"), model)
+
+
+def test_allennlp_download_names(tmp_path, model):
+    model.to_allennlp(tmp_path / "elmo_small_options.json", tmp_path / "elmo_small_weights.hdf5")
+    assert same_weights(load_bilm(tmp_path / "elmo_small_weights.hdf5"), model)
+
+
+def test_reference_fixture_files(allennlp_fixtures):
+    loaded = load_bilm(allennlp_fixtures / "lm_weights.hdf5")
+    assert loaded.config.projection_dim == 16
+
+
+def test_errors_name_the_problem(tmp_path, model):
+    with pytest.raises(FileNotFoundError, match="No biLM weights"):
+        load_bilm(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="options.json"):
+        load_bilm(tmp_path / "empty")
+    two = tmp_path / "two"
+    model.to_allennlp(two / "options.json", two / "a.hdf5")
+    model.to_allennlp(two / "options.json", two / "b.hdf5")
+    with pytest.raises(ValueError, match="exactly one"):
+        load_bilm(two)
+    lonely = tmp_path / "lonely"
+    model.to_allennlp(tmp_path / "elsewhere" / "options.json", lonely / "w.hdf5")
+    with pytest.raises(FileNotFoundError, match="No options file"):
+        load_bilm(lonely / "w.hdf5")
+    text = tmp_path / "weights.txt"
+    text.write_text("x")
+    with pytest.raises(ValueError, match="neither"):
+        load_bilm(text)

@@ -1,0 +1,171 @@
+"""The word cache changes speed only: outputs are bit-for-bit those of the uncached path, stale
+vectors are never served after a weight change, and the LRU bound and counters hold."""
+import copy
+import pickle
+import random
+
+import numpy
+import pytest
+import torch
+
+from spacy_elmo.nn import TINY_CONFIG, BiLM
+from spacy_elmo.nn.word_cache import WordVectorCache
+
+VOCAB = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x <S>".split()
+
+
+def random_bilm(seed=0, dtype=torch.float32):
+    torch.manual_seed(seed)
+    model = BiLM(TINY_CONFIG)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.normal_(0.0, 0.5)
+    return model.to(dtype).eval()
+
+
+def running_text(seed, n_sentences):
+    """Zipf-like word choice with some rare made-up words, like real text."""
+    rng = random.Random(seed)
+    rare = ["".join(rng.choice("qwrtzpsdfghk") for _ in range(rng.randint(2, 9))) for _ in range(60)]
+    words = VOCAB + rare
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    return [rng.choices(words, weights, k=rng.randint(1, 30)) for _ in range(n_sentences)]
+
+
+def assert_identical(actual, expected):
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        numpy.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("max_words", [1, 16, 10_000])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cached_outputs_are_identical_to_uncached(max_words, dtype):
+    model = random_bilm(seed=1, dtype=dtype)
+    batches = [running_text(seed, 12) for seed in range(4)]
+    expected = [model.embed_layers(batch, batch_size=5) for batch in batches]
+    model.enable_word_cache(max_words)
+    for _ in range(2):  # cold, then warm
+        for batch, want in zip(batches, expected):
+            assert_identical(model.embed_layers(batch, batch_size=5), want)
+    stats = model.word_cache_stats()
+    assert len(model.word_cache) <= max_words
+    assert stats.size == len(model.word_cache)
+    if max_words == 10_000:
+        assert stats.evictions == 0
+        assert stats.hit_rate > 0.5
+
+
+def test_hit_rate_counts_tokens_served_without_the_encoder():
+    model = random_bilm()
+    cache = model.enable_word_cache(100)
+    model.embed_layers([["a", "b", "a"]])
+    # 3 tokens + BOS + EOS served; the encoder ran on BOS, EOS, "a", "b".
+    assert (cache.stats.tokens, cache.stats.computed) == (5, 4)
+    assert cache.stats.hit_rate == pytest.approx(1 / 5)
+    model.embed_layers([["b", "a", "c"]])
+    assert (cache.stats.tokens, cache.stats.computed) == (10, 5)
+    cache.reset_stats()
+    model.embed_layers([["a"]])
+    assert cache.stats.hit_rate == 1.0
+    assert model.word_cache_stats() is cache.stats
+    model.disable_word_cache()
+    assert model.word_cache_stats() is None
+
+
+def test_a_char_encoder_change_is_never_served_stale():
+    model = random_bilm(seed=2)
+    text = running_text(3, 10)
+    cache = model.enable_word_cache(1000)
+    model.embed_layers(text)
+    with torch.no_grad():
+        model.char_encoder.highway.layers[0].bias.add_(0.3)  # in place: only the version changes
+    after = model.embed_layers(text)
+    assert cache.stats.invalidations == 1
+    model.disable_word_cache()
+    assert_identical(after, model.embed_layers(text))
+
+
+def test_loading_other_weights_clears_the_cache():
+    model, other = random_bilm(seed=4), random_bilm(seed=5)
+    text = running_text(6, 8)
+    model.enable_word_cache(1000)
+    model.embed_layers(text)
+    model.load_state_dict(other.state_dict())
+    assert_identical(model.embed_layers(text), other.embed_layers(text))
+
+
+def test_an_lstm_change_keeps_the_cache_and_the_outputs_right():
+    model = random_bilm(seed=7)
+    text = running_text(8, 8)
+    cache = model.enable_word_cache(1000)
+    model.embed_layers(text)
+    with torch.no_grad():
+        model.backward_lstm.layers[1].recurrent_weight.mul_(0.5)
+    cached = model.embed_layers(text)
+    assert cache.stats.invalidations == 0  # layer 0 does not depend on the LSTMs
+    model.disable_word_cache()
+    assert_identical(cached, model.embed_layers(text))
+
+
+def test_changing_dtype_clears_the_cache():
+    model = random_bilm(seed=9)
+    text = running_text(10, 6)
+    model.enable_word_cache(1000)
+    model.embed_layers(text)
+    model.double()
+    doubled = model.embed_layers(text)
+    model.disable_word_cache()
+    assert_identical(doubled, model.embed_layers(text))
+
+
+def test_weights_without_version_counters_are_never_cached():
+    with torch.inference_mode():
+        model = random_bilm(seed=11)  # inference tensors: in-place changes are undetectable
+    text = running_text(12, 5)
+    cache = model.enable_word_cache(1000)
+    first = model.embed_layers(text)
+    assert len(cache) == 0
+    model.disable_word_cache()
+    assert_identical(first, model.embed_layers(text))
+
+
+def test_lru_keeps_the_most_recently_used_words():
+    calls = []
+
+    def compute(words):
+        calls.append(list(words))
+        return torch.tensor([[float(len(w)), float(ord(w[0]))] for w in words])
+
+    cache = WordVectorCache(max_words=3)
+    fingerprint = ("weights", 1)
+    cache.vectors(["a", "bb", "ccc"], 3, fingerprint, compute)
+    cache.vectors(["a"], 1, fingerprint, compute)  # "a" becomes the most recent
+    out = cache.vectors(["dddd", "bb"], 2, fingerprint, compute)  # "bb" is a hit, "ccc" is evicted
+    assert calls == [["a", "bb", "ccc"], ["dddd"]]
+    assert out.tolist() == [[4.0, 100.0], [2.0, 98.0]]
+    assert "ccc" not in cache and {"a", "bb", "dddd"} == {w for w in ["a", "bb", "dddd"] if w in cache}
+    assert cache.stats.evictions == 1
+    cache.vectors(["a", "ccc"], 2, ("weights", 2), compute)  # new fingerprint: everything recomputed
+    assert calls[-1] == ["a", "ccc"]
+    assert cache.stats.invalidations == 1 and len(cache) == 2
+    with pytest.raises(ValueError):
+        WordVectorCache(0)
+
+
+def test_more_new_words_than_the_cache_holds():
+    cache = WordVectorCache(max_words=2)
+    words = ["w%d" % i for i in range(5)]
+    out = cache.vectors(words, 5, "fp", lambda ws: torch.arange(len(ws), dtype=torch.float32)[:, None].repeat(1, 3))
+    assert out[:, 0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert len(cache) == 2 and "w4" in cache and "w3" in cache
+
+
+def test_copies_and_pickles_start_with_an_empty_cache():
+    model = random_bilm()
+    model.enable_word_cache(123)
+    model.embed_layers(running_text(0, 4))
+    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert clone.word_cache is not None and clone.word_cache.max_words == 123
+        assert len(clone.word_cache) == 0
+        assert_identical(clone.embed_layers([["a", "b"]]), model.embed_layers([["a", "b"]]))
