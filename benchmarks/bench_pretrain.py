@@ -1,0 +1,165 @@
+"""Pretraining throughput against the machine's matmul roofline.
+
+For each config (default: ``configs/bilm_small.cfg`` and ``configs/bilm_original.cfg``) this
+times full training steps (forward, backward, gradient clipping, optimizer step) on generated
+sentences, counts the FLOPs those steps must do (matmuls and convolutions of the char-CNN,
+both LSTM stacks and the softmax, forward + backward = 3x forward), and divides the achieved
+FLOP rate by the GEMM rate measured in the same process. It prints the thread count, the load
+average (a busy machine makes every number here meaningless) and the peak RSS.
+
+    python benchmarks/bench_pretrain.py [--threads 1] [--config PATH ...] [--steps 5]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from spacy_elmo.nn.config import BiLMConfig  # noqa: E402
+from spacy_elmo.nn.char_ids import MAX_WORD_LENGTH  # noqa: E402
+from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402
+from spacy_elmo.pretrain.initialization import fresh_model  # noqa: E402
+from spacy_elmo.pretrain.objective import LanguageModelObjective  # noqa: E402
+from spacy_elmo.pretrain.optim import make_optimizer  # noqa: E402
+from spacy_elmo.pretrain.settings import PretrainSettings, load_config, settings_from_config  # noqa: E402
+from spacy_elmo.pretrain.softmax import SoftmaxLoss  # noqa: E402
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary  # noqa: E402
+
+
+@dataclass
+class Flops:
+    """Forward FLOPs per input position (char-CNN, LSTMs) and per prediction (softmax)."""
+
+    char_cnn: float
+    lstm: float
+    softmax: float
+
+
+def forward_flops(config: BiLMConfig, vocab_size: int, n_negatives: int) -> Flops:
+    d = config.char_embed_dim
+    conv = sum(2 * d * width * n * (MAX_WORD_LENGTH - width + 1) for width, n in config.filters)
+    nf = config.n_filters
+    highway = config.n_highway * 2 * nf * 2 * nf
+    projection = 2 * nf * config.projection_dim
+    c, p = config.lstm_dim, config.projection_dim
+    lstm = 0
+    for layer in range(config.n_layers):
+        input_dim = p  # the char-CNN projects to P, so every layer reads P
+        lstm += 2 * (2 * input_dim * 4 * c + 2 * p * 4 * c + 2 * c * p)  # two directions
+    scored = vocab_size if not 0 < n_negatives < vocab_size else n_negatives + 1
+    softmax = 2 * 2 * p * scored  # two directions
+    return Flops(conv + highway + projection, lstm, softmax)
+
+
+def gemm_rate(seconds: float = 2.0) -> float:
+    """Best FLOP/s of square and LSTM-shaped float32 matmuls on this thread count."""
+    best = 0.0
+    for m, k, n in ((1024, 1024, 1024), (512, 512, 2048), (2048, 512, 4096), (256, 512, 16384)):
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        for _ in range(2):
+            a @ b
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds / 4:
+            a @ b
+            count += 1
+        best = max(best, 2 * m * k * n * count / (time.perf_counter() - start))
+    return best
+
+
+def make_sentences(rng: random.Random, words: list[str], n_sentences: int, mean_length: int) -> list[list[str]]:
+    """Zipf-distributed words, lengths around ``mean_length`` (one length-sorted batch)."""
+    weights = [1.0 / (i + 1) for i in range(len(words))]
+    lengths = [max(3, int(rng.gauss(mean_length, 2))) for _ in range(n_sentences)]
+    return [rng.choices(words, weights, k=n) for n in lengths]
+
+
+def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, batch_tokens: int, peak: float) -> None:
+    rng = random.Random(0)
+    vocab_size = vocab_size or settings.vocab.size
+    words = [f"w{i:06d}" if i % 3 else f"word{i}" for i in range(vocab_size - len(SPECIALS))]
+    vocab = Vocabulary(list(SPECIALS) + words)
+    model = fresh_model(settings.model, vocab, seed=0)
+    n_negatives = settings.softmax.n_negatives
+    objective = LanguageModelObjective(model, SoftmaxLoss(len(vocab), n_negatives), settings.training.dropout)
+    optimizer = make_optimizer(objective.parameters(), settings.training)
+    encoder = BatchEncoder(vocab)
+    mean_length = 25
+    batch_tokens = batch_tokens or settings.training.batch_tokens
+    n_sentences = max(1, min(settings.training.max_batch_sentences, batch_tokens // (mean_length + 6)))
+    batches = [encoder.encode(make_sentences(rng, words, n_sentences, mean_length)) for _ in range(steps + 1)]
+
+    def step(batch) -> None:
+        sums = objective(batch.char_ids, batch.lengths, batch.targets)
+        loss = sums.sum() / (2.0 * batch.n_tokens)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(objective.parameters(), settings.training.grad_clip)
+        optimizer.step()
+
+    step(batches[0])  # warm-up: allocations, first-call costs
+    start, start_cpu = time.perf_counter(), time.process_time()
+    for batch in batches[1:]:
+        step(batch)
+    seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - start_cpu
+
+    predictions = sum(b.n_tokens for b in batches[1:])
+    positions = sum(int(b.lengths.sum()) for b in batches[1:])
+    flops = forward_flops(model.config, len(vocab), n_negatives)
+    total = 3 * (flops.char_cnn * positions + flops.lstm * positions + flops.softmax * predictions)
+    rate = total / seconds
+    softmax_kind = f"sampled ({n_negatives} negatives)" if 0 < n_negatives < len(vocab) else "full"
+    print(f"\n== {name}: lstm {model.config.lstm_dim}/{model.config.projection_dim}, {model.config.n_layers} layers, "
+          f"{model.config.n_filters} filters, {model.config.n_highway} highway, vocab {len(vocab):,}, {softmax_kind} softmax")
+    print(f"   batch: {n_sentences} sentences, {positions // steps:,} positions, {predictions // steps:,} predictions/direction per step")
+    print(f"   forward FLOPs per position: char-CNN {flops.char_cnn / 1e6:.2f}M, LSTMs {flops.lstm / 1e6:.2f}M; "
+          f"per prediction: softmax {flops.softmax / 1e6:.2f}M")
+    print(f"   {steps} steps in {seconds:.2f}s: {predictions / seconds:,.0f} tokens/s (predictions per direction), "
+          f"{rate / 1e9:.1f} GFLOP/s = {100 * rate / peak:.0f}% of the measured GEMM rate")
+    threads = torch.get_num_threads()
+    if cpu_seconds > 1.05 * threads * seconds or cpu_seconds < 0.9 * threads * seconds:
+        # On a shared machine wall time includes waiting for a core; CPU time does not.
+        cpu_rate = total / (cpu_seconds / threads)
+        print(f"   by CPU time ({cpu_seconds:.2f}s over {threads} thread(s)): {predictions / (cpu_seconds / threads):,.0f} tokens/s, "
+              f"{100 * cpu_rate / peak:.0f}% of the GEMM rate")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--config", action="append", type=Path, help="config(s) to time (default: small and original)")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--vocab-size", type=int, default=0, help="override the config's vocab.size (0: keep)")
+    parser.add_argument("--batch-tokens", type=int, default=0, help="override training.batch_tokens (0: keep)")
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    load1, load5, _ = os.getloadavg()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} CPUs, load average {load1:.2f} (1 min) {load5:.2f} (5 min)")
+    if load1 > 0.5:
+        print(f"WARNING: the machine is not idle (load {load1:.2f}); the numbers below are lower than the hardware allows")
+    peak = gemm_rate()
+    print(f"GEMM rate (float32, best of 4 shapes): {peak / 1e9:.1f} GFLOP/s")
+    configs = args.config or [REPO / "configs" / "bilm_small.cfg", REPO / "configs" / "bilm_original.cfg"]
+    for path in configs:
+        settings = settings_from_config(load_config(path))
+        steps = args.steps if settings.model.lstm_dim <= 1024 else max(2, min(args.steps, 3))
+        bench(settings, path.stem, steps, args.vocab_size, args.batch_tokens, peak)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak RSS {rss:,.0f} MB; load average now {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

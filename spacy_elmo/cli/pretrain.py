@@ -1,0 +1,101 @@
+"""``spacy-elmo pretrain``: train a biLM on raw text, as a config describes."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import typer
+
+from ._app import app
+
+
+@app.command(
+    "pretrain",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def pretrain_cli(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., help="Pretraining config (.cfg), e.g. configs/bilm_small.cfg", exists=True, dir_okay=False),
+    output_dir: Path = typer.Argument(..., help="Where checkpoints, metrics.jsonl, model-last and model-best go"),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"),
+    init_from: Optional[Path] = typer.Option(None, "--init-from", help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5"),
+    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda or cuda:N (overrides system.device)"),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
+) -> None:
+    """Pretrain a biLM. Config overrides follow, e.g. --paths.train corpus/train.txt --training.max_steps 100.
+
+    Under torchrun (torchrun --nproc_per_node N -m spacy_elmo pretrain ...) each process trains
+    on its own shard of the text with DistributedDataParallel.
+    """
+    from ..pretrain.settings import load_config, settings_from_config
+    from ..pretrain.stream import EmptyCorpusError
+    from ..pretrain.train import PretrainError, pretrain
+
+    _setup_logging()
+    try:
+        overrides: dict[str, Any] = parse_overrides(ctx.args)
+        if init_from is not None:
+            overrides["paths.init_from"] = str(init_from)
+        if device is not None:
+            overrides["system.device"] = device
+        config = load_config(config_path, overrides)
+        settings = settings_from_config(config)
+        result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet)
+    except (PretrainError, EmptyCorpusError, FileNotFoundError, ValueError) as err:
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(1)
+    if result.stopped_by_signal is not None:
+        typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; continue with --resume", err=True)
+        raise typer.Exit(128 + int(result.stopped_by_signal))
+    if int(os.environ.get("RANK", "0")) == 0:
+        typer.echo(f"Done: {result.step} steps, {result.tokens:,} tokens. Models in {output_dir / 'model-last'} and {output_dir / 'model-best'}")
+
+
+def _setup_logging() -> None:
+    rank = int(os.environ.get("RANK", "0"))
+    logger = logging.getLogger("spacy_elmo.pretrain")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s" if rank == 0 else f"[rank {rank}] %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)
+    logger.propagate = False
+
+
+def parse_overrides(args: Sequence[str]) -> dict[str, Any]:
+    """``{"section.key": value}``; values are JSON when they parse as JSON, else strings.
+
+    A flag with no value (followed by another ``--`` option or nothing) means ``true``.
+    """
+    result: dict[str, Any] = {}
+    items = list(args)
+    index = 0
+    while index < len(items):
+        option = items[index]
+        if not option.startswith("--"):
+            raise ValueError(f"Unexpected argument {option!r}: overrides look like --section.key value")
+        name, has_value, value = option[2:].partition("=")
+        if "." not in name:
+            raise ValueError(f"Unknown option --{name}: config overrides need a section, like --training.{name}")
+        if not has_value:
+            following = items[index + 1] if index + 1 < len(items) else None
+            if following is None or following.startswith("--"):
+                value = "true"
+            else:
+                value = following
+                index += 1
+        result[name.replace("-", "_")] = _parse_value(value)
+        index += 1
+    return result
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -1,0 +1,59 @@
+"""Whole passes over a corpus: the vocabulary count and the (bounded) dev set."""
+from __future__ import annotations
+
+import itertools
+import logging
+from pathlib import Path
+from typing import Iterator, Union
+
+from tqdm import tqdm
+
+from .sentences import SegmentStats, Segmenter, Sentence
+from .settings import CorpusSettings
+from .text_sources import ReadStats, RecordReader, list_corpus_files
+from .vocab import WordCounter
+
+logger = logging.getLogger("spacy_elmo.pretrain")
+
+
+def make_reader(path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter) -> RecordReader:
+    files = list_corpus_files(path)
+    needs_spacy = any(f.suffix.lower() == ".spacy" for f in files)
+    return RecordReader(
+        files,
+        max_line_bytes=settings.max_line_bytes,
+        jsonl_field=settings.jsonl_field,
+        spacy_vocab=segmenter.vocab if needs_spacy else None,
+    )
+
+
+def iter_sentences(reader: RecordReader, segmenter: Segmenter, stats: ReadStats) -> Iterator[Sentence]:
+    for _, sentences in segmenter.segment(reader.records(stats=stats)):
+        yield from sentences
+
+
+def count_words(
+    path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter, max_types: int, progress: bool = True
+) -> tuple[WordCounter, ReadStats]:
+    """One streaming pass: word counts, and what was skipped along the way (with warnings)."""
+    stats = ReadStats(warn=True)
+    segmenter.stats = SegmentStats()
+    reader = make_reader(path, settings, segmenter)
+    counter = WordCounter(max_types)
+    sentences = iter_sentences(reader, segmenter, stats)
+    with tqdm(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
+        for sentence in bar:
+            counter.add(sentence)
+    logger.info("Training text: %s; %s", stats.summary(), segmenter.stats.summary())
+    return counter, stats
+
+
+def read_dev_sentences(
+    path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter, limit: int
+) -> tuple[list[Sentence], ReadStats]:
+    """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
+    stats = ReadStats(warn=True)
+    reader = make_reader(path, settings, segmenter)
+    sentences = list(itertools.islice(iter_sentences(reader, segmenter, stats), limit))
+    logger.info("Dev text: %s; %d sentences used", stats.summary(), len(sentences))
+    return sentences, stats

@@ -1,0 +1,81 @@
+"""torch.distributed, only as much as pretraining needs: who am I, sum this, wait for rank 0.
+
+``torchrun`` sets ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``; without them (or with a world of
+one) everything here is a no-op, so the single-process path has no distributed code in it.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class Distributed:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def all_reduce_sum(self, tensor: torch.Tensor) -> torch.Tensor:
+        """Sum over processes (in place, and returned); communicated on the training device."""
+        if self.enabled:
+            on_device = tensor.to(self.device)
+            dist.all_reduce(on_device, op=dist.ReduceOp.SUM)
+            tensor.copy_(on_device.to(tensor.device))
+        return tensor
+
+    def gather(self, value: Any) -> list[Any]:
+        """Every process's ``value`` (small Python data), in rank order."""
+        if not self.enabled:
+            return [value]
+        values: list[Any] = [None] * self.world_size
+        dist.all_gather_object(values, value)
+        return values
+
+    def barrier(self) -> None:
+        if self.enabled:
+            dist.barrier()
+
+
+def resolve_device(name: str, local_rank: int = 0) -> torch.device:
+    """``cpu``, ``cuda`` (this process's GPU under torchrun) or an explicit ``cuda:N``."""
+    device = torch.device(name)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(f"Device {name!r} was requested but CUDA is not available")
+        if device.index is None:
+            device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    elif device.type != "cpu":
+        raise ValueError(f"Unsupported device {name!r}: use 'cpu', 'cuda' or 'cuda:N'")
+    return device
+
+
+def setup_distributed(device_name: str) -> Distributed:
+    """Join the process group that torchrun describes (gloo on CPU, NCCL on GPU), if any."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = resolve_device(device_name, local_rank)
+    if world_size > 1 and not dist.is_initialized():
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        dist.init_process_group(backend, timeout=datetime.timedelta(minutes=30))
+    return Distributed(rank, world_size, local_rank, device)
+
+
+def teardown_distributed(context: Distributed) -> None:
+    if context.enabled and dist.is_initialized():
+        dist.destroy_process_group()

@@ -1,0 +1,57 @@
+"""Dev perplexity of each direction, with the exact full softmax."""
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+from typing import ContextManager, Callable, Optional, Sequence
+
+import torch
+
+from ..nn.bilm import BiLM
+from .distributed import Distributed
+from .encoding import EncodedBatch
+from .objective import exact_direction_nll
+
+
+@dataclass(frozen=True)
+class DevScores:
+    perplexity_forward: float
+    perplexity_backward: float
+    n_tokens: int
+
+    @property
+    def perplexity(self) -> float:
+        """The mean of the two directions' perplexities: what ``model-best`` is chosen by."""
+        return 0.5 * (self.perplexity_forward + self.perplexity_backward)
+
+
+def dev_perplexity(
+    bilm: BiLM,
+    batches: Sequence[EncodedBatch],
+    context: Distributed,
+    autocast: Callable[[], ContextManager] = contextlib.nullcontext,
+) -> Optional[DevScores]:
+    """Each process scores its own part of the dev set; the sums are added up over processes.
+
+    Returns ``None`` when no process has dev text.
+    """
+    was_training = bilm.training
+    bilm.eval()
+    totals = torch.zeros(3, dtype=torch.float64)
+    with torch.no_grad():
+        for batch in batches:
+            batch = batch.to(context.device)
+            with autocast():
+                sums = exact_direction_nll(bilm, batch.char_ids, batch.lengths, batch.targets)
+            totals += torch.tensor([float(sums[0]), float(sums[1]), batch.n_tokens], dtype=torch.float64)
+    bilm.train(was_training)
+    context.all_reduce_sum(totals)
+    nll_forward, nll_backward, n = totals.tolist()
+    if n == 0:
+        return None
+    return DevScores(_safe_exp(nll_forward / n), _safe_exp(nll_backward / n), int(n))
+
+
+def _safe_exp(value: float) -> float:
+    return math.exp(value) if value < 700 else float("inf")

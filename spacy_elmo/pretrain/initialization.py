@@ -1,0 +1,95 @@
+"""The model pretraining starts from: fresh, or existing weights (``--init-from``).
+
+Existing weights can be our model directory or bilm-tf/AllenNLP's ``options.json`` + ``.hdf5``
+(a folder holding both, or the options file with its weights beside it), as bilm-tf's restart
+continues pretraining on domain text. The output layer is kept when the vocabulary matches;
+otherwise it is rebuilt for the new vocabulary and everything below it is kept.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import torch
+
+from ..formats.native import is_model_dir
+from ..nn.bilm import BiLM
+from ..nn.config import BiLMConfig
+from .vocab import Vocabulary
+
+logger = logging.getLogger("spacy_elmo.pretrain")
+
+
+def load_existing_model(path: Union[str, Path]) -> BiLM:
+    """A :class:`BiLM` from our model directory or from AllenNLP's options + weights."""
+    path = Path(path)
+    if path.is_dir() and is_model_dir(path):
+        return BiLM.from_disk(path)
+    options, weights = _allennlp_files(path)
+    return BiLM.from_allennlp(options, weights)
+
+
+def _allennlp_files(path: Path) -> tuple[Path, Path]:
+    if path.is_file() and path.suffix == ".json":
+        folder, options = path.parent, path
+    elif path.is_dir() and (path / "options.json").is_file():
+        folder, options = path, path / "options.json"
+    else:
+        raise FileNotFoundError(
+            f"--init-from {path}: expected a spacy-elmo model directory (config.json + weights.hdf5) "
+            "or AllenNLP files (options.json + a .hdf5 weight file)"
+        )
+    candidates = [folder / "weights.hdf5"] if (folder / "weights.hdf5").is_file() else sorted(folder.glob("*.hdf5"))
+    if len(candidates) != 1:
+        raise FileNotFoundError(f"--init-from {path}: expected exactly one .hdf5 weight file beside {options.name}, found {len(candidates)}")
+    return options, candidates[0]
+
+
+def fresh_model(config: BiLMConfig, vocab: Vocabulary, seed: int) -> BiLM:
+    """A new biLM whose output bias starts at the log unigram distribution (when counts are
+    known): the softmax then begins where a unigram model is, not at a uniform guess."""
+    torch.manual_seed(seed)
+    model = BiLM(config.replace(vocab_size=0), vocab=vocab.words)
+    _init_output_layer(model, vocab)
+    return model
+
+
+def with_vocabulary(model: BiLM, vocab: Vocabulary, seed: int) -> BiLM:
+    """``model`` predicting ``vocab``: unchanged if it already does, else a new output layer."""
+    if model.vocab == vocab.words and model.softmax is not None:
+        return model
+    if model.softmax is not None:
+        logger.warning("The initial model's vocabulary differs from the training vocabulary: its output layer is replaced")
+    torch.manual_seed(seed)
+    rebuilt = BiLM(model.config.replace(vocab_size=0), vocab=vocab.words)
+    own = {k: v for k, v in model.state_dict().items() if not k.startswith("softmax.")}
+    missing, unexpected = rebuilt.load_state_dict(own, strict=False)
+    assert not unexpected and all(k.startswith("softmax.") for k in missing), (missing, unexpected)
+    _init_output_layer(rebuilt, vocab)
+    return rebuilt
+
+
+def _init_output_layer(model: BiLM, vocab: Vocabulary) -> None:
+    if model.softmax is None or vocab.counts is None:
+        return
+    log_total = math.log(max(1, sum(vocab.counts)))
+    with torch.no_grad():
+        bias = torch.tensor([math.log(c) - log_total if c > 0 else -20.0 for c in vocab.counts])
+        model.softmax.bias.copy_(bias)
+
+
+def vocabulary_of(model: BiLM) -> Optional[Vocabulary]:
+    """The model's own vocabulary, if it has one that can be trained on."""
+    if model.vocab is None or model.softmax is None:
+        return None
+    try:
+        return Vocabulary(model.vocab)
+    except ValueError:
+        return None
+
+
+def same_architecture(a: BiLMConfig, b: BiLMConfig, ignore: Sequence[str] = ("vocab_size",)) -> bool:
+    left, right = a.to_dict(), b.to_dict()
+    return all(left[k] == right[k] for k in left if k not in ignore)

@@ -1,0 +1,114 @@
+"""The biLM's training objective: two language models over one sentence, no peeking.
+
+For a framed sentence ``<S> w1 .. wn </S>`` the forward top layer at position k predicts the
+token at k+1 and has only read positions <= k; the backward top layer at k predicts the token at
+k-1 and has only read positions >= k. Both score their predictions with the shared output
+layer. The loss is the mean of the two directions' mean NLLs (bilm-tf's
+``0.5 * (loss_forward + loss_backward)``), so ``exp(loss)`` reads as a perplexity.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+
+from ..nn.bilm import BiLM, BiLMStates
+from .encoding import PAD_TARGET
+from .softmax import SoftmaxLoss, exact_nll_sum, full_softmax_nll
+
+
+def directional_predictions(
+    states: BiLMStates, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens.
+
+    Forward position k (< length-1) predicts ``targets[k+1]``; backward position k (>= 1)
+    predicts ``targets[k-1]``. Both have exactly ``length - 1`` predictions per sentence, and
+    the same mask: the predicting position (or the target) lies inside the sentence.
+    """
+    valid = targets[:, 1:] != PAD_TARGET
+    forward_hidden = states.forward[-1][:, :-1][valid]
+    backward_hidden = states.backward[-1][:, 1:][valid]
+    return forward_hidden, targets[:, 1:][valid], backward_hidden, targets[:, :-1][valid]
+
+
+def per_position_nll(
+    bilm: BiLM, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact NLL at every predicting position, ``(batch, time - 1)`` per direction, 0 at padding.
+
+    Column k of the forward result is the prediction made at position k (of token k+1);
+    column k of the backward result is the one made at position k+1 (of token k).
+    """
+    if bilm.softmax is None:
+        raise ValueError("The model has no output softmax")
+    states = bilm.contextualize(char_ids, lengths)
+    valid = targets[:, 1:] != PAD_TARGET
+    safe_next = targets[:, 1:].clamp(min=0)
+    safe_prev = targets[:, :-1].clamp(min=0)
+    batch, steps = safe_next.shape
+    forward = full_softmax_nll(states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1))
+    backward = full_softmax_nll(states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1))
+    zero = torch.zeros((), dtype=forward.dtype, device=forward.device)
+    return (
+        torch.where(valid, forward.reshape(batch, steps), zero),
+        torch.where(valid, backward.reshape(batch, steps), zero),
+    )
+
+
+class LanguageModelObjective(nn.Module):
+    """Wraps a :class:`BiLM` (and its shared output layer) so that ``forward`` returns the
+    summed training NLL of each direction, ``(2,)``: what DDP needs to see as one module.
+
+    Dropout hits the char-CNN's token vectors (the LSTM input) and the top layer's output
+    before the softmax, in training mode only. The first goes through a forward hook on the
+    char encoder, since :class:`BiLM` has no dropout of its own; ``close`` removes it.
+    """
+
+    def __init__(self, bilm: BiLM, softmax_loss: SoftmaxLoss, dropout: float = 0.0) -> None:
+        super().__init__()
+        if bilm.softmax is None:
+            raise ValueError("Pretraining needs a BiLM with an output softmax (a vocabulary)")
+        self.bilm = bilm
+        self.softmax_loss = softmax_loss
+        self.dropout = dropout
+        # Set (e.g. to bfloat16 on a GPU) to autocast the training softmax's matmuls.
+        self.compute_dtype: Optional[torch.dtype] = None
+        self._hook: Optional[torch.utils.hooks.RemovableHandle] = None
+        if dropout > 0:
+            self._hook = bilm.char_encoder.register_forward_hook(self._drop_token_vectors)
+
+    def _drop_token_vectors(self, module: nn.Module, inputs: object, output: torch.Tensor) -> torch.Tensor:
+        return nn.functional.dropout(output, self.dropout, training=module.training)
+
+    def close(self) -> None:
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+
+    def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        states = self.bilm.contextualize(char_ids, lengths)
+        forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
+        n = forward_hidden.shape[0]
+        hidden = torch.cat([forward_hidden, backward_hidden])
+        hidden = nn.functional.dropout(hidden, self.dropout, training=self.training)
+        targets = torch.cat([forward_targets, backward_targets])
+        if self.compute_dtype is None:
+            nll = self.softmax_loss.training_nll(hidden, self.bilm.softmax, targets)
+        else:
+            with torch.autocast(hidden.device.type, dtype=self.compute_dtype):
+                nll = self.softmax_loss.training_nll(hidden, self.bilm.softmax, targets)
+        return torch.stack([nll[:n].sum(), nll[n:].sum()])
+
+
+def exact_direction_nll(
+    bilm: BiLM, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+) -> torch.Tensor:
+    """Summed exact NLL of each direction, ``(2,)`` (for perplexity; no dropout, no sampling)."""
+    states = bilm.contextualize(char_ids, lengths)
+    forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
+    return torch.stack([
+        exact_nll_sum(forward_hidden, bilm.softmax, forward_targets),
+        exact_nll_sum(backward_hidden, bilm.softmax, backward_targets),
+    ])

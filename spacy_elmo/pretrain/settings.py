@@ -1,0 +1,176 @@
+"""The pretraining config: a thinc/spaCy ``.cfg`` read into typed, checked settings.
+
+The ``.cfg`` has the sections ``[paths]``, ``[system]``, ``[corpus]``, ``[vocab]``, ``[softmax]``,
+``[training]`` and ``[model]`` (the :class:`BiLMConfig` fields, minus ``vocab_size``, which
+comes from ``[vocab]``). Unknown keys are errors, so a typo never silently becomes a default.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
+
+from thinc.api import Config
+
+from ..nn.config import BiLMConfig
+
+PathLike = Union[str, Path]
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    """Where the data lives. ``train``/``dev`` may be a file or a folder (read recursively)."""
+
+    train: Optional[str] = None
+    dev: Optional[str] = None
+    vocab: Optional[str] = None  # an existing vocabulary (JSON list or one word per line)
+    init_from: Optional[str] = None  # our model directory or an AllenNLP options.json + hdf5 directory
+
+
+@dataclass(frozen=True)
+class SystemSettings:
+    seed: int = 0
+    device: str = "cpu"
+    bf16: bool = True  # autocast matmuls to bfloat16 on CUDA (ignored on CPU)
+    threads: int = 0  # torch intra-op threads per process; 0 keeps torch's default
+
+
+@dataclass(frozen=True)
+class CorpusSettings:
+    """How raw text becomes sentences of tokens."""
+
+    lang: str = "en"
+    pipeline: Optional[str] = None  # a spaCy package or path; None means blank(lang) + sentencizer
+    pretokenized: bool = False  # one sentence per line, tokens separated by whitespace
+    jsonl_field: str = "text"
+    max_line_bytes: int = 100_000  # longer lines are cut here, at a character boundary (and counted)
+    max_token_chars: int = 50  # the char-CNN reads at most 48 bytes; longer tokens are cut (and counted)
+    max_sentence_tokens: int = 100  # longer sentences are split into pieces of this size
+    chunk_sentences: int = 10_000  # sentences read, sorted by length and shuffled together
+
+
+@dataclass(frozen=True)
+class VocabSettings:
+    """The output vocabulary: the ``size`` most frequent words (specials included)."""
+
+    size: int = 50_000
+    min_count: int = 1
+    max_tracked_types: int = 5_000_000  # the counter is pruned beyond this many distinct words
+
+
+@dataclass(frozen=True)
+class SoftmaxSettings:
+    """``n_negatives`` 0 trains with the full softmax; otherwise a sampled softmax."""
+
+    n_negatives: int = 0
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    max_steps: int = 1000
+    batch_tokens: int = 2000  # padded tokens (BOS/EOS included) per step, over all processes
+    max_batch_sentences: int = 256
+    optimizer: str = "adagrad"
+    learning_rate: float = 0.2
+    adagrad_initial_accumulator: float = 1.0
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    warmup_steps: int = 0
+    grad_clip: float = 10.0
+    dropout: float = 0.1
+    eval_every: int = 200
+    checkpoint_every: int = 200
+    max_dev_sentences: int = 5000
+    shards: int = 0  # data shards; 0 means one per process. Fixing it makes N processes match 1.
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in ("adagrad", "adam"):
+            raise ValueError(f"training.optimizer must be 'adagrad' or 'adam', not {self.optimizer!r}")
+        for name in ("max_steps", "batch_tokens", "max_batch_sentences", "eval_every", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"training.{name} must be at least 1, not {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"training.dropout must be in [0, 1), not {self.dropout}")
+
+
+@dataclass(frozen=True)
+class PretrainSettings:
+    model: BiLMConfig
+    paths: PathSettings = field(default_factory=PathSettings)
+    system: SystemSettings = field(default_factory=SystemSettings)
+    corpus: CorpusSettings = field(default_factory=CorpusSettings)
+    vocab: VocabSettings = field(default_factory=VocabSettings)
+    softmax: SoftmaxSettings = field(default_factory=SoftmaxSettings)
+    training: TrainingSettings = field(default_factory=TrainingSettings)
+
+
+_SECTIONS = {
+    "paths": PathSettings,
+    "system": SystemSettings,
+    "corpus": CorpusSettings,
+    "vocab": VocabSettings,
+    "softmax": SoftmaxSettings,
+    "training": TrainingSettings,
+}
+
+
+def load_config(path: PathLike, overrides: Optional[dict[str, Any]] = None) -> Config:
+    """Read a ``.cfg`` with dotted overrides (``{"training.max_steps": 10}``), interpolated."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Config file not found: {path}")
+    return Config().from_disk(path, overrides=overrides or {}, interpolate=True)
+
+
+def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSettings:
+    """Check every section and key and build :class:`PretrainSettings`."""
+    unknown = sorted(set(config) - set(_SECTIONS) - {"model"})
+    if unknown:
+        raise ValueError(f"Unknown config sections: {unknown}; expected {sorted(_SECTIONS) + ['model']}")
+    if "model" not in config:
+        raise ValueError("The config needs a [model] section with the biLM sizes")
+    model_data = dict(config["model"])
+    if "vocab_size" in model_data:
+        raise ValueError("Set the output vocabulary size with [vocab] size, not [model] vocab_size")
+    try:
+        model = BiLMConfig.from_dict(model_data)
+    except TypeError as err:
+        raise ValueError(f"[model]: {err}") from err
+    sections = {name: _build_section(name, cls, config.get(name, {})) for name, cls in _SECTIONS.items()}
+    return PretrainSettings(model=model, **sections)
+
+
+def _build_section(name: str, cls: type, data: dict[str, Any]) -> Any:
+    hints = get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(known)}")
+    values = {key: _coerce(f"{name}.{key}", value, hints[key]) for key, value in data.items()}
+    return cls(**values)
+
+
+def _coerce(where: str, value: Any, hint: Any) -> Any:
+    """Accept the types a ``.cfg`` or a CLI override produces; refuse anything else clearly."""
+    optional = get_origin(hint) is Union and type(None) in get_args(hint)
+    if value is None:
+        if optional:
+            return None
+        raise ValueError(f"{where} must not be null")
+    base = next(a for a in get_args(hint) if a is not type(None)) if optional else hint
+    if base is bool:
+        if isinstance(value, bool):
+            return value
+    elif base is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif base is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif base is str:
+        if isinstance(value, (str, Path)):
+            return str(value)
+    raise ValueError(f"{where} must be {getattr(base, '__name__', base)}, not {value!r}")

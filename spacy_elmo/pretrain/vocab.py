@@ -1,0 +1,116 @@
+"""The output vocabulary: which words the softmax predicts (the input side reads characters).
+
+Ids are ``<S>``, ``</S>``, ``<UNK>`` and then words by decreasing frequency: the log-uniform
+sampler of the sampled softmax relies on that order.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Union
+
+from ..nn.char_ids import BOS_TOKEN, EOS_TOKEN
+
+UNK_TOKEN = "<UNK>"
+SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
+
+
+class Vocabulary:
+    """A word list with O(1) lookups; unknown words map to ``<UNK>``."""
+
+    def __init__(self, words: Sequence[str], counts: Optional[Sequence[int]] = None) -> None:
+        words = list(words)
+        missing = [s for s in SPECIALS if s not in words]
+        if missing:
+            raise ValueError(f"A vocabulary needs {SPECIALS}; missing {missing}")
+        if len(set(words)) != len(words):
+            raise ValueError("The vocabulary lists a word twice")
+        self.words = words
+        self.counts = list(counts) if counts is not None else None
+        self.index = {word: i for i, word in enumerate(words)}
+        self.bos_id = self.index[BOS_TOKEN]
+        self.eos_id = self.index[EOS_TOKEN]
+        self.unk_id = self.index[UNK_TOKEN]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def framed_ids(self, sentence: Sequence[str]) -> list[int]:
+        """Ids of ``<S> w1 ... wn </S>``, the targets of both directions."""
+        get, unk = self.index.get, self.unk_id
+        return [self.bos_id, *(get(word, unk) for word in sentence), self.eos_id]
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        """A JSON list of words (the format of a model directory's ``vocab.json``), atomically."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.words, ensure_ascii=False), encoding="utf8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def from_disk(cls, path: Union[str, Path]) -> "Vocabulary":
+        """A JSON list, or bilm-tf's text format (one word per line, anything after a tab ignored).
+
+        The specials are added in front if the file lacks them.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"Vocabulary file not found: {path}")
+        text = path.read_text(encoding="utf8")
+        if path.suffix == ".json":
+            words = json.loads(text)
+            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+                raise ValueError(f"{path} must hold a JSON list of strings")
+        else:
+            words = [line.split("\t")[0] for line in text.splitlines() if line.strip()]
+        return cls([s for s in SPECIALS if s not in words] + words)
+
+
+class WordCounter:
+    """Counts words in one streaming pass, in bounded memory.
+
+    When more than ``max_types`` distinct words are tracked, the rarest are dropped (they could
+    not make a useful vocabulary anyway); the counts of frequent words are then exact or
+    very nearly so.
+    """
+
+    def __init__(self, max_types: int = 5_000_000) -> None:
+        self.counts: Counter[str] = Counter()
+        self.max_types = max_types
+        self.sentences = 0
+        self.tokens = 0
+        self.pruned_below = 0
+
+    def add(self, sentence: Sequence[str]) -> None:
+        self.counts.update(sentence)
+        self.sentences += 1
+        self.tokens += len(sentence)
+        if len(self.counts) > self.max_types:
+            self._prune()
+
+    def _prune(self) -> None:
+        while len(self.counts) > self.max_types // 2:
+            self.pruned_below += 1
+            self.counts = Counter({w: c for w, c in self.counts.items() if c > self.pruned_below})
+
+
+def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Vocabulary:
+    """The ``size`` most frequent words (ties broken alphabetically), specials included."""
+    if size <= len(SPECIALS):
+        raise ValueError(f"vocab.size must be larger than {len(SPECIALS)}, not {size}")
+    ranked = sorted(
+        ((w, c) for w, c in counter.counts.items() if c >= min_count and w not in SPECIALS),
+        key=lambda item: (-item[1], item[0]),
+    )[: size - len(SPECIALS)]
+    covered = sum(c for _, c in ranked)
+    counts = [counter.sentences, counter.sentences, counter.tokens - covered] + [c for _, c in ranked]
+    return Vocabulary(list(SPECIALS) + [w for w, _ in ranked], counts)
+
+
+def count_sentences(sentences: Iterable[Sequence[str]], max_types: int = 5_000_000) -> WordCounter:
+    counter = WordCounter(max_types)
+    for sentence in sentences:
+        counter.add(sentence)
+    return counter

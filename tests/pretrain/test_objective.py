@@ -1,0 +1,108 @@
+"""The objective cannot peek: forward predictions ignore later tokens, backward ones earlier."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from spacy_elmo.nn import TINY_CONFIG, BiLM
+from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.objective import (
+    LanguageModelObjective,
+    directional_predictions,
+    exact_direction_nll,
+    per_position_nll,
+)
+from spacy_elmo.pretrain.softmax import SoftmaxLoss
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary
+
+WORDS = "the cat sat on a mat and dog ran".split()
+# Longest first, so the model's internal length sort keeps the rows where they are.
+SENTENCES = [["the", "cat", "sat", "on", "a", "mat"], ["a", "dog", "ran", "zebra"], ["cat"]]
+
+
+@pytest.fixture()
+def model_and_batch():
+    torch.manual_seed(0)
+    vocab = Vocabulary(list(SPECIALS) + WORDS)
+    model = BiLM(TINY_CONFIG, vocab=vocab.words).eval()
+    return model, BatchEncoder(vocab).encode(SENTENCES)
+
+
+def token_vector_gradients(model, batch, pick):
+    """Gradient of ``pick(forward_nll, backward_nll)`` with respect to every token vector."""
+    captured = []
+
+    def keep(module, inputs, output):
+        output.retain_grad()
+        captured.append(output)
+
+    handle = model.char_encoder.register_forward_hook(keep)
+    try:
+        forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
+        pick(forward, backward).backward()
+    finally:
+        handle.remove()
+    return captured[0].grad  # (batch, time, P): rows in input order (already sorted)
+
+
+@pytest.mark.parametrize("row", [0, 1])
+def test_forward_loss_at_k_has_zero_gradient_from_tokens_after_k(model_and_batch, row):
+    model, batch = model_and_batch
+    length = int(batch.lengths[row])
+    for k in range(length - 1):  # forward position k predicts token k+1
+        grad = token_vector_gradients(model, batch, lambda f, b: f[row, k])
+        assert torch.count_nonzero(grad[row, k + 1 :]) == 0, f"forward loss at {k} sees later tokens"
+        assert torch.count_nonzero(grad[row, : k + 1]) > 0
+        assert torch.count_nonzero(grad[torch.arange(len(SENTENCES)) != row]) == 0
+
+
+@pytest.mark.parametrize("row", [0, 1])
+def test_backward_loss_at_k_has_zero_gradient_from_tokens_before_k(model_and_batch, row):
+    model, batch = model_and_batch
+    length = int(batch.lengths[row])
+    for k in range(1, length):  # backward position k predicts token k-1 (column k-1)
+        grad = token_vector_gradients(model, batch, lambda f, b: b[row, k - 1])
+        assert torch.count_nonzero(grad[row, :k]) == 0, f"backward loss at {k} sees earlier tokens"
+        assert torch.count_nonzero(grad[row, k:length]) > 0
+
+
+def test_each_direction_predicts_every_word_and_one_boundary(model_and_batch):
+    model, batch = model_and_batch
+    states = model.contextualize(batch.char_ids, batch.lengths)
+    forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, batch.targets)
+    n_predictions = sum(len(s) + 1 for s in SENTENCES)
+    assert batch.n_tokens == n_predictions
+    assert forward_hidden.shape[0] == backward_hidden.shape[0] == n_predictions
+    vocab = Vocabulary(list(SPECIALS) + WORDS)
+    assert forward_targets[: len(SENTENCES[0]) + 1].tolist() == vocab.framed_ids(SENTENCES[0])[1:]
+    assert backward_targets[: len(SENTENCES[0]) + 1].tolist() == vocab.framed_ids(SENTENCES[0])[:-1]
+    assert vocab.unk_id in forward_targets.tolist()  # "zebra" is not in the vocabulary
+
+
+def test_training_objective_equals_exact_nll_without_dropout_or_sampling(model_and_batch):
+    model, batch = model_and_batch
+    objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), dropout=0.5).eval()
+    sums = objective(batch.char_ids, batch.lengths, batch.targets)
+    exact = exact_direction_nll(model, batch.char_ids, batch.lengths, batch.targets)
+    forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
+    torch.testing.assert_close(sums, exact)
+    torch.testing.assert_close(exact, torch.stack([forward.sum(), backward.sum()]))
+    objective.train()
+    assert not torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), sums)  # dropout is on
+    objective.close()
+    assert not model.char_encoder._forward_hooks
+
+
+def test_bfloat16_training_path_runs_and_stays_close_to_float32(model_and_batch):
+    """What ``system.bf16`` turns on for a GPU, exercised on the CPU."""
+    model, batch = model_and_batch
+    objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), dropout=0.0).eval()
+    reference = objective(batch.char_ids, batch.lengths, batch.targets).detach()
+    if hasattr(model, "use_autocast"):
+        model.use_autocast(torch.bfloat16)
+    objective.compute_dtype = torch.bfloat16
+    low = objective(batch.char_ids, batch.lengths, batch.targets)
+    low.sum().backward()
+    assert low.dtype == torch.float32
+    torch.testing.assert_close(low.detach(), reference, rtol=0.05, atol=0.0)
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())

@@ -1,0 +1,46 @@
+"""The output vocabulary: specials first, then by frequency, built in one bounded pass."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary, WordCounter, build_vocabulary, count_sentences
+
+
+def test_most_frequent_words_after_the_specials():
+    counter = count_sentences([["b", "a", "b"], ["c", "b", "a"], ["d"]])
+    vocab = build_vocabulary(counter, size=6)
+    assert vocab.words == list(SPECIALS) + ["b", "a", "c"]  # c and d tie; alphabetical order
+    assert vocab.counts == [3, 3, 1, 3, 2, 1]  # <S>, </S> once per sentence; d is unknown
+    assert vocab.framed_ids(["a", "zzz"]) == [vocab.bos_id, 4, vocab.unk_id, vocab.eos_id]
+
+
+def test_min_count_and_specials_in_the_text():
+    counter = count_sentences([["x", "x", "<UNK>", "y"]])
+    vocab = build_vocabulary(counter, size=10, min_count=2)
+    assert vocab.words == list(SPECIALS) + ["x"]
+
+
+def test_counter_memory_is_bounded():
+    counter = WordCounter(max_types=100)
+    for i in range(1000):
+        counter.add(["common", f"rare{i}"])
+    assert len(counter.counts) <= 100
+    assert counter.counts["common"] == 1000
+
+
+def test_round_trip_and_bilm_tf_text_format(tmp_path):
+    vocab = build_vocabulary(count_sentences([["é", "b"]]), size=10)
+    vocab.to_disk(tmp_path / "vocab.json")
+    assert json.loads((tmp_path / "vocab.json").read_text("utf8")) == vocab.words
+    assert Vocabulary.from_disk(tmp_path / "vocab.json").words == vocab.words
+    (tmp_path / "vocab.txt").write_text("<S>\n</S>\nthe\t100\ncat\n", encoding="utf8")
+    assert Vocabulary.from_disk(tmp_path / "vocab.txt").words == ["<UNK>", "<S>", "</S>", "the", "cat"]
+
+
+def test_a_vocabulary_needs_the_specials():
+    with pytest.raises(ValueError, match="missing"):
+        Vocabulary(["a", "b"])
+    with pytest.raises(ValueError, match="larger"):
+        build_vocabulary(count_sentences([["a"]]), size=3)
