@@ -57,16 +57,52 @@ def per_position_nll(
     )
 
 
+class UniqueWordEncoding:
+    """Makes the char encoder run once per distinct word of a batch instead of once per position.
+
+    A batch of 2,000 positions has about 800 distinct words (padding included, once), and the
+    char-CNN costs the same for each, so this cuts its share of a training step by more than
+    half. Outputs are identical; gradients are the same sums in another order. It works
+    through hooks (the input is reduced to distinct rows before ``forward``, the output is
+    expanded back after it), so the model's code and its saved weights are untouched.
+    """
+
+    def __init__(self, encoder: nn.Module) -> None:
+        self._inverse: list[tuple[torch.Tensor, torch.Size]] = []
+        self._handles = [
+            encoder.register_forward_pre_hook(self._reduce),
+            # Prepended: when wrappers nest, the last one to reduce is the first to expand.
+            encoder.register_forward_hook(self._expand, prepend=True),
+        ]
+
+    def _reduce(self, module: nn.Module, args: tuple) -> tuple:
+        char_ids = args[0]
+        flat = char_ids.reshape(-1, char_ids.shape[-1])
+        unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        self._inverse.append((inverse, char_ids.shape[:-1]))
+        return (unique, *args[1:])
+
+    def _expand(self, module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
+        inverse, leading = self._inverse.pop()
+        return output[inverse].reshape(*leading, output.shape[-1])
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+
 class LanguageModelObjective(nn.Module):
     """Wraps a :class:`BiLM` (and its shared output layer) so that ``forward`` returns the
     summed training NLL of each direction, ``(2,)``: what DDP needs to see as one module.
 
     Dropout hits the char-CNN's token vectors (the LSTM input) and the top layer's output
     before the softmax, in training mode only. The first goes through a forward hook on the
-    char encoder, since :class:`BiLM` has no dropout of its own; ``close`` removes it.
+    char encoder, since :class:`BiLM` has no dropout of its own; the char encoder also runs
+    once per distinct word (:class:`UniqueWordEncoding`). ``close`` removes both hooks.
     """
 
-    def __init__(self, bilm: BiLM, softmax_loss: SoftmaxLoss, dropout: float = 0.0) -> None:
+    def __init__(self, bilm: BiLM, softmax_loss: SoftmaxLoss, dropout: float = 0.0, unique_words: bool = True) -> None:
         super().__init__()
         if bilm.softmax is None:
             raise ValueError("Pretraining needs a BiLM with an output softmax (a vocabulary)")
@@ -75,6 +111,8 @@ class LanguageModelObjective(nn.Module):
         self.dropout = dropout
         # Set (e.g. to bfloat16 on a GPU) to autocast the training softmax's matmuls.
         self.compute_dtype: Optional[torch.dtype] = None
+        # Registered first, so that dropout (below) sees the expanded, per-position output.
+        self._unique = UniqueWordEncoding(bilm.char_encoder) if unique_words else None
         self._hook: Optional[torch.utils.hooks.RemovableHandle] = None
         if dropout > 0:
             self._hook = bilm.char_encoder.register_forward_hook(self._drop_token_vectors)
@@ -86,6 +124,9 @@ class LanguageModelObjective(nn.Module):
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
+        if self._unique is not None:
+            self._unique.remove()
+            self._unique = None
 
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         states = self.bilm.contextualize(char_ids, lengths)

@@ -8,6 +8,7 @@ from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.pretrain.encoding import BatchEncoder
 from spacy_elmo.pretrain.objective import (
     LanguageModelObjective,
+    UniqueWordEncoding,
     directional_predictions,
     exact_direction_nll,
     per_position_nll,
@@ -20,12 +21,18 @@ WORDS = "the cat sat on a mat and dog ran".split()
 SENTENCES = [["the", "cat", "sat", "on", "a", "mat"], ["a", "dog", "ran", "zebra"], ["cat"]]
 
 
-@pytest.fixture()
-def model_and_batch():
+@pytest.fixture(params=["plain", "training_hooks"])
+def model_and_batch(request):
+    """The bare model, and the model as training sees it (distinct-word encoding, dropout hook)."""
     torch.manual_seed(0)
     vocab = Vocabulary(list(SPECIALS) + WORDS)
     model = BiLM(TINY_CONFIG, vocab=vocab.words).eval()
-    return model, BatchEncoder(vocab).encode(SENTENCES)
+    objective = None
+    if request.param == "training_hooks":
+        objective = LanguageModelObjective(model, SoftmaxLoss(len(vocab)), dropout=0.3).eval()
+    yield model, BatchEncoder(vocab).encode(SENTENCES)
+    if objective is not None:
+        objective.close()
 
 
 def token_vector_gradients(model, batch, pick):
@@ -81,6 +88,8 @@ def test_each_direction_predicts_every_word_and_one_boundary(model_and_batch):
 
 def test_training_objective_equals_exact_nll_without_dropout_or_sampling(model_and_batch):
     model, batch = model_and_batch
+    encoder = model.char_encoder
+    hooks_before = (len(encoder._forward_hooks), len(encoder._forward_pre_hooks))
     objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), dropout=0.5).eval()
     sums = objective(batch.char_ids, batch.lengths, batch.targets)
     exact = exact_direction_nll(model, batch.char_ids, batch.lengths, batch.targets)
@@ -90,7 +99,32 @@ def test_training_objective_equals_exact_nll_without_dropout_or_sampling(model_a
     objective.train()
     assert not torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), sums)  # dropout is on
     objective.close()
-    assert not model.char_encoder._forward_hooks
+    objective.close()
+    assert (len(encoder._forward_hooks), len(encoder._forward_pre_hooks)) == hooks_before
+
+
+def test_distinct_word_encoding_changes_nothing_but_the_cost():
+    torch.manual_seed(0)
+    vocab = Vocabulary(list(SPECIALS) + WORDS)
+    model = BiLM(TINY_CONFIG, vocab=vocab.words)
+    batch = BatchEncoder(vocab).encode(SENTENCES + [["the", "the", "cat", "the"]])
+
+    def run():
+        model.zero_grad()
+        forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
+        (forward.sum() + backward.sum()).backward()
+        return forward.detach(), [p.grad.clone() for p in model.char_encoder.parameters()]
+
+    plain_loss, plain_grads = run()
+    unique = UniqueWordEncoding(model.char_encoder)
+    seen = []
+    model.char_encoder.register_forward_pre_hook(lambda module, args: seen.append(args[0].shape[0]))
+    unique_loss, unique_grads = run()
+    unique.remove()
+    assert seen[0] < int(batch.lengths.sum())  # fewer rows encoded than positions
+    torch.testing.assert_close(unique_loss, plain_loss, rtol=1e-6, atol=1e-6)
+    for a, b in zip(plain_grads, unique_grads):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_bfloat16_training_path_runs_and_stays_close_to_float32(model_and_batch):
