@@ -60,7 +60,7 @@ class ElmoLayersListener(Model):
     @classmethod
     def get_batch_id(cls, docs: Iterable[Doc]) -> int:
         """A content hash of a batch, to catch a listener fed another batch than its upstream's."""
-        return sum(sum(token.orth for token in doc) for doc in docs)
+        return sum(int(doc.to_array("ORTH").sum()) for doc in docs)  # uint64: wraps, never fails
 
     def receive(self, batch_id: int, outputs: List[Floats3d], backprop: Optional[Callable]) -> None:
         """Store the upstream's layers for this batch; ``backprop`` is None when it is frozen."""

@@ -75,7 +75,7 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
         d_weights = gamma[0] * xp.tensordot(H, dY_all, axes=([1, 2], [0, 1]))
         d_a = weights * (d_weights - (weights * d_weights).sum())
         model.inc_grad("a", d_a.astype("float32"))
-        model.inc_grad("gamma", xp.asarray([(dY_all * mixed).sum()], dtype="float32"))
+        model.inc_grad("gamma", (dY_all * mixed).sum().reshape(1).astype("float32"))
         dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")
         if model.attrs["layer_norm"]:
             dH = backprop_norm(dH)

@@ -40,15 +40,19 @@ def iter_segments(docs: Sequence[Doc], max_tokens: int) -> Iterator[Segment]:
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
     for doc_index, doc in enumerate(docs):
+        if not len(doc):
+            continue
+        texts = [token.text for token in doc]
+        is_word = doc.to_array("IS_SPACE") == 0
         for start, end in _spans(doc):
-            positions = [t.i for t in doc[start:end] if not t.is_space]
+            positions = numpy.flatnonzero(is_word[start:end]) + start
             for offset in range(0, len(positions), max_tokens):
-                window = numpy.asarray(positions[offset : offset + max_tokens], dtype=numpy.int64)
-                yield Segment(doc_index, window, tuple(doc[int(i)].text for i in window))
+                window = positions[offset : offset + max_tokens]
+                yield Segment(doc_index, window, tuple(texts[i] for i in window.tolist()))
 
 
 def _spans(doc: Doc) -> Iterator[tuple[int, int]]:
-    if len(doc) and doc.has_annotation("SENT_START"):
+    if doc.has_annotation("SENT_START"):
         for sent in doc.sents:
             yield sent.start, sent.end
     else:
