@@ -6,14 +6,16 @@ Layout: one float32 dataset per sentence, named by its key (see
 the JSON map from sentence text to key. Root attributes record the layer options, so that
 resuming with different ones is refused instead of mixing outputs.
 
-Streaming: sentences are read lazily and embedded in chunks of about ``chunk_tokens`` tokens;
-each chunk is written and the file closed before the next is computed, so memory is bounded
-by one chunk and a run killed while computing leaves a complete, readable file.
+Streaming: sentences are read lazily, ``chunk_tokens`` tokens at a time; a chunk is sorted
+by length and cut into batches of at most ``batch_tokens`` padded tokens (a large chunk means
+batches of near-equal lengths, so little work is wasted on short rows). Each batch is written,
+and the file closed, before the next is computed: memory is bounded by one batch's vectors
+plus one chunk's tokens, and a run killed while computing leaves a complete, readable file.
 
-Resuming: chunks depend only on the input, so a rerun forms the same chunks, skips those
-already written and computes the rest with the same batches: the file ends up equal to an
-uninterrupted run's. A journal (``OUTPUT.journal``) names the keys of the chunk being written;
-if a run dies while writing, the next one deletes that chunk's datasets and writes it again.
+Resuming: chunks and batches depend only on the input, so a rerun forms the same batches,
+skips those already written and computes the rest exactly as before: the file ends up equal
+to an uninterrupted run's. A journal (``OUTPUT.journal``) names the keys of the batch being
+written; if a run dies while writing, the next one deletes those datasets and writes them again.
 """
 from __future__ import annotations
 
@@ -29,12 +31,13 @@ import numpy
 
 from .embed import mix_layers
 from .nn.bilm import BiLM
-from .nn.inference import DEFAULT_BATCH_TOKENS
+from .nn.batching import length_sorted_batches
+from .nn.inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS
 from .sentence_sources import Sentence
 
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")
-DEFAULT_CHUNK_TOKENS = 8192
+DEFAULT_CHUNK_TOKENS = 100_000
 SENTENCE_INDEX = "sentence_to_index"
 _OPTIONS_ATTR = "spacy_elmo_embed_options"
 
@@ -98,20 +101,19 @@ def embed_corpus(
         for chunk in _chunks(sentences, chunk_tokens):
             for sentence in chunk:
                 sentence_to_index[sentence.text] = sentence.key
-            todo = [s for s in chunk if s.key not in done]
-            summary.sentences += len(chunk)
-            summary.skipped += len(chunk) - len(todo)
-            if todo:
-                arrays = bilm.embed_layers(
-                    [s.tokens for s in todo], max_batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS
-                )
-                items = [(s.key, reduce_layers(a, layers, mix_weights, gamma)) for s, a in zip(todo, arrays)]
-                _write_chunk(output, items)
-                n_tokens = sum(len(s.tokens) for s in todo)
-                summary.embedded += len(todo)
-                summary.tokens_embedded += n_tokens
-                bar.update(n_tokens)
-            bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
+            lengths = [len(s.tokens) for s in chunk]
+            for batch in length_sorted_batches(lengths, DEFAULT_BATCH_SENTENCES, batch_tokens or DEFAULT_BATCH_TOKENS):
+                todo = [chunk[i] for i in batch if chunk[i].key not in done]
+                summary.sentences += len(batch)
+                summary.skipped += len(batch) - len(todo)
+                if todo:
+                    arrays = bilm.embed_layers([s.tokens for s in todo], batch_size=len(todo), max_batch_tokens=None)
+                    _write_batch(output, [(s.key, reduce_layers(a, layers, mix_weights, gamma)) for s, a in zip(todo, arrays)])
+                    n_tokens = sum(len(s.tokens) for s in todo)
+                    summary.embedded += len(todo)
+                    summary.tokens_embedded += n_tokens
+                    bar.update(n_tokens)
+                bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
     _write_sentence_index(output, sentence_to_index)
     summary.seconds = time.perf_counter() - start
     return summary
@@ -166,7 +168,7 @@ def _open_output(output: Path, options: dict) -> set[str]:
     return keys
 
 
-def _write_chunk(output: Path, items: list[tuple[str, numpy.ndarray]]) -> None:
+def _write_batch(output: Path, items: list[tuple[str, numpy.ndarray]]) -> None:
     journal = journal_path(output)
     _atomic_write(journal, json.dumps([key for key, _ in items]))
     with h5py.File(output, "a") as handle:

@@ -15,8 +15,8 @@ def embed_cli(
     layers: str = typer.Option("all", "--layers", help="all | top | average | mix"),
     mix_weights: Optional[str] = typer.Option(None, "--mix-weights", help="with --layers mix: one weight per layer, comma-separated"),
     gamma: float = typer.Option(1.0, "--gamma", help="with --layers mix: scale of the mixed vector"),
-    batch_tokens: Optional[int] = typer.Option(None, "--batch-tokens", help="max padded tokens per batch"),
-    chunk_tokens: int = typer.Option(8192, "--chunk-tokens", help="tokens embedded and written per chunk (bounds memory)"),
+    batch_tokens: Optional[int] = typer.Option(None, "--batch-tokens", help="max padded tokens per batch (bounds memory; default 8192)"),
+    chunk_tokens: Optional[int] = typer.Option(None, "--chunk-tokens", help="tokens read ahead and sorted by length together (default 100000)"),
     input_format: str = typer.Option("auto", "--input-format", help="auto | text | jsonl | spacy"),
     spacy_pipeline: Optional[str] = typer.Option(None, "--spacy-pipeline", help="tokenize and split paragraphs with this pipeline (name, path, or a language code like 'en')"),
     cache_words: int = typer.Option(50_000, "--cache-words", help="word-vector cache size (0: off); outputs are identical either way"),
@@ -45,6 +45,7 @@ def embed_cli(
             bilm.enable_word_cache(cache_words)
         nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
         sentences = read_sentences(input_path, input_format, nlp)
+        options = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
         summary = embed_corpus(
             bilm,
             sentences,
@@ -53,8 +54,8 @@ def embed_cli(
             mix_weights=weights_list,
             gamma=gamma,
             batch_tokens=batch_tokens,
-            chunk_tokens=chunk_tokens,
             progress=progress,
+            **options,
         )
     except (FileNotFoundError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)

@@ -24,7 +24,7 @@ from .derived_cache import DerivedTensors
 if TYPE_CHECKING:
     from .char_cnn import CharEncoder
 
-WORD_BLOCK = 128  # rows per highway/projection matmul (fixed: see the module docstring)
+WORD_BLOCK = 256  # rows per highway/projection matmul (fixed: see the module docstring)
 CONV_CHUNK = 16  # words per table-lookup call: the (words, positions, filters) maxima stay in cache
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # Padded tokens per batch: enough rows per step for efficient matmuls at the original size,
 # while the activations stay small (the input-to-gate buffer is bounded separately).
-DEFAULT_BATCH_TOKENS = 6144
+DEFAULT_BATCH_TOKENS = 8192
 DEFAULT_BATCH_SENTENCES = 512
 
 # Rows of the layer-0 table built per batch: 0 is the zero vector for padding, then BOS, EOS.

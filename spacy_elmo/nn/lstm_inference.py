@@ -8,7 +8,12 @@ Only valid without autograd (it overwrites tensors that backward would need). Pe
   and window), so memory stays bounded however long the sentences are;
 - each step adds the recurrent product into that step's gate slice, updates the cell state in
   place, and writes the projection straight into the layer's output buffer, which is also
-  where the next step reads its hidden state from: no per-step concatenation or copies.
+  where the next step reads its hidden state from: no per-step concatenation or copies;
+- ``tanh`` costs about four times ``sigmoid`` per element on CPUs, so both tanh's of the cell
+  are computed as ``tanh(x) = 2 sigmoid(2x) - 1``: the candidate gate's pre-activations are
+  doubled (its recurrent weights once, in the cached copy), so one ``sigmoid_`` covers all
+  four gates. The identity is exact in real arithmetic; in float32 it differs from ``tanh``
+  by about one unit in the last place of 1.0 (1e-7 absolute).
 """
 from __future__ import annotations
 
@@ -22,6 +27,11 @@ from .derived_cache import DerivedTensors
 if TYPE_CHECKING:
     from .lstm import LstmStack, ProjectedLstmLayer
 
+# Matmuls always get at least this many rows (finished or padding rows make up the number):
+# BLAS libraries switch to other kernels, which round differently, for 1-3 rows, and a sentence
+# embedded alone would then differ slightly from the same sentence embedded in a batch.
+MIN_ROWS = 4
+
 # Rows (steps x sentences) of input-to-gate products computed per matmul: enough for an
 # efficient matmul while bounding the buffer (at the original size, 2 directions x 1024 rows x
 # 16384 gates x 4 bytes = 128 MB).
@@ -33,7 +43,7 @@ class FusedWeights:
     """One layer's weights for both directions, laid out for batched matmuls."""
 
     bias: torch.Tensor  # (dirs, 4C), forget bias included
-    recurrent: torch.Tensor  # (dirs, P, 4C)
+    recurrent: torch.Tensor  # (dirs, P, 4C), candidate-gate columns doubled
     projection: torch.Tensor  # (dirs, C, P)
 
 
@@ -46,9 +56,12 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     params = [p for layer in layers for p in (layer.bias, layer.recurrent_weight, layer.projection_weight)]
 
     def build() -> FusedWeights:
+        recurrent = torch.stack([layer.recurrent_weight.t() for layer in layers])
+        cell = layers[0].cell_dim
+        recurrent[..., cell : 2 * cell] *= 2.0  # candidate gate doubled: see the module docstring
         return FusedWeights(
             bias=torch.stack([layer.gate_bias(first.forget_bias) for layer in layers]),
-            recurrent=torch.stack([layer.recurrent_weight.t() for layer in layers]),
+            recurrent=recurrent,
             projection=torch.stack([layer.projection_weight.t() for layer in layers]),
         )
 
@@ -61,7 +74,10 @@ def run_inference(
     """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs, without autograd."""
     first = stacks[0]
     outputs: list[torch.Tensor] = []
+    batch = inputs.shape[2]
     layer_input = inputs
+    if batch < MIN_ROWS:  # zero-length rows so that every matmul has MIN_ROWS rows
+        layer_input = torch.cat([inputs, inputs.new_zeros(*inputs.shape[:2], MIN_ROWS - batch, inputs.shape[3])], 2)
     with torch.no_grad():
         for index in range(len(first.layers)):
             layers = [stack.layers[index] for stack in stacks]
@@ -70,7 +86,7 @@ def run_inference(
                 layer_output += layer_input  # both are zero at padded positions
             outputs.append(layer_output)
             layer_input = layer_output
-    return outputs
+    return [output[:, :, :batch] for output in outputs]
 
 
 def _run_layer(
@@ -88,17 +104,22 @@ def _run_layer(
         return output
     memory = inputs.new_zeros(n_dirs, batch, cell)
     cell_output = inputs.new_empty(n_dirs, batch, cell)
+
+    def rows_at(t: int) -> int:
+        return min(batch, max(active[t], MIN_ROWS))
+
     window = max(1, PRE_GATE_ROWS // batch)
-    pre_buffer = inputs.new_empty(n_dirs, min(window, steps_run) * active[0], 4 * cell)
+    pre_buffer = inputs.new_empty(n_dirs, min(window, steps_run) * rows_at(0), 4 * cell)
     for start in range(0, steps_run, window):
         stop = min(steps_run, start + window)
-        rows = active[start]
+        rows = rows_at(start)
         pre_gates = pre_buffer[:, : (stop - start) * rows].view(n_dirs, stop - start, rows, 4 * cell)
         for d, layer in enumerate(layers):
             source = inputs[d, start:stop, :rows].reshape(-1, dim)
             torch.addmm(weights.bias[d], source, layer.input_weight.t(), out=pre_gates[d].view(-1, 4 * cell))
+        pre_gates[..., cell : 2 * cell] *= 2.0
         for t in range(start, stop):
-            n = active[t]
+            n = rows_at(t)
             gates = pre_gates[:, t - start, :n]
             if t > 0:
                 gates.baddbmm_(output[:, t - 1, :n], weights.recurrent)
@@ -107,6 +128,8 @@ def _run_layer(
             torch.bmm(cell_output[:, :n], weights.projection, out=hidden)
             if options.proj_clip:
                 hidden.clamp_(-options.proj_clip, options.proj_clip)
+            if n > active[t]:
+                output[:, t, active[t] : n] = 0.0  # rows made up to MIN_ROWS: keep padding zero
     return output
 
 
@@ -117,11 +140,15 @@ def _cell_step_(
     cell: int,
     cell_clip: Optional[float],
 ) -> None:
-    """LSTM cell update in place: ``memory`` becomes c_t, ``cell_output`` o_t * tanh(c_t)."""
-    in_gate = gates[..., :cell].sigmoid_()
-    candidate = gates[..., cell : 2 * cell].tanh_()
-    forget_and_out = gates[..., 2 * cell :].sigmoid_()  # adjacent in TF's gate order: one call
-    memory.mul_(forget_and_out[..., :cell]).addcmul_(in_gate, candidate)
+    """LSTM cell update in place: ``memory`` becomes c_t, ``cell_output`` o_t * tanh(c_t).
+
+    ``gates`` hold the pre-activations (i, 2j, f, o): the candidate's are doubled.
+    """
+    gates.sigmoid_()
+    in_gate, forget_gate, out_gate = gates[..., :cell], gates[..., 2 * cell : 3 * cell], gates[..., 3 * cell :]
+    candidate = gates[..., cell : 2 * cell].mul_(2.0).sub_(1.0)  # tanh(j) = 2 sigmoid(2j) - 1
+    memory.mul_(forget_gate).addcmul_(in_gate, candidate)
     if cell_clip:
         memory.clamp_(-cell_clip, cell_clip)
-    torch.tanh(memory, out=cell_output).mul_(forget_and_out[..., cell:])
+    # o * tanh(c) = o * (2 sigmoid(2c) - 1)
+    torch.mul(memory, 2.0, out=cell_output).sigmoid_().mul_(2.0).sub_(1.0).mul_(out_gate)

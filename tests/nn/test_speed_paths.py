@@ -103,6 +103,17 @@ def test_inference_loop_keeps_padding_zero_and_rows_independent():
                 assert (layer_all[:, length:, row] == 0).all()
 
 
+@pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="relies on MKL's row-count-independent rounding")
+def test_a_sentence_gets_the_same_bits_in_any_batch():
+    """Matmuls get at least 4 rows (MIN_ROWS) and word blocks have a fixed size, so with MKL a
+    sentence's vectors do not depend on its batch at all, not just up to rounding."""
+    model = random_bilm(seed=8)
+    sentences = random_sentences(9, 24, max_len=40)
+    together = model.embed_layers(sentences, batch_size=24)
+    for sentence, layers in zip(sentences, together):
+        numpy.testing.assert_array_equal(model.embed_layers([sentence])[0], layers)
+
+
 def test_run_stacks_keeps_its_batch_major_layout():
     stacks = random_stacks(torch.float32, seed=3)
     inputs = time_major_inputs(LENGTHS, 6, torch.float32)
