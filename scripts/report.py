@@ -118,13 +118,18 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def step_times_table(step_times: dict) -> Tuple[str, float]:
+def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float]]:
+    """Markdown table of the steps' wall and CPU times, the total wall and total CPU seconds."""
     steps = sorted(((name, entry) for name, entry in step_times.items() if "seconds" in entry),
                    key=lambda item: item[1].get("finished", ""))
     total = sum(entry["seconds"] for _, entry in steps)
-    rows = [[name, duration(entry["seconds"]), entry.get("finished", "")] for name, entry in steps]
-    rows.append(["total", duration(total), ""])
-    return markdown_table(["step", "wall time", "finished"], rows), total
+    cpus = [entry.get("cpu_seconds") for _, entry in steps]
+    total_cpu = sum(cpus) if steps and None not in cpus else None
+    rows = [[name, duration(entry["seconds"]),
+             duration(entry["cpu_seconds"]) if entry.get("cpu_seconds") is not None else "n/a",
+             entry.get("finished", "")] for name, entry in steps]
+    rows.append(["total", duration(total), duration(total_cpu) if total_cpu is not None else "n/a", ""])
+    return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu
 
 
 # -- building the report ---------------------------------------------------------------------
@@ -151,7 +156,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
     step_times = json.loads(args.step_times.read_text()) if args.step_times and args.step_times.is_file() else {}
-    times_md, total_seconds = step_times_table(step_times)
+    times_md, total_seconds, total_cpu = step_times_table(step_times)
     figures: Dict[str, Path] = {}
 
     score_bars = [(f"{r['task']} {r['size']}", r["baseline"], r["elmo"]) for r in rows]
@@ -180,7 +185,8 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     notes = shortfalls(rows)
     header = f"Run of {now} on {machine}. Command: `{args.command}`."
     if total_seconds:
-        header += f" Wall time of the steps: {duration(total_seconds)} in all."
+        header += f" Wall time of the steps: {duration(total_seconds)} in all"
+        header += (f" ({duration(total_cpu)} of CPU time)." if total_cpu is not None else ".")
     md = ["# spacy-elmo: baseline vs ELMo", "", header, "", "## Test scores", "", table, ""]
     md += [f"- {note}" for note in notes] + ([""] if notes else [])
     md += [f"![scores]({figures['scores'].name})", ""]
@@ -208,7 +214,9 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
                f"(pretrained biLM, model-best). Layer 0 is a static vector.", "",
                markdown_table(["representation", "cosine"], [[name, f"{value:.4f}"] for name, value in bank]), ""]
     if step_times:
-        md += ["## Wall time per step", "", times_md, ""]
+        md += ["## Time per step", "",
+               "Wall time, and the CPU time of the step's processes (user + system; on a machine "
+               "shared with other work this is closer to what the step takes alone).", "", times_md, ""]
     report_md = "\n".join(md)
 
     readme_rel = Path(os.path.relpath(out, args.readme.parent)) if args.readme else out

@@ -1,9 +1,12 @@
 """Record the wall time of a project step: ``start NAME`` before it, ``stop NAME`` after it.
 
 The times go to a JSON file (``--log``) that the report shows: per step the seconds between
-the last ``start`` and ``stop`` and when it finished. A step that fails never reaches its
-``stop`` line, so the file keeps the time of its last successful run. Standard library only,
-so the two calls add milliseconds to a step.
+the last ``start`` and ``stop``, when it finished, and (on Linux) the CPU seconds its
+processes used. The CPU time is read from the parent process (the ``spacy project run`` that
+runs the step's lines one by one): the CPU time of its finished children, before and after.
+On a machine shared with other work, CPU time is what the step would take alone on one core.
+A step that fails never reaches its ``stop`` line, so the file keeps the times of its last
+successful run. Standard library only, so the two calls add milliseconds to a step.
 """
 from __future__ import annotations
 
@@ -33,10 +36,21 @@ def write_log(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def children_cpu_seconds(pid: int) -> Optional[float]:
+    """User + system CPU seconds of the finished children of process ``pid`` (Linux only)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # fields 3.. of proc(5); cutime, cstime are 16, 17
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
 def start(path: Path, name: str) -> None:
     data = read_log(path)
     entry = data.setdefault(name, {})
     entry["started_unix"] = time.time()
+    entry["started_children_cpu"] = children_cpu_seconds(os.getppid())
     write_log(path, data)
 
 
@@ -49,6 +63,8 @@ def stop(path: Path, name: str) -> float:
         raise SystemExit(f"step_clock: no start recorded for {name!r} in {path}")
     now = time.time()
     entry["seconds"] = round(now - started, 1)
+    cpu_before, cpu_now = entry.get("started_children_cpu"), children_cpu_seconds(os.getppid())
+    entry["cpu_seconds"] = round(cpu_now - cpu_before, 1) if None not in (cpu_before, cpu_now) else None
     entry["finished"] = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     data[name] = entry
     write_log(path, data)
@@ -65,7 +81,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         start(args.log, args.name)
     else:
         seconds = stop(args.log, args.name)
-        print(f"step {args.name}: {seconds:.1f}s wall time")
+        cpu = read_log(args.log)[args.name].get("cpu_seconds")
+        print(f"step {args.name}: {seconds:.1f}s wall time" + (f", {cpu:.1f}s CPU" if cpu is not None else ""))
     return 0
 
 

@@ -264,6 +264,8 @@ def test_workflow_end_to_end(project):
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
     assert {"ner-elmo (ner)", "tagger-elmo (tagger)"} <= set(results["layer_mixes"])
     assert set(workflow_steps()) - {"report"} <= set(results["step_times"])
+    if sys.platform.startswith("linux"):  # CPU time comes from /proc
+        assert results["step_times"]["pretrain"]["cpu_seconds"] > 0
     assert "| task | training data |" in out and "± " in out
     readme = (proj / "README.md").read_text()
     assert readme.startswith("# Test project\n\nSome text.\n")
