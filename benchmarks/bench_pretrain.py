@@ -86,7 +86,6 @@ def make_sentences(rng: random.Random, words: list[str], n_sentences: int, mean_
 
 def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, batch_tokens: int, peak: float) -> None:
     rng = random.Random(0)
-    vocab_size = vocab_size or settings.vocab.size
     words = [f"w{i:06d}" if i % 3 else f"word{i}" for i in range(vocab_size - len(SPECIALS))]
     vocab = Vocabulary(list(SPECIALS) + words)
     model = fresh_model(settings.model, vocab, seed=0)
@@ -116,15 +115,18 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
 
     predictions = sum(b.n_tokens for b in batches[1:])
     positions = sum(int(b.lengths.sum()) for b in batches[1:])
+    # Training encodes each distinct word of a batch once, so that is the char-CNN work needed.
+    words = sum(int(torch.unique(b.char_ids.reshape(-1, MAX_WORD_LENGTH), dim=0).shape[0]) for b in batches[1:])
     flops = forward_flops(model.config, len(vocab), n_negatives)
-    total = 3 * (flops.char_cnn * positions + flops.lstm * positions + flops.softmax * predictions)
+    total = 3 * (flops.char_cnn * words + flops.lstm * positions + flops.softmax * predictions)
     rate = total / seconds
     softmax_kind = f"sampled ({n_negatives} negatives)" if 0 < n_negatives < len(vocab) else "full"
     print(f"\n== {name}: lstm {model.config.lstm_dim}/{model.config.projection_dim}, {model.config.n_layers} layers, "
           f"{model.config.n_filters} filters, {model.config.n_highway} highway, vocab {len(vocab):,}, {softmax_kind} softmax")
-    print(f"   batch: {n_sentences} sentences, {positions // steps:,} positions, {predictions // steps:,} predictions/direction per step")
-    print(f"   forward FLOPs per position: char-CNN {flops.char_cnn / 1e6:.2f}M, LSTMs {flops.lstm / 1e6:.2f}M; "
-          f"per prediction: softmax {flops.softmax / 1e6:.2f}M")
+    print(f"   batch: {n_sentences} sentences, {positions // steps:,} positions ({words // steps:,} distinct words), "
+          f"{predictions // steps:,} predictions/direction per step")
+    print(f"   forward FLOPs: char-CNN {flops.char_cnn / 1e6:.2f}M per distinct word, LSTMs {flops.lstm / 1e6:.2f}M per position, "
+          f"softmax {flops.softmax / 1e6:.2f}M per prediction (both directions); training step = 3x forward")
     print(f"   {steps} steps in {seconds:.2f}s: {predictions / seconds:,.0f} tokens/s (predictions per direction), "
           f"{rate / 1e9:.1f} GFLOP/s = {100 * rate / peak:.0f}% of the measured GEMM rate")
     threads = torch.get_num_threads()
@@ -136,11 +138,16 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
 
 
 def main() -> None:
+    sys.stdout.reconfigure(line_buffering=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--config", action="append", type=Path, help="config(s) to time (default: small and original)")
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--vocab-size", type=int, default=0, help="override the config's vocab.size (0: keep)")
+    parser.add_argument(
+        "--max-vocab-size", type=int, default=100_000,
+        help="cap on the output vocabulary (the original's 793k words need ~12 GB with dense Adagrad state; "
+        "sampled-softmax FLOPs do not depend on it, only the optimizer's dense update does). 0: no cap",
+    )
     parser.add_argument("--batch-tokens", type=int, default=0, help="override training.batch_tokens (0: keep)")
     args = parser.parse_args()
 
@@ -156,7 +163,10 @@ def main() -> None:
     for path in configs:
         settings = settings_from_config(load_config(path))
         steps = args.steps if settings.model.lstm_dim <= 1024 else max(2, min(args.steps, 3))
-        bench(settings, path.stem, steps, args.vocab_size, args.batch_tokens, peak)
+        vocab_size = settings.vocab.size if not args.max_vocab_size else min(settings.vocab.size, args.max_vocab_size)
+        if vocab_size < settings.vocab.size:
+            print(f"\n(vocabulary capped at {vocab_size:,} of the config's {settings.vocab.size:,} words: --max-vocab-size)")
+        bench(settings, path.stem, steps, vocab_size, args.batch_tokens, peak)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS {rss:,.0f} MB; load average now {os.getloadavg()[0]:.2f}")
 

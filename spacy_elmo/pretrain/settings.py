@@ -69,6 +69,11 @@ class SoftmaxSettings:
 @dataclass(frozen=True)
 class TrainingSettings:
     max_steps: int = 1000
+    # A time budget in minutes of training (all resumed sessions together), 0 for none. When it
+    # runs out, training ends as at max_steps (evaluation, checkpoint, models): a guard that
+    # keeps a demo run near its intended length on a slower machine. Runs that stop on time
+    # are not reproducible step for step; max_steps alone is.
+    max_minutes: float = 0.0
     batch_tokens: int = 2000  # padded tokens (BOS/EOS included) per step, over all processes
     max_batch_sentences: int = 256
     optimizer: str = "adagrad"
@@ -90,6 +95,8 @@ class TrainingSettings:
         for name in ("max_steps", "batch_tokens", "max_batch_sentences", "eval_every", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"training.{name} must be at least 1, not {getattr(self, name)}")
+        if self.max_minutes < 0:
+            raise ValueError(f"training.max_minutes must not be negative, not {self.max_minutes}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"training.dropout must be in [0, 1), not {self.dropout}")
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional, TypeVar, Union
 import torch
 from tqdm import tqdm
 
+from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
 from .checkpoint import CHECKPOINT_FILE, capture_rng, load_checkpoint, restore_rng, save_checkpoint
@@ -96,6 +97,7 @@ class PretrainRun:
         self.tokens = 0
         self.best_score: Optional[float] = None
         self.since_eval = [0.0, 0.0]  # summed mean-of-directions NLL and predictions since the last evaluation
+        self.elapsed_before = 0.0  # wall seconds of training in earlier sessions of this run
         self.stop_signal: Optional[int] = None
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
@@ -251,6 +253,7 @@ class PretrainRun:
         best = checkpoint.get("best_score")
         self.best_score = None if best is None else float(best)
         self.since_eval = [float(v) for v in checkpoint.get("since_eval", [0.0, 0.0])]
+        self.elapsed_before = float(checkpoint.get("elapsed_seconds", 0.0))
         ranks = checkpoint.get("rng", [])
         if self.context.rank < len(ranks):
             restore_rng(ranks[self.context.rank], self.loss.generator)
@@ -282,8 +285,6 @@ class PretrainRun:
             logger.warning("The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss", settings.paths.dev)
             return []
         mine = sentences[self.context.rank :: self.context.world_size]
-        from ..nn.batching import length_sorted_batches
-
         lengths = [len(s) + 2 for s in mine]
         groups = length_sorted_batches(lengths, settings.training.max_batch_sentences, 2 * settings.training.batch_tokens)
         return [self.encoder.encode([mine[i] for i in group]) for group in groups]
@@ -334,10 +335,10 @@ class PretrainRun:
         settings = self.settings.training
         batches = iter(self.stream)
         shard_states: dict[int, ShardState] = {s.shard: s.state for s in self.stream.streams}
-        parameters = [p for p in self.objective.parameters() if p.requires_grad]
+        self.trained_parameters = [p for p in self.objective.parameters() if p.requires_grad]
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
-        started = time.perf_counter()
+        self.session_start = time.perf_counter()
         bar = tqdm(total=settings.max_steps, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True, mininterval=0.5)
         epoch = 0
         try:
@@ -345,28 +346,11 @@ class PretrainRun:
                 tick = time.perf_counter()
                 sentences, shard_states = next(batches)
                 epoch = min(state.epoch for state in shard_states.values())
-                batch = self.encoder.encode(sentences).to(self.context.device)
-                set_learning_rate(self.optimizer, learning_rate_at(self.step, settings))
-                self.objective.train()
-                with self._autocast():
-                    sums = self.trainable(batch.char_ids, batch.lengths, batch.targets)
-                totals = torch.tensor(
-                    [batch.n_tokens, float(self.stop_signal is not None), float(sums[0].detach()), float(sums[1].detach())], dtype=torch.float64
-                )
-                self.context.all_reduce_sum(totals)
-                n_tokens = int(totals[0])
-                # Mean over all processes' predictions; DDP averages gradients, so undo its 1/N.
-                loss = sums.sum() * (self.context.world_size / (2.0 * n_tokens))
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if settings.grad_clip > 0:
-                    torch.nn.utils.clip_grad_norm_(parameters, settings.grad_clip)
-                self.optimizer.step()
+                n_tokens, step_loss, stopping, time_up = self._train_step(self.encoder.encode(sentences))
                 self.step += 1
                 self.tokens += n_tokens
                 session_tokens += n_tokens
                 train_seconds += time.perf_counter() - tick
-                step_loss = float(totals[2] + totals[3]) / (2.0 * n_tokens)
                 window.append((step_loss * n_tokens, n_tokens))
                 self.since_eval[0] += step_loss * n_tokens
                 self.since_eval[1] += n_tokens
@@ -376,14 +360,17 @@ class PretrainRun:
                     {"tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}", "loss": f"{running:.3f}", "ppl": f"{_exp(running):.1f}"},
                     refresh=False,
                 )
-                stopping = totals[1] > 0
-                if self.step % settings.eval_every == 0 or self.step == settings.max_steps:
-                    record = self._evaluate(epoch, session_tokens / max(train_seconds, 1e-9), time.perf_counter() - started)
+                finished = self.step == settings.max_steps or time_up
+                if self.step % settings.eval_every == 0 or finished:
+                    record = self._evaluate(epoch, session_tokens / max(train_seconds, 1e-9))
                     self.since_eval = [0.0, 0.0]
                     if self.context.is_main:
                         bar.write(_describe(record))
-                if self.step % settings.checkpoint_every == 0 or self.step == settings.max_steps or stopping:
+                if self.step % settings.checkpoint_every == 0 or finished or stopping:
                     self._checkpoint(shard_states)
+                if time_up and not stopping:
+                    logger.info("The time budget of %s minutes is used up: training ends at step %d", settings.max_minutes, self.step)
+                    return
                 if stopping:
                     self.stop_signal = self.stop_signal or signal.SIGTERM
                     logger.warning("Stopped at step %d; resume with --resume", self.step)
@@ -391,7 +378,46 @@ class PretrainRun:
         finally:
             bar.close()
 
-    def _evaluate(self, epoch: int, tokens_per_second: float, elapsed: float) -> dict[str, Any]:
+    def _elapsed(self) -> float:
+        return self.elapsed_before + time.perf_counter() - self.session_start
+
+    def _train_step(self, batch: EncodedBatch) -> tuple[int, float, bool, bool]:
+        """One optimizer step on this process's part of the global batch.
+
+        Returns the global number of predictions, the step's mean loss over all processes,
+        whether any process was asked to stop, and whether rank 0's time budget is used up
+        (every process then stops after this same step).
+        """
+        batch = batch.to(self.context.device)
+        set_learning_rate(self.optimizer, learning_rate_at(self.step, self.settings.training))
+        self.objective.train()
+        with self._autocast():
+            sums = self.trainable(batch.char_ids, batch.lengths, batch.targets)
+        detached = sums.detach()
+        budget = self.settings.training.max_minutes * 60.0
+        time_up = self.context.is_main and budget > 0 and self._elapsed() >= budget
+        totals = torch.tensor(
+            [batch.n_tokens, float(self.stop_signal is not None), float(detached[0]), float(detached[1]), float(time_up)],
+            dtype=torch.float64,
+        )
+        self.context.all_reduce_sum(totals)
+        n_tokens = int(totals[0])
+        step_loss = float(totals[2] + totals[3]) / (2.0 * n_tokens)
+        if not math.isfinite(step_loss):
+            raise PretrainError(
+                f"The training loss is not finite at step {self.step + 1}; the weights were not updated. "
+                "Lower training.learning_rate or training.grad_clip, and --resume from the last checkpoint"
+            )
+        # Mean over all processes' predictions; DDP averages gradients, so undo its 1/N.
+        loss = sums.sum() * (self.context.world_size / (2.0 * n_tokens))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.settings.training.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.trained_parameters, self.settings.training.grad_clip)
+        self.optimizer.step()
+        return n_tokens, step_loss, bool(totals[1] > 0), bool(totals[4] > 0)
+
+    def _evaluate(self, epoch: int, tokens_per_second: float) -> dict[str, Any]:
         loss_sum, n_tokens = self.since_eval
         train_loss = loss_sum / n_tokens if n_tokens else float("nan")
         scores: Optional[DevScores] = dev_perplexity(self.model, self.dev_batches, self.context, self._autocast)
@@ -406,7 +432,7 @@ class PretrainRun:
             "dev_perplexity": scores.perplexity if scores else None,
             "learning_rate": learning_rate_at(self.step - 1, self.settings.training),
             "tokens_per_second": tokens_per_second,
-            "elapsed_seconds": elapsed,
+            "elapsed_seconds": self._elapsed(),
             "processes": self.context.world_size,
         }
         score = scores.perplexity if scores else _exp(train_loss)
@@ -433,6 +459,7 @@ class PretrainRun:
             "tokens": self.tokens,
             "best_score": self.best_score,
             "since_eval": list(self.since_eval),
+            "elapsed_seconds": self._elapsed(),
             "n_shards": self.n_shards,
             "shards": shards,
             "rng": [part["rng"] for part in gathered],

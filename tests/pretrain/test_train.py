@@ -90,3 +90,12 @@ def test_sampled_softmax_run_learns(corpus_dir, tmp_path):
     records = read_metrics(tmp_path / "out" / "metrics.jsonl")
     assert records[-1]["dev_perplexity_forward"] < records[0]["dev_perplexity_forward"]
     assert records[-1]["dev_perplexity_forward"] < 15
+
+
+def test_time_budget_ends_the_run_like_max_steps(corpus_dir, tmp_path):
+    settings, _ = tiny_settings(corpus_dir, training__max_steps=100000, training__max_minutes=0.0005, training__eval_every=100000)
+    result = pretrain(settings, tmp_path / "out", progress=False)
+    assert 1 <= result.step < 100000 and result.stopped_by_signal is None
+    [record] = read_metrics(tmp_path / "out" / "metrics.jsonl")
+    assert record["step"] == result.step and record["dev_perplexity_forward"] is not None
+    assert (tmp_path / "out" / "model-last" / "weights.hdf5").is_file()
