@@ -12,7 +12,6 @@ average (a busy machine makes every number here meaningless) and the peak RSS.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import resource
@@ -62,18 +61,33 @@ def forward_flops(config: BiLMConfig, vocab_size: int, n_negatives: int) -> Flop
     return Flops(conv + highway + projection, lstm, softmax)
 
 
-def gemm_rate(seconds: float = 2.0) -> float:
+@dataclass
+class Rate:
+    """FLOP/s by wall-clock time and by this process's CPU time (per thread). On a shared
+    machine the wall rate includes waiting for a core; the CPU rate does not."""
+
+    wall: float
+    cpu: float
+
+    def best(self, other: "Rate") -> "Rate":
+        return Rate(max(self.wall, other.wall), max(self.cpu, other.cpu))
+
+
+def gemm_rate(seconds: float = 2.0) -> Rate:
     """Best FLOP/s of square and LSTM-shaped float32 matmuls on this thread count."""
-    best = 0.0
+    best = Rate(0.0, 0.0)
+    threads = torch.get_num_threads()
     for m, k, n in ((1024, 1024, 1024), (512, 512, 2048), (2048, 512, 4096), (256, 512, 16384)):
         a, b = torch.randn(m, k), torch.randn(k, n)
         for _ in range(2):
             a @ b
-        count, start = 0, time.perf_counter()
+        count, start, start_cpu = 0, time.perf_counter(), time.process_time()
         while time.perf_counter() - start < seconds / 4:
             a @ b
             count += 1
-        best = max(best, 2 * m * k * n * count / (time.perf_counter() - start))
+        flops = 2 * m * k * n * count
+        wall, cpu = time.perf_counter() - start, (time.process_time() - start_cpu) / threads
+        best = best.best(Rate(flops / wall, flops / max(cpu, 1e-9)))
     return best
 
 
@@ -84,7 +98,7 @@ def make_sentences(rng: random.Random, words: list[str], n_sentences: int, mean_
     return [rng.choices(words, weights, k=n) for n in lengths]
 
 
-def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, batch_tokens: int, peak: float) -> None:
+def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, batch_tokens: int, peak: Rate) -> None:
     rng = random.Random(0)
     words = [f"w{i:06d}" if i % 3 else f"word{i}" for i in range(vocab_size - len(SPECIALS))]
     vocab = Vocabulary(list(SPECIALS) + words)
@@ -119,7 +133,6 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
     words = sum(int(torch.unique(b.char_ids.reshape(-1, MAX_WORD_LENGTH), dim=0).shape[0]) for b in batches[1:])
     flops = forward_flops(model.config, len(vocab), n_negatives)
     total = 3 * (flops.char_cnn * words + flops.lstm * positions + flops.softmax * predictions)
-    rate = total / seconds
     softmax_kind = f"sampled ({n_negatives} negatives)" if 0 < n_negatives < len(vocab) else "full"
     print(f"\n== {name}: lstm {model.config.lstm_dim}/{model.config.projection_dim}, {model.config.n_layers} layers, "
           f"{model.config.n_filters} filters, {model.config.n_highway} highway, vocab {len(vocab):,}, {softmax_kind} softmax")
@@ -127,14 +140,12 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
           f"{predictions // steps:,} predictions/direction per step")
     print(f"   forward FLOPs: char-CNN {flops.char_cnn / 1e6:.2f}M per distinct word, LSTMs {flops.lstm / 1e6:.2f}M per position, "
           f"softmax {flops.softmax / 1e6:.2f}M per prediction (both directions); training step = 3x forward")
-    print(f"   {steps} steps in {seconds:.2f}s: {predictions / seconds:,.0f} tokens/s (predictions per direction), "
-          f"{rate / 1e9:.1f} GFLOP/s = {100 * rate / peak:.0f}% of the measured GEMM rate")
-    threads = torch.get_num_threads()
-    if cpu_seconds > 1.05 * threads * seconds or cpu_seconds < 0.9 * threads * seconds:
-        # On a shared machine wall time includes waiting for a core; CPU time does not.
-        cpu_rate = total / (cpu_seconds / threads)
-        print(f"   by CPU time ({cpu_seconds:.2f}s over {threads} thread(s)): {predictions / (cpu_seconds / threads):,.0f} tokens/s, "
-              f"{100 * cpu_rate / peak:.0f}% of the GEMM rate")
+    per_thread_cpu = cpu_seconds / torch.get_num_threads()
+    peak = peak.best(gemm_rate())  # measured again right after: the better of the two
+    print(f"   {steps} steps in {seconds:.2f}s wall, {cpu_seconds:.2f}s CPU: "
+          f"{predictions / seconds:,.0f} tokens/s (predictions per direction) = {total / seconds / 1e9:.1f} GFLOP/s "
+          f"= {100 * total / seconds / peak.wall:.0f}% of the GEMM rate by wall time; "
+          f"{predictions / per_thread_cpu:,.0f} tokens per CPU-second = {100 * total / per_thread_cpu / peak.cpu:.0f}% by CPU time")
 
 
 def main() -> None:
@@ -149,6 +160,7 @@ def main() -> None:
         "sampled-softmax FLOPs do not depend on it, only the optimizer's dense update does). 0: no cap",
     )
     parser.add_argument("--batch-tokens", type=int, default=0, help="override training.batch_tokens (0: keep)")
+    parser.add_argument("--full-softmax", action="store_true", help="time the full softmax even where the config samples")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -158,10 +170,10 @@ def main() -> None:
     if load1 > 0.5:
         print(f"WARNING: the machine is not idle (load {load1:.2f}); the numbers below are lower than the hardware allows")
     peak = gemm_rate()
-    print(f"GEMM rate (float32, best of 4 shapes): {peak / 1e9:.1f} GFLOP/s")
+    print(f"GEMM rate (float32, best of 4 shapes): {peak.wall / 1e9:.1f} GFLOP/s by wall time, {peak.cpu / 1e9:.1f} by CPU time")
     configs = args.config or [REPO / "configs" / "bilm_small.cfg", REPO / "configs" / "bilm_original.cfg"]
     for path in configs:
-        settings = settings_from_config(load_config(path))
+        settings = settings_from_config(load_config(path, {"softmax.n_negatives": 0} if args.full_softmax else {}))
         steps = args.steps if settings.model.lstm_dim <= 1024 else max(2, min(args.steps, 3))
         vocab_size = settings.vocab.size if not args.max_vocab_size else min(settings.vocab.size, args.max_vocab_size)
         if vocab_size < settings.vocab.size:

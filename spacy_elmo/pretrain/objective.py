@@ -131,16 +131,12 @@ class LanguageModelObjective(nn.Module):
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         states = self.bilm.contextualize(char_ids, lengths)
         forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
-        n = forward_hidden.shape[0]
-        hidden = torch.cat([forward_hidden, backward_hidden])
-        hidden = nn.functional.dropout(hidden, self.dropout, training=self.training)
-        targets = torch.cat([forward_targets, backward_targets])
-        if self.compute_dtype is None:
-            nll = self.softmax_loss.training_nll(hidden, self.bilm.softmax, targets)
-        else:
-            with torch.autocast(hidden.device.type, dtype=self.compute_dtype):
-                nll = self.softmax_loss.training_nll(hidden, self.bilm.softmax, targets)
-        return torch.stack([nll[:n].sum(), nll[n:].sum()])
+        sums = []
+        for hidden, targets in ((forward_hidden, forward_targets), (backward_hidden, backward_targets)):
+            hidden = nn.functional.dropout(hidden, self.dropout, training=self.training)
+            with torch.autocast(hidden.device.type, dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None):
+                sums.append(self.softmax_loss.training_nll_sum(hidden, self.bilm.softmax, targets))
+        return torch.stack(sums)
 
 
 def exact_direction_nll(

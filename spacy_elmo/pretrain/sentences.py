@@ -92,7 +92,8 @@ class Segmenter:
         waiting.clear()
         nlp = self.nlp if self.nlp is not None else self._load()
         for doc, context in nlp.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
-            yield context, self._finish([token.text for token in sent] for sent in doc.sents)
+            sentences = doc.sents if doc.has_annotation("SENT_START") else [doc]
+            yield context, self._finish([token.text for token in sent] for sent in sentences)
 
     def _load(self) -> Any:
         self.nlp = load_pipeline(self.settings)

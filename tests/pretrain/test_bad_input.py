@@ -6,6 +6,8 @@ import logging
 import os
 
 import pytest
+import spacy
+from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from conftest import TINY_CONFIG, tiny_settings
@@ -24,6 +26,9 @@ def messy_corpus(tmp_path, corpus_dir):
     (train / "d_invalid.txt").write_bytes(b"The cat sees a dog .\n\xff\xfe\xfd not utf-8\nA dog likes the cat .\n\xc0\xaf\n")
     (train / "e_long.txt").write_bytes(b"x" * 1_000_000 + b"\nThe bird sees the farmer .\n")
     (train / "f_docs.jsonl").write_text('{"text": "The child likes every bird ."}\n{"oops": 1}\nnot json\n')
+    nlp = spacy.blank("en")
+    DocBin(docs=[nlp.make_doc("A farmer sees a cat ."), nlp.make_doc("Birds chase dogs .")]).to_disk(train / "g_docs.spacy")
+    (train / "h_broken.spacy").write_bytes(b"\x00\x01 not a DocBin")
     (tmp_path / "dev_empty.txt").write_bytes(b"")
     return train, tmp_path / "dev_empty.txt"
 
@@ -41,6 +46,8 @@ def test_run_goes_on_past_damaged_files_and_counts_what_it_skipped(messy_corpus,
     assert reading["overlong_lines"] == 1
     assert [os.path.basename(p) for p in reading["binary_files"]] == ["c_binary.dat"]
     assert [os.path.basename(p) for p in reading["empty_files"]] == ["b_empty.txt"]
+    assert [os.path.basename(p) for p in reading["unreadable_files"]] == ["h_broken.spacy"]
+    assert reading["files_read"] == 6  # a, d, e, f, g and the broken .spacy file that was tried
     assert stats["cut_tokens"] == 1  # the 100 kB "word" left after cutting the line
     vocab = json.loads((tmp_path / "out" / "vocab.json").read_text())
     assert max(len(word) for word in vocab) <= 50

@@ -41,3 +41,14 @@ def test_docs_with_sentences_keep_their_tokens_and_boundaries():
 
 def test_whitespace_only_and_empty_records_give_no_sentences():
     assert segment(CorpusSettings(), ["   \t "]) == [[]]
+
+
+def test_a_pipeline_without_sentence_splitting_gives_one_sentence_per_record():
+    segmenter = Segmenter(CorpusSettings(), nlp=spacy.blank("en"))
+    [(_, sentences)] = list(segmenter.segment([(0, "One. Two.")]))
+    assert sentences == [["One", ".", "Two", "."]]
+
+
+def test_docs_without_sentences_go_through_the_sentencizer():
+    doc = spacy.blank("en").make_doc("First one. Second one.")
+    assert segment(CorpusSettings(), [doc]) == [[["First", "one", "."], ["Second", "one", "."]]]

@@ -71,3 +71,17 @@ def test_full_softmax_is_used_when_negatives_cover_the_vocabulary():
     assert not SoftmaxLoss(10, n_negatives=0).sampled
     assert not SoftmaxLoss(10, n_negatives=10).sampled
     assert SoftmaxLoss(10, n_negatives=4).sampled
+
+
+def test_fused_full_softmax_gives_the_same_loss_and_gradients():
+    output = layer(vocab_size=300)
+    hidden = torch.randn(1000, 8, requires_grad=True)  # several row blocks, the last one partial
+    targets = torch.randint(0, 300, (1000,))
+    plain = full_softmax_nll(hidden, output, targets).sum() * 0.5
+    expected = torch.autograd.grad(plain, [hidden, output.weight, output.bias])
+    fused = softmax_module.fused_full_softmax_nll_sum(hidden, output, targets) * 0.5
+    actual = torch.autograd.grad(fused, [hidden, output.weight, output.bias])
+    torch.testing.assert_close(fused, plain)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5)
+    assert softmax_module.fused_full_softmax_nll_sum(hidden[:0], output, targets[:0]) == 0
