@@ -69,3 +69,25 @@ def words_to_char_ids(words: Sequence[str]) -> numpy.ndarray:
 
 
 _BOUNDARY_IDS = {BOS_TOKEN: BOS_CHAR_IDS, EOS_TOKEN: EOS_CHAR_IDS}
+
+
+def encode_padded(sentences: Sequence[Sequence[str]], add_boundaries: bool = True) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """Same result as :func:`spacy_elmo.nn.char_ids.encode_sentences`, built from distinct words:
+    int64 ids ``(batch, max_len, 50)`` (all zero past a sentence's end) and the lengths."""
+    batch = index_words(sentences, reserved=(BOS_TOKEN, EOS_TOKEN) if add_boundaries else ())
+    extra = 2 if add_boundaries else 0
+    lengths = batch.lengths + extra
+    width = int(lengths.max()) if len(sentences) else 0
+    word_ids = words_to_char_ids(batch.words)
+    # Row of each position in word_ids, or -1 for padding.
+    positions = numpy.arange(width)[None, :]
+    rows = numpy.full((len(sentences), width), -1, dtype=numpy.int64)
+    starts = numpy.cumsum(batch.lengths) - batch.lengths
+    inside = (positions >= extra // 2) & (positions < batch.lengths[:, None] + extra // 2)
+    rows[inside] = batch.token_words[(starts[:, None] + positions - extra // 2)[inside]]
+    if add_boundaries and len(sentences):
+        rows[:, 0] = 0
+        rows[numpy.arange(len(sentences)), batch.lengths + 1] = 1
+    ids = numpy.zeros((len(sentences), width, MAX_WORD_LENGTH), dtype=numpy.int64)
+    ids[rows >= 0] = word_ids[rows[rows >= 0]]
+    return ids, lengths
