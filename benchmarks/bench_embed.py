@@ -294,7 +294,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--sizes", default="small,original")
     parser.add_argument("--threads", default="1,all", help="comma list of thread counts; 'all' = every core")
     parser.add_argument("--max-tokens", type=int, default=20000, help="tokens of text to embed per pass")
-    parser.add_argument("--reference-tokens", type=int, default=3000, help="tokens for the plain-loop comparison")
+    parser.add_argument("--reference-tokens", type=int, default=None,
+                        help="tokens for the plain-loop comparison (default: all of --max-tokens; the plain loop is slow)")
     parser.add_argument("--repeats", type=int, default=2, help="timed passes per measure (best is kept)")
     parser.add_argument("--batch-tokens", type=int, default=None, help="max padded tokens per batch (default: the library's)")
     parser.add_argument("--cache-words", type=int, default=50_000)
@@ -332,7 +333,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                 wait_for_idle(args.wait_idle, args.idle_load)
             spec = {
                 "size": size, "threads": n_threads, "text": str(text), "tokenizer": tokenizer,
-                "max_tokens": args.max_tokens, "reference_tokens": args.reference_tokens,
+                "max_tokens": args.max_tokens, "reference_tokens": args.reference_tokens or args.max_tokens,
                 "repeats": args.repeats, "batch_tokens": args.batch_tokens, "cache_words": args.cache_words,
             }
             if spec["batch_tokens"] is None:

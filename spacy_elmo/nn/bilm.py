@@ -11,7 +11,7 @@ from torch import nn
 
 from .char_cnn import CharEncoder
 from .config import BiLMConfig
-from .derived_cache import parameter_fingerprint
+from .derived_cache import DerivedTensors, parameter_fingerprint
 from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
 from .lstm import LstmStack, run_stacks
 from .word_cache import WordCacheStats, WordVectorCache
@@ -137,6 +137,25 @@ class BiLM(nn.Module):
     def _check_lstm_loop(self) -> None:
         if self.lstm_loop not in LSTM_LOOPS:
             raise ValueError(f"lstm_loop must be one of {LSTM_LOOPS}, not {self.lstm_loop!r}")
+
+    def clear_inference_caches(self) -> None:
+        """Free what inference derives from the weights (stacked LSTM weights, char-CNN tables,
+        cached word vectors); all of it is rebuilt on demand. Called on ``.to()`` and the like,
+        so that the old copies of the weights are not kept alive."""
+        for module in self.modules():
+            for cache in module.__dict__.values():
+                if isinstance(cache, DerivedTensors):
+                    cache.clear()
+                elif isinstance(cache, dict):
+                    for value in cache.values():
+                        if isinstance(value, DerivedTensors):
+                            value.clear()
+        if self.word_cache is not None:
+            self.word_cache.clear()
+
+    def _apply(self, fn, *args, **kwargs):  # type: ignore[override]
+        self.clear_inference_caches()
+        return super()._apply(fn, *args, **kwargs)
 
     # ----------------------------------------------------------------- computation
     @property

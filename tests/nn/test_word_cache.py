@@ -169,3 +169,17 @@ def test_copies_and_pickles_start_with_an_empty_cache():
         assert clone.word_cache is not None and clone.word_cache.max_words == 123
         assert len(clone.word_cache) == 0
         assert_identical(clone.embed_layers([["a", "b"]]), model.embed_layers([["a", "b"]]))
+
+
+def test_moving_the_model_frees_what_inference_derived():
+    model = random_bilm(seed=13)
+    model.enable_word_cache(100)
+    text = running_text(14, 4)
+    model.embed_layers(text)
+    fused = model.forward_lstm.__dict__["_fused_weight_cache"]
+    assert any(cache._value is not None for cache in fused.values())
+    model.double()
+    assert all(cache._value is None for cache in fused.values())
+    assert model.char_encoder.__dict__["_conv_table_cache"]._value is None
+    assert len(model.word_cache) == 0
+    assert all(layers.dtype.name == "float32" for layers in model.embed_layers(text))
