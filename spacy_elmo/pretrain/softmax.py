@@ -114,16 +114,15 @@ def sampled_softmax_nll(
     sampler: LogUniformSampler,
 ) -> torch.Tensor:
     """Sampled-softmax NLL of each row's target against the shared ``negatives``, ``(N,)``."""
-    n_draws = negatives.shape[0]
+    n_draws, n_rows = negatives.shape[0], targets.shape[0]
     log_expected_true = sampler.log_probability(targets).to(hidden.device) + math.log(n_draws)
     log_expected_neg = sampler.log_probability(negatives).to(hidden.device) + math.log(n_draws)
 
-    true_weight = output.weight[targets]
-    true_logits = (hidden * true_weight).sum(-1).float() + output.bias[targets].float() - log_expected_true
-    neg_logits = (
-        nn.functional.linear(hidden, output.weight[negatives], output.bias[negatives]).float()
-        - log_expected_neg[None, :]
-    )
+    # One gather for targets and negatives: each gather's backward fills a (V, P) gradient.
+    ids = torch.cat([targets, negatives])
+    weight, bias = output.weight[ids], output.bias[ids]
+    true_logits = (hidden * weight[:n_rows]).sum(-1).float() + bias[:n_rows].float() - log_expected_true
+    neg_logits = nn.functional.linear(hidden, weight[n_rows:], bias[n_rows:]).float() - log_expected_neg[None, :]
     neg_logits = neg_logits.masked_fill(negatives[None, :] == targets[:, None], float("-inf"))
     logits = torch.cat([true_logits[:, None], neg_logits], dim=1)
     return torch.logsumexp(logits, dim=1) - true_logits
