@@ -29,8 +29,12 @@ def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, 
     loss_axis.set_title("Training loss")
     loss_axis.grid(alpha=0.3)
     loss_axis.legend()
+    sampled = any(r.get("softmax") == "sampled" for r in records)
+    train_label = "train (sampled-softmax estimate)" if sampled else "train"
+    loss_axis.lines[0].set_label(f"{train_label} loss")
+    loss_axis.legend()
     for key, label in (
-        ("train_perplexity", "train"),
+        ("train_perplexity", train_label),
         ("dev_perplexity_forward", "dev, forward LM"),
         ("dev_perplexity_backward", "dev, backward LM"),
     ):

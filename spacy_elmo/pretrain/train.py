@@ -425,7 +425,8 @@ class PretrainRun:
             "step": self.step,
             "epoch": epoch,
             "tokens": self.tokens,
-            "train_loss": train_loss,
+            "train_loss": train_loss,  # with a sampled softmax, the sampled surrogate's loss
+            "softmax": "sampled" if self.loss.sampled else "full",
             "train_perplexity": _exp(train_loss),
             "dev_perplexity_forward": scores.perplexity_forward if scores else None,
             "dev_perplexity_backward": scores.perplexity_backward if scores else None,
