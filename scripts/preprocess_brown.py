@@ -9,8 +9,9 @@ Output (in ``corpus/pos`` by default), one Doc per sentence:
 * ``train_<N>.spacy`` with the first N training sentences (``--limit-train``)
 * ``stats.json``: sentence/word counts and UPOS distribution per split
 
-``token.tag_`` is the original Brown tag (lower-case, with its affixes) and
-``token.pos_`` its Universal POS tag (see ``brown_upos.py``).
+``token.tag_`` and ``token.pos_`` both hold the token's Universal POS tag (UPOS, see
+``brown_upos.py``): spaCy's ``tagger`` learns ``tag_``, and the project's taggers are meant to
+predict UPOS, not the ~470 raw Brown tag strings. The raw Brown tags are not kept.
 
 Split rule (document level, deterministic, stratified over the 15 genres):
 the files are sorted by name and numbered k = 0..499; file k goes to *dev*
@@ -18,7 +19,7 @@ if k % 10 == 8, to *test* if k % 10 == 9, and to *train* otherwise, i.e.
 400 / 50 / 50 files (80/10/10).
 
 The PTB-style quote tokens ````` and ``''`` are written as ``"``, the form
-spaCy's tokenizer produces (the tag keeps the original quote tag).
+spaCy's tokenizer produces (UPOS PUNCT).
 """
 
 from __future__ import annotations
@@ -102,15 +103,15 @@ def iter_split_sentences(brown_dir: Path, splits: Sequence[str],
 
 
 def make_doc(vocab, sentence: Sentence):
+    """One sentence as a Doc with UPOS in both ``tag_`` (what the tagger learns) and ``pos_``."""
     from spacy.tokens import Doc
 
     words = [w for w, _ in sentence]
-    tags = [t for _, t in sentence]
-    pos = sentence_upos(tags)
+    upos = sentence_upos(t for _, t in sentence)
     spaces = [True] * len(words)
     spaces[-1] = False
     sent_starts = [True] + [False] * (len(words) - 1)
-    return Doc(vocab, words=words, spaces=spaces, tags=tags, pos=pos,
+    return Doc(vocab, words=words, spaces=spaces, tags=upos, pos=upos,
                sent_starts=sent_starts)
 
 

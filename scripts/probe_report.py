@@ -19,8 +19,9 @@ from typing import Dict, Optional, Sequence, Tuple
 import report_plots as plots
 from report import markdown_table
 
-# a tagger predicts token.tag_ (tag_acc); meta.json also lists pos_acc = 0 then, so tag_acc first
-SCORE_KEYS = (("tag_acc", "tag accuracy"), ("pos_acc", "UPOS accuracy"), ("ents_f", "NER F1"))
+# a tagger predicts token.tag_ (tag_acc); meta.json also lists pos_acc = 0 then, so tag_acc first.
+# The project's Brown corpora carry UPOS in tag_ (preprocess_brown.py): tag_acc is UPOS accuracy.
+SCORE_KEYS = (("tag_acc", "UPOS accuracy"), ("pos_acc", "UPOS accuracy"), ("ents_f", "NER F1"))
 LAYER_DIR = re.compile(r"layer(\d+)$")
 
 

@@ -248,6 +248,10 @@ def test_workflow_end_to_end(project):
             scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
             assert "ents_f" in scores and "ents_per_type" in scores
     assert "tag_acc" in json.loads((proj / "metrics" / "tagger-elmo.json").read_text())
+    upos = set("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
+    for setting in ("tagger-baseline", "tagger-elmo"):  # the taggers learn UPOS, not Brown tags
+        meta = json.loads((proj / "training" / setting / "model-best" / "meta.json").read_text())
+        assert meta["labels"]["tagger"] and set(meta["labels"]["tagger"]) <= upos, setting
 
     # the report: markdown, plots, results, the terminal table, the README section
     reports = proj / "reports"
@@ -299,5 +303,5 @@ def test_probe_workflow(project):
         config = (project["dir"] / "training" / task / "layer2.cfg").read_text()
         assert "spacy_elmo_project.ElmoSingleLayer.v1" in config and "layer = 2" in config
     probe_md = (project["dir"] / "reports" / "probe.md").read_text()
-    assert "probe-tagger (tag accuracy, dev)" in probe_md and "probe-ner (NER F1, dev)" in probe_md
+    assert "probe-tagger (UPOS accuracy, dev)" in probe_md and "probe-ner (NER F1, dev)" in probe_md
     assert (project["dir"] / "reports" / "probe_layers.png").stat().st_size > 1000
