@@ -20,7 +20,9 @@ from thinc.types import Floats2d, Floats3d
 from ..models.bilm import get_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..nn.bilm import BiLM
+from ..nn.derived_cache import parameter_fingerprint
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
+from .feature_cache import FeatureCache, doc_key
 from .weights import load_bilm_weights
 
 logger = logging.getLogger("spacy_elmo")
@@ -57,6 +59,9 @@ install_extensions()
         "layer_weights": None,
         "gamma": 1.0,
         "set_vector_hooks": True,
+        "feature_cache_mb": 1024.0,
+        "feature_cache_dir": None,
+        "feature_cache_disk_mb": 10240.0,
     },
 )
 def make_elmo(
@@ -67,6 +72,9 @@ def make_elmo(
     layer_weights: Optional[List[float]],
     gamma: float,
     set_vector_hooks: bool,
+    feature_cache_mb: float,
+    feature_cache_dir: Optional[str],
+    feature_cache_disk_mb: float,
 ) -> "Elmo":
     """Contextual ELMo vectors on Docs, and ELMo features for downstream listeners.
 
@@ -76,6 +84,10 @@ def make_elmo(
         ``[initialize.components.elmo] weights``.
     layer_weights, gamma: the mix behind ``token._.elmo`` (``None``: average of the layers).
     set_vector_hooks: make ``.vector`` and ``.similarity`` use the ELMo vectors.
+    feature_cache_mb: memory budget of the frozen-feature cache: while training with a frozen
+        biLM, each Doc's layers are computed once and reused in later epochs (0: off).
+    feature_cache_dir: a folder for what does not fit in memory (None: keep only what fits).
+    feature_cache_disk_mb: the budget on disk.
     """
     return Elmo(
         nlp.vocab,
@@ -85,6 +97,9 @@ def make_elmo(
         layer_weights=layer_weights,
         gamma=gamma,
         set_vector_hooks=set_vector_hooks,
+        feature_cache_mb=feature_cache_mb,
+        feature_cache_dir=feature_cache_dir,
+        feature_cache_disk_mb=feature_cache_disk_mb,
     )
 
 
@@ -101,6 +116,9 @@ class Elmo(TrainablePipe):
         layer_weights: Optional[Sequence[float]] = None,
         gamma: float = 1.0,
         set_vector_hooks: bool = True,
+        feature_cache_mb: float = 1024.0,
+        feature_cache_dir: Optional[PathLike] = None,
+        feature_cache_disk_mb: float = 10240.0,
     ) -> None:
         self.vocab = vocab
         self.model = model
@@ -111,6 +129,12 @@ class Elmo(TrainablePipe):
         self.gamma = float(gamma)
         self.set_vector_hooks = set_vector_hooks
         self._pending_weights: Optional[PathLike] = weights
+        self.feature_cache: Optional[FeatureCache] = None
+        if feature_cache_mb > 0 or feature_cache_dir is not None:
+            self.feature_cache = FeatureCache(feature_cache_mb, feature_cache_dir, feature_cache_disk_mb)
+        # Set by the first update: from then on predictions (the dev evaluations of a training
+        # run) also use the feature cache. Plain inference never fills it.
+        self._training = False
 
     # ------------------------------------------------------------------ weights
     @property
@@ -122,6 +146,7 @@ class Elmo(TrainablePipe):
         """Replace the biLM by the one stored at ``path`` (see the factory's ``weights``)."""
         set_bilm(self.model, load_bilm_weights(path))
         self._pending_weights = None
+        self._clear_feature_cache()
         self._sync_listener_dims()
 
     def _ensure_weights(self) -> None:
@@ -182,16 +207,48 @@ class Elmo(TrainablePipe):
         return any(listener.grad_factor > 0 for listener in self.listeners)
 
     # ------------------------------------------------------------------ prediction
-    def compute_layers(self, docs: Sequence[Doc]) -> List[Floats3d]:
+    def compute_layers(self, docs: Sequence[Doc], use_cache: bool = False) -> List[Floats3d]:
         """All biLM layers for each Doc, (L+1, n_tokens, D), with no gradient.
 
         The one place where inference runs the biLM, for prediction and frozen training alike.
+        ``use_cache``: serve and store the layers through the frozen-feature cache.
         """
         self._ensure_weights()
-        return self.model.predict(list(docs))
+        docs = list(docs)
+        cache = self.feature_cache
+        if not use_cache or cache is None or self._fine_tuned:
+            return self.model.predict(docs)
+        bilm = self.bilm
+        assert bilm is not None
+        fingerprint = self._weights_fingerprint(bilm)
+        if fingerprint is None:  # weights whose changes cannot be detected: never cache
+            return self.model.predict(docs)
+        cache.bind(fingerprint, pins=[bilm])
+        extra = str(self.model.attrs["max_tokens"]).encode()
+        keys = [doc_key(doc, extra) for doc in docs]
+        found = [cache.get(key) for key in keys]
+        missing = [i for i, layers in enumerate(found) if layers is None]
+        computed = self.model.predict([docs[i] for i in missing]) if missing else []
+        ops = self.model.ops
+        outputs: List[Floats3d] = [ops.asarray3f(layers) if layers is not None else None for layers in found]  # type: ignore[misc]
+        for i, layers in zip(missing, computed):
+            cache.put(keys[i], ops.to_numpy(layers))
+            outputs[i] = layers
+        return outputs
+
+    @staticmethod
+    def _weights_fingerprint(bilm: BiLM) -> Optional[tuple]:
+        """Identity and version of every weight and buffer, and the precision (see the cache)."""
+        tensors = list(bilm.parameters()) + list(bilm.buffers())
+        versions = parameter_fingerprint(tensors)
+        return None if versions is None else (id(bilm), versions, bilm.autocast_dtype)
+
+    def _clear_feature_cache(self) -> None:
+        if self.feature_cache is not None:
+            self.feature_cache.clear()
 
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
-        return self.compute_layers(list(docs))
+        return self.compute_layers(list(docs), use_cache=self._training)
 
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
         weights = self._mix_weights()
@@ -240,8 +297,9 @@ class Elmo(TrainablePipe):
             return losses  # nothing downstream uses the layers during training
         docs = [eg.predicted for eg in examples]
         batch_id = ElmoLayersListener.get_batch_id(docs)
+        self._training = True
         if not self._fine_tuned:
-            layers = self.compute_layers(docs)
+            layers = self.compute_layers(docs, use_cache=True)
             for listener in self.listeners:
                 listener.receive(batch_id, layers, None)
             return losses
@@ -285,6 +343,7 @@ class Elmo(TrainablePipe):
         """Load ``weights`` (``[initialize.components.elmo]``), else the factory's, else build a
         random biLM of the configured size (with a warning: that is rarely what you want).
         """
+        self._clear_feature_cache()
         if weights is not None:
             self.load_weights(weights)
         elif self._pending_weights is not None:
@@ -329,6 +388,7 @@ class Elmo(TrainablePipe):
 
     def _loaded(self) -> None:
         """A serialized component carries its weights: the factory's path is not read."""
+        self._clear_feature_cache()
         if self.bilm is not None:
             self._pending_weights = None
             self._sync_listener_dims()

@@ -1,0 +1,160 @@
+"""Frozen-feature cache: a frozen biLM's layers per Doc, computed once and reused every epoch.
+
+With every listener at ``grad_factor = 0`` the biLM never changes during ``spacy train``, so
+the layers of a training Doc are the same in every epoch; recomputing them is most of the cost
+of training with ELMo. The cache keeps them within a memory budget and, if configured, puts
+what does not fit into files in a private temporary folder.
+
+Entries are kept in the order they arrive and never evicted while the weights stay the same:
+training revisits the same Docs every epoch, and least-recently-used eviction would throw out
+each entry just before it is needed again once the corpus outgrows the budget. The cache is
+bound to a fingerprint of the weights (identity and version counter of every tensor, the
+precision, the windowing); any change empties it, so it never serves layers of other weights.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Hashable, Optional, Sequence, Union
+
+import numpy
+from spacy.tokens import Doc
+
+MB = 1024 * 1024
+
+
+def doc_key(doc: Doc, extra: bytes = b"") -> bytes:
+    """What the biLM's output for ``doc`` depends on: its token texts and sentence starts."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(extra)
+    digest.update(len(doc).to_bytes(8, "little"))
+    for token in doc:
+        text = token.text.encode("utf8")
+        digest.update(len(text).to_bytes(4, "little"))
+        digest.update(text)
+    if doc.has_annotation("SENT_START"):
+        digest.update(b"S")
+        digest.update(numpy.ascontiguousarray(doc.to_array("SENT_START")).tobytes())
+    return digest.digest()
+
+
+@dataclass
+class FeatureCacheStats:
+    hits: int = 0
+    misses: int = 0
+    memory_entries: int = 0
+    memory_bytes: int = 0
+    disk_entries: int = 0
+    disk_bytes: int = 0
+    not_stored: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        lookups = self.hits + self.misses
+        return self.hits / lookups if lookups else 0.0
+
+
+class FeatureCache:
+    """Arrays by key, in memory up to ``max_memory_mb``, then on disk up to ``max_disk_mb``.
+
+    ``disk_dir``: where to create the private spill folder (removed when the cache is cleared
+    or garbage collected); None keeps everything in memory and stores nothing beyond it.
+    Values are copied in and out, so callers may modify what they get.
+    """
+
+    def __init__(
+        self,
+        max_memory_mb: float,
+        disk_dir: Optional[Union[str, Path]] = None,
+        max_disk_mb: float = 10240.0,
+    ) -> None:
+        if max_memory_mb < 0 or max_disk_mb < 0:
+            raise ValueError(f"cache budgets must not be negative: {max_memory_mb} MB, {max_disk_mb} MB")
+        self.max_memory_bytes = int(max_memory_mb * MB)
+        self.max_disk_bytes = int(max_disk_mb * MB) if disk_dir is not None else 0
+        self.disk_dir = None if disk_dir is None else Path(disk_dir)
+        self.stats = FeatureCacheStats()
+        self._memory: dict[bytes, numpy.ndarray] = {}
+        self._disk: dict[bytes, int] = {}
+        self._spill_dir: Optional[Path] = None
+        self._remove_spill_dir: Optional[weakref.finalize] = None
+        self._fingerprint: Optional[Hashable] = None
+        self._pins: tuple = ()
+
+    def __len__(self) -> int:
+        return len(self._memory) + len(self._disk)
+
+    def bind(self, fingerprint: Hashable, pins: Sequence = ()) -> None:
+        """Serve entries only for ``fingerprint``; a new one empties the cache.
+
+        ``pins`` are kept alive while bound, so that the memory addresses in the fingerprint
+        cannot be reused by other tensors.
+        """
+        if fingerprint != self._fingerprint:
+            self.clear()
+            self._fingerprint = fingerprint
+            self._pins = tuple(pins)
+
+    def clear(self) -> None:
+        """Drop every entry (memory and disk) and forget the fingerprint; counters are kept."""
+        self._memory.clear()
+        self._disk.clear()
+        self._fingerprint = None
+        self._pins = ()
+        if self._remove_spill_dir is not None:
+            self._remove_spill_dir()
+            self._remove_spill_dir = None
+            self._spill_dir = None
+        self.stats.memory_entries = self.stats.memory_bytes = 0
+        self.stats.disk_entries = self.stats.disk_bytes = 0
+
+    def get(self, key: bytes) -> Optional[numpy.ndarray]:
+        """A copy of the stored array, or None (counted as a miss)."""
+        value = self._memory.get(key)
+        if value is not None:
+            self.stats.hits += 1
+            return value.copy()
+        if key in self._disk:
+            self.stats.hits += 1
+            return numpy.load(self._file(key), allow_pickle=False)
+        self.stats.misses += 1
+        return None
+
+    def put(self, key: bytes, value: numpy.ndarray) -> bool:
+        """Store a copy of ``value`` if a budget has room; False when it was not stored."""
+        if key in self._memory or key in self._disk:
+            return True
+        size = int(value.nbytes)
+        if self.stats.memory_bytes + size <= self.max_memory_bytes:
+            self._memory[key] = numpy.array(value, copy=True)
+            self.stats.memory_bytes += size
+            self.stats.memory_entries += 1
+            return True
+        if self.stats.disk_bytes + size <= self.max_disk_bytes:
+            self._write(key, value)
+            self._disk[key] = size
+            self.stats.disk_bytes += size
+            self.stats.disk_entries += 1
+            return True
+        self.stats.not_stored += 1
+        return False
+
+    def _file(self, key: bytes) -> Path:
+        assert self._spill_dir is not None
+        return self._spill_dir / f"{key.hex()}.npy"
+
+    def _write(self, key: bytes, value: numpy.ndarray) -> None:
+        if self._spill_dir is None:
+            assert self.disk_dir is not None
+            self.disk_dir.mkdir(parents=True, exist_ok=True)
+            self._spill_dir = Path(tempfile.mkdtemp(prefix="spacy-elmo-features-", dir=self.disk_dir))
+            self._remove_spill_dir = weakref.finalize(self, shutil.rmtree, self._spill_dir, True)
+        path = self._file(key)
+        partial = path.with_suffix(".partial.npy")
+        numpy.save(partial, numpy.ascontiguousarray(value), allow_pickle=False)
+        os.replace(partial, path)
