@@ -57,3 +57,24 @@ def test_errors_name_the_problem(tmp_path, model):
     text.write_text("x")
     with pytest.raises(ValueError, match="neither"):
         load_bilm(text)
+
+
+def test_a_stray_config_does_not_hide_allennlp_files(tmp_path, model):
+    model.to_allennlp(tmp_path / "options.json", tmp_path / "elmo_weights.hdf5")
+    (tmp_path / "config.json").write_text("{}")
+    assert same_weights(load_bilm(tmp_path), model)
+
+
+def test_callers_can_word_every_problem_their_own_way(tmp_path):
+    from spacy_elmo.formats.resolve import MESSAGES
+    from spacy_elmo.pipeline.weights import COMPONENT_MESSAGES
+
+    assert set(COMPONENT_MESSAGES) == set(MESSAGES)
+    fields = dict(path="P", parent="D", found="F", options="O", config="C", weights="W")
+    for table in (MESSAGES, COMPONENT_MESSAGES):
+        for kind, template in table.values():
+            assert issubclass(kind, (FileNotFoundError, ValueError))
+            assert "P" in template.format(**fields)
+    custom = {problem: (KeyError, "custom {path}") for problem in MESSAGES}
+    with pytest.raises(KeyError, match="custom"):
+        load_bilm(tmp_path / "missing", messages=custom)

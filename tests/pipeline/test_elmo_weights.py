@@ -43,6 +43,11 @@ def test_hdf5_file_with_options_beside_it(allennlp_dir, reference):
     numpy.testing.assert_array_equal(embed_with(allennlp_dir / "elmo_weights.hdf5"), reference)
 
 
+def test_hdf5_file_with_download_style_options_name(tmp_path, tiny_weights, reference):
+    BiLM.from_disk(tiny_weights).to_allennlp(tmp_path / "elmo_small_options.json", tmp_path / "elmo_small_weights.hdf5")
+    numpy.testing.assert_array_equal(embed_with(tmp_path / "elmo_small_weights.hdf5"), reference)
+
+
 def test_output_softmax_is_dropped(tmp_path):
     torch.manual_seed(0)
     bilm = BiLM(TINY_CONFIG, vocab=["<S>", "</S>", "<UNK>", "bank"])
