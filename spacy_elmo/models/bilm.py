@@ -16,8 +16,8 @@ from thinc.types import Floats3d
 
 from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
-from ..nn.char_ids import encode_sentences
 from ..nn.config import BiLMConfig
+from ..nn.word_batch import encode_padded
 from .segments import Segment, iter_segments
 from .torch_bilm import TorchBiLM, get_torch_bilm, set_torch_bilm
 
@@ -105,7 +105,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> tuple[List[Floats3
     pending: list[tuple[list[Segment], tuple[int, ...], Callable]] = []
     for batch_indices in length_sorted_batches(lengths, max_sentences=budget, max_tokens=budget):
         batch = [segments[i] for i in batch_indices]
-        char_ids, seq_lengths = encode_sentences([segment.words for segment in batch])
+        char_ids, seq_lengths = encode_padded([segment.words for segment in batch])
         layers, backprop_batch = torch_bilm((char_ids, seq_lengths), is_train)
         for row, segment in enumerate(batch):
             outputs[segment.doc_index][:, _index(ops, segment)] = layers[:, row, : len(segment)]

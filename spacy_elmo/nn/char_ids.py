@@ -59,6 +59,11 @@ def encode_sentences(
 
     With ``add_boundaries`` every sentence is framed by BOS and EOS and its length counts them.
     Rows past a sentence's length are all zero (the padding id).
+
+    This is the plain per-token reference: the library itself encodes batches with
+    :func:`spacy_elmo.nn.word_batch.encode_padded`, which returns the same arrays about ten times
+    faster. This one is kept for tests (which check the two agree) and the reference loop in
+    ``benchmarks/plain_elmo.py``.
     """
     extra = 2 if add_boundaries else 0
     lengths = numpy.asarray([len(s) + extra for s in sentences], dtype=numpy.int64)

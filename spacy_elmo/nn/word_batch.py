@@ -73,7 +73,9 @@ _BOUNDARY_IDS = {BOS_TOKEN: BOS_CHAR_IDS, EOS_TOKEN: EOS_CHAR_IDS}
 
 def encode_padded(sentences: Sequence[Sequence[str]], add_boundaries: bool = True) -> tuple[numpy.ndarray, numpy.ndarray]:
     """Same result as :func:`spacy_elmo.nn.char_ids.encode_sentences`, built from distinct words:
-    int64 ids ``(batch, max_len, 50)`` (all zero past a sentence's end) and the lengths."""
+    int64 ids ``(batch, max_len, 50)`` (all zero past a sentence's end) and the lengths.
+
+    The encoder the ``spacy_elmo.BiLM.v1`` model's forward uses."""
     batch = index_words(sentences, reserved=(BOS_TOKEN, EOS_TOKEN) if add_boundaries else ())
     extra = 2 if add_boundaries else 0
     lengths = batch.lengths + extra

@@ -64,14 +64,14 @@ def test_layers_per_doc_match_embed_layers(vocab, bilm):
 
 def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch):
     shapes = []
-    original = bilm_module.encode_sentences
+    original = bilm_module.encode_padded
 
     def spy(sentences, **kwargs):
         ids, lengths = original(sentences, **kwargs)
         shapes.append((len(sentences), max(len(s) for s in sentences)))
         return ids, lengths
 
-    monkeypatch.setattr(bilm_module, "encode_sentences", spy)
+    monkeypatch.setattr(bilm_module, "encode_padded", spy)
     model = build_bilm_model(max_tokens=8, batch_max_tokens=20)
     set_bilm(model, bilm)
     docs = [Doc(vocab, words=[f"w{i}" for i in range(n)]) for n in (50, 3, 17, 8)]

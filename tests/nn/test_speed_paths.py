@@ -13,7 +13,7 @@ from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.nn.char_cnn_inference import WORD_BLOCK
 from spacy_elmo.nn.char_ids import encode_sentences, encode_word
 from spacy_elmo.nn.lstm import LstmStack, active_rows, run_stacks, run_time_major
-from spacy_elmo.nn.word_batch import encode_padded, index_words, words_to_char_ids
+from spacy_elmo.nn.word_batch import index_words, words_to_char_ids
 
 # Documented error of reduced-precision matmuls (BiLM.use_autocast), as a fraction of the largest
 # float32 activation. Measured: bfloat16 0.32% on the AllenNLP fixture model and 0.50-0.59% on
@@ -185,18 +185,6 @@ def test_vectorized_char_ids_equal_encode_word():
     assert batch.words == ["<S>", "</S>", "a", "b"]
     assert batch.token_words.tolist() == [2, 3, 2, 3, 0]
     assert batch.lengths.tolist() == [3, 0, 2]
-
-
-@pytest.mark.parametrize("add_boundaries", [True, False])
-def test_encode_padded_equals_encode_sentences(add_boundaries):
-    rng = random.Random(4)
-    words = WORDS + ["<S>", "</S>", "x" * 60]
-    sentences = [[rng.choice(words) for _ in range(rng.randint(0, 12))] for _ in range(20)]
-    for batch in (sentences, [[]], []):
-        expected, fast = encode_sentences(batch, add_boundaries), encode_padded(batch, add_boundaries)
-        for want, got in zip(expected, fast):
-            assert got.dtype == want.dtype
-            numpy.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("dtype,bound", [(torch.bfloat16, BF16_MAX_RELATIVE_ERROR), (torch.float16, FP16_MAX_RELATIVE_ERROR)])
