@@ -3,8 +3,10 @@
 Works like spaCy's ``Tok2VecListener``: during ``nlp.update`` the ``elmo`` component runs the
 biLM once per batch and hands every listener the layers and a backprop callback; at prediction
 time the listener reads ``doc._.elmo_layers``. Each listener then applies its own learned mix
-(:mod:`.scalar_mix`), so ``ner`` and ``tagger`` weigh the layers differently. With
-``grad_factor = 0`` (the default) no gradient reaches the biLM and it stays frozen.
+(:mod:`.scalar_mix`), so ``ner`` and ``tagger`` weigh the layers differently; with
+``fixed_layer_weights`` the weights are given instead of learned (a one-hot vector probes a
+single layer). With ``grad_factor = 0`` (the default) no gradient reaches the biLM and it stays
+frozen.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ def build_elmo_listener(
     layer_norm: bool = False,
     layer_dropout: float = 0.0,
     grad_factor: float = 0.0,
+    fixed_layer_weights: Optional[List[float]] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
     """ELMo features for a downstream component: the upstream layers, mixed by learned weights.
 
@@ -33,8 +36,14 @@ def build_elmo_listener(
     layer_norm: normalize each layer per token before mixing.
     layer_dropout: probability of dropping a layer from the mix in a training step.
     grad_factor: scale of the gradient passed to the biLM; 0 keeps it frozen.
+    fixed_layer_weights: one weight per biLM layer (char-CNN first), used as given and never
+        trained, in place of the learned softmax weights; ``gamma`` is still learned. ``None``
+        (the default) learns the weights.
     """
-    return chain(ElmoLayersListener(upstream, grad_factor), scalar_mix(layer_norm, layer_dropout))
+    return chain(
+        ElmoLayersListener(upstream, grad_factor),
+        scalar_mix(layer_norm, layer_dropout, fixed_layer_weights),
+    )
 
 
 class ElmoLayersListener(Model):

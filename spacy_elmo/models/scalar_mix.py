@@ -4,11 +4,14 @@
 ``layer_norm`` normalizes each layer's vector per token before mixing (without learned scale;
 ``gamma`` and the weights provide it), ``layer_dropout`` drops whole layers from the softmax
 during training (as UDify does) so the mix cannot lean on a single layer.
+``fixed_layer_weights`` replaces ``softmax(a)`` by given, untrained weights (``gamma`` is still
+learned): a one-hot vector probes what a task gets from a single layer.
 Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+import math
+from typing import Callable, List, Optional, Sequence
 
 from spacy.util import registry
 from thinc.api import Model
@@ -18,36 +21,73 @@ LAYER_NORM_EPS = 1e-6
 
 
 @registry.layers("spacy_elmo.scalar_mix.v1")
-def scalar_mix(layer_norm: bool = False, layer_dropout: float = 0.0) -> Model[List[Floats3d], List[Floats2d]]:
+def scalar_mix(
+    layer_norm: bool = False,
+    layer_dropout: float = 0.0,
+    fixed_layer_weights: Optional[Sequence[float]] = None,
+) -> Model[List[Floats3d], List[Floats2d]]:
+    """The mix; with ``fixed_layer_weights`` (one per layer, used as given) only gamma is learned."""
     if not 0.0 <= layer_dropout < 1.0:
         raise ValueError(f"layer_dropout must be in [0, 1), not {layer_dropout}")
+    fixed = _check_fixed_weights(fixed_layer_weights, layer_dropout)
     return Model(
         "elmo_scalar_mix",
         forward,
         init=init,
         dims={"nL": None, "nO": None},
-        params={"a": None, "gamma": None},
-        attrs={"layer_norm": layer_norm, "layer_dropout": layer_dropout},
+        # no "a" with fixed weights: nothing there for an optimizer to change
+        params={"gamma": None} if fixed is not None else {"a": None, "gamma": None},
+        attrs={"layer_norm": layer_norm, "layer_dropout": layer_dropout, "fixed_layer_weights": fixed},
     )
+
+
+def _check_fixed_weights(weights: Optional[Sequence[float]], layer_dropout: float) -> Optional[List[float]]:
+    if weights is None:
+        return None
+    values = [float(w) for w in weights]
+    if not values or not all(math.isfinite(w) for w in values):
+        raise ValueError(f"fixed_layer_weights must be one finite number per biLM layer, not {list(weights)}")
+    if layer_dropout > 0.0:
+        # dropping the only weighted layer of a one-hot mix would zero the features
+        raise ValueError("layer_dropout needs learned layer weights: set it to 0 with fixed_layer_weights")
+    return values
+
+
+def check_layer_count(model: Model, n_layers: int) -> None:
+    """Fixed weights must name every layer the upstream gives: the char-CNN and each LSTM layer."""
+    fixed = model.attrs["fixed_layer_weights"]
+    if fixed is not None and len(fixed) != n_layers:
+        raise ValueError(
+            f"fixed_layer_weights has {len(fixed)} values but the biLM has {n_layers} layers "
+            f"(the char-CNN layer and {n_layers - 1} LSTM layers): give one weight per layer"
+        )
 
 
 def init(model: Model, X: Optional[List[Floats3d]] = None, Y: Optional[object] = None) -> None:
     if X:
-        model.set_dim("nL", X[0].shape[0], force=not model.has_param("a"))
-        model.set_dim("nO", X[0].shape[2], force=not model.has_param("a"))
+        model.set_dim("nL", X[0].shape[0], force=not model.has_param("gamma"))
+        model.set_dim("nO", X[0].shape[2], force=not model.has_param("gamma"))
     if model.maybe_get_dim("nL") is None:
         raise ValueError(
             "The ELMo layer mix does not know how many layers to mix: initialize the upstream "
             "elmo component first (nlp.initialize() does this) or pass sample inputs"
         )
-    model.set_param("a", model.ops.alloc1f(model.get_dim("nL")))
+    check_layer_count(model, model.get_dim("nL"))
+    if model.attrs["fixed_layer_weights"] is None:
+        model.set_param("a", model.ops.alloc1f(model.get_dim("nL")))
     gamma = model.ops.alloc1f(1)
     gamma += 1.0
     model.set_param("gamma", gamma)
 
 
 def layer_weights(model: Model, mask=None):
-    """softmax(a) over the layers that are kept (all of them unless ``mask`` says otherwise)."""
+    """softmax(a) over the layers that are kept (all of them unless ``mask`` says otherwise).
+
+    With fixed weights: those weights, as given.
+    """
+    fixed = model.attrs["fixed_layer_weights"]
+    if fixed is not None:
+        return model.ops.asarray1f(fixed)
     xp = model.ops.xp
     a = model.get_param("a")
     if mask is not None:
@@ -62,19 +102,22 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
     lengths = [x.shape[1] for x in X]
     n_layers, width = model.get_dim("nL"), model.get_dim("nO")
     H = xp.concatenate(X, axis=1) if X else ops.alloc3f(n_layers, 0, width)
+    check_layer_count(model, H.shape[0])
     if model.attrs["layer_norm"]:
         H, backprop_norm = _normalize(H)
     mask = _layer_mask(model) if is_train else None
     weights = layer_weights(model, mask)
+    learned = model.attrs["fixed_layer_weights"] is None
     gamma = model.get_param("gamma")
     mixed = xp.tensordot(weights, H, axes=(0, 0))
     Y = (gamma[0] * mixed).astype("float32")
 
     def backprop(dY: List[Floats2d]) -> List[Floats3d]:
         dY_all = xp.concatenate(dY, axis=0) if dY else ops.alloc2f(0, width)
-        d_weights = gamma[0] * xp.tensordot(H, dY_all, axes=([1, 2], [0, 1]))
-        d_a = weights * (d_weights - (weights * d_weights).sum())
-        model.inc_grad("a", d_a.astype("float32"))
+        if learned:
+            d_weights = gamma[0] * xp.tensordot(H, dY_all, axes=([1, 2], [0, 1]))
+            d_a = weights * (d_weights - (weights * d_weights).sum())
+            model.inc_grad("a", d_a.astype("float32"))
         model.inc_grad("gamma", (dY_all * mixed).sum().reshape(1).astype("float32"))
         dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")
         if model.attrs["layer_norm"]:

@@ -4,6 +4,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 from spacy.util import registry
+from thinc.api import Config
 
 from spacy_elmo.models import ElmoLayersListener, build_elmo_listener
 from spacy_elmo.pipeline import install_extensions
@@ -98,3 +99,35 @@ def test_unknown_dims_give_a_clear_error(docs):
 def test_negative_grad_factor_is_rejected():
     with pytest.raises(ValueError):
         build_elmo_listener(grad_factor=-1.0)
+
+
+def test_fixed_layer_weights_pick_a_layer_and_come_from_the_config(docs):
+    config = Config().from_str(
+        '[model]\n@architectures = "spacy_elmo.ElmoListener.v1"\nupstream = "elmo"\n'
+        "fixed_layer_weights = [0, 0, 1]\n"
+    )
+    model = registry.resolve(config)["model"]
+    listener = model.layers[0]
+    listener.set_upstream_dims(N_LAYERS, WIDTH)
+    model.initialize(X=docs)
+    layers = layers_for(docs, seed=5)
+    listener.receive(ElmoLayersListener.get_batch_id(docs), layers, None)
+    outputs, backprop = model.begin_update(docs)
+    for out, x in zip(outputs, layers):
+        numpy.testing.assert_array_equal(out, x[2])
+    backprop([numpy.ones_like(o) for o in outputs])
+    mix = model.layers[1]
+    assert not mix.has_param("a") and mix.get_grad("gamma") is not None
+
+
+def test_fixed_layer_weights_must_match_the_upstream_layers(docs):
+    model = build_elmo_listener(upstream="elmo", fixed_layer_weights=[1.0, 0.0])
+    model.layers[0].set_upstream_dims(N_LAYERS, WIDTH)
+    with pytest.raises(ValueError, match=r"fixed_layer_weights has 2 values but the biLM has 3 layers"):
+        model.initialize(X=docs)
+
+
+def test_without_fixed_layer_weights_the_weights_are_learned(docs):
+    model, _ = make()
+    model.initialize(X=docs)
+    assert model.layers[1].has_param("a") and model.layers[1].attrs["fixed_layer_weights"] is None

@@ -105,3 +105,58 @@ def test_layer_dropout_only_while_training():
 def test_rejects_bad_dropout():
     with pytest.raises(ValueError):
         scalar_mix(layer_dropout=1.0)
+
+
+# -- fixed layer weights ----------------------------------------------------------------
+
+def make_fixed(weights, layer_norm=False):
+    model = scalar_mix(layer_norm=layer_norm, fixed_layer_weights=weights)
+    model.initialize(X=inputs())
+    return model
+
+
+def test_fixed_one_hot_weights_give_that_layer_times_gamma():
+    model = make_fixed([0.0, 1.0, 0.0])
+    assert not model.has_param("a")  # nothing to train but gamma
+    numpy.testing.assert_array_equal(layer_weights(model), [0.0, 1.0, 0.0])
+    model.set_param("gamma", numpy.asarray([0.5], dtype="float32"))
+    X = inputs()
+    for x, y in zip(X, model.predict(X)):
+        numpy.testing.assert_array_equal(y, 0.5 * x[1])
+
+
+def test_fixed_weights_are_used_as_given_not_softmaxed():
+    model = make_fixed([2, 0, -1])
+    X = inputs()
+    numpy.testing.assert_allclose(model.predict(X)[0], 2 * X[0][0] - X[0][2], rtol=1e-6, atol=1e-6)
+
+
+def test_fixed_weights_get_no_gradient_and_never_change():
+    from thinc.api import Adam
+
+    model = make_fixed([0.0, 0.0, 1.0])
+    X = inputs(seed=4)
+    R = [numpy.ones((x.shape[1], WIDTH), dtype="float32") for x in X]
+    _, dX = loss_and_grads(model, X, R)
+    assert not model.has_grad("a") and model.get_grad("gamma") is not None
+    # only the chosen layer passes a gradient back: gamma * dY
+    numpy.testing.assert_array_equal(dX[0][2], R[0])
+    numpy.testing.assert_array_equal(dX[0][:2], numpy.zeros((2, 4, WIDTH)))
+    model.finish_update(Adam(0.1))
+    numpy.testing.assert_array_equal(layer_weights(model), [0.0, 0.0, 1.0])
+    assert model.attrs["fixed_layer_weights"] == [0.0, 0.0, 1.0]
+    assert float(model.get_param("gamma")[0]) != 1.0  # gamma still learns
+
+
+def test_fixed_weights_of_the_wrong_length_are_refused():
+    with pytest.raises(ValueError, match=r"has 2 values but the biLM has 3 layers"):
+        make_fixed([1.0, 0.0])
+    model = make_fixed([1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"has 3 values but the biLM has 2 layers"):
+        model.predict([x[:2] for x in inputs()])
+
+
+@pytest.mark.parametrize("weights,dropout", [([], 0.0), ([1.0, float("nan"), 0.0], 0.0), ([1.0, 0.0, 0.0], 0.5)])
+def test_bad_fixed_weights_are_refused(weights, dropout):
+    with pytest.raises(ValueError, match="fixed_layer_weights"):
+        scalar_mix(layer_dropout=dropout, fixed_layer_weights=weights)

@@ -24,6 +24,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 import srsly
+from thinc.api import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = "0,1,2"
@@ -300,8 +301,11 @@ def test_probe_workflow(project):
     for task in ("probe-tagger", "probe-ner"):
         for layer in (0, 2):
             assert (project["dir"] / "training" / task / f"layer{layer}" / "model-best" / "meta.json").is_file()
-        config = (project["dir"] / "training" / task / "layer2.cfg").read_text()
-        assert "spacy_elmo_project.ElmoSingleLayer.v1" in config and "layer = 2" in config
+        component = "tagger" if task == "probe-tagger" else "ner"
+        config = Config().from_disk(project["dir"] / "training" / task / "layer2.cfg", interpolate=False)
+        listener = config["components"][component]["model"]["tok2vec"]["elmo"]
+        assert listener["@architectures"] == "spacy_elmo.ElmoListener.v1"
+        assert listener["fixed_layer_weights"] == [0.0, 0.0, 1.0]  # one-hot: LSTM layer 2 only
     probe_md = (project["dir"] / "reports" / "probe.md").read_text()
     assert "probe-tagger (UPOS accuracy, dev)" in probe_md and "probe-ner (NER F1, dev)" in probe_md
     assert (project["dir"] / "reports" / "probe_layers.png").stat().st_size > 1000
