@@ -87,22 +87,20 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, str, Optional[list[str]]]]
 
 
 def _split_with_pipeline(paragraphs: Iterable[tuple[int, str]], nlp: Any) -> Iterator[Sentence]:
-    texts = (text for _, text in paragraphs)
-    index = 0
-    for doc in nlp.pipe(texts):
-        for span in _spans(doc):
-            tokens = [token.text for token in span if token.text.strip()]
-            if tokens:
-                yield Sentence(str(index), span.text.strip(), tokens)
-                index += 1
+    yield from _doc_sentences(nlp.pipe(text for _, text in paragraphs))
 
 
 def _spacy_sentences(path: Path) -> Iterator[Sentence]:
     from spacy.tokens import DocBin
     from spacy.vocab import Vocab
 
+    yield from _doc_sentences(DocBin().from_disk(path).get_docs(Vocab()))
+
+
+def _doc_sentences(docs: Iterable[Any]) -> Iterator[Sentence]:
+    """The non-empty sentences of ``docs`` (whitespace tokens left out), keyed 0, 1, 2, ..."""
     index = 0
-    for doc in DocBin().from_disk(path).get_docs(Vocab()):
+    for doc in docs:
         for span in _spans(doc):
             tokens = [token.text for token in span if token.text.strip()]
             if tokens:
