@@ -25,7 +25,8 @@ def inspect_cli(
         typer.echo(f"{pipeline_dir}: no component with an initialized ELMo listener")
         raise typer.Exit(code=1)
     for mix in mixes:
-        typer.echo(f"{mix.component} (listens to '{mix.upstream}', grad_factor {mix.grad_factor:g})")
+        kind = ", fixed layer weights" if mix.fixed else ""
+        typer.echo(f"{mix.component} (listens to '{mix.upstream}', grad_factor {mix.grad_factor:g}{kind})")
         for layer, weight in enumerate(mix.weights):
             bar = "#" * round(40 * weight)
             typer.echo(f"  layer {layer}  {weight:.4f}  {bar}")

@@ -23,6 +23,7 @@ class LearnedMix:
     grad_factor: float
     weights: tuple[float, ...]
     gamma: float
+    fixed: bool = False  # weights given in the config (fixed_layer_weights), not learned
 
 
 def learned_mixes(nlp: Language) -> list[LearnedMix]:
@@ -35,12 +36,13 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
         listeners = [node for node in model.walk() if isinstance(node, ElmoLayersListener)]
         mixes = [node for node in model.walk() if node.name == "elmo_scalar_mix"]
         for listener, mix in zip(listeners, mixes):
-            if not mix.has_param("a"):
+            if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
                 continue
             weights = mix.ops.to_numpy(layer_weights(mix))
             gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
             weights = tuple(float(w) for w in weights)
-            found.append(LearnedMix(name, listener.upstream_name, listener.grad_factor, weights, gamma))
+            fixed = mix.attrs.get("fixed_layer_weights") is not None
+            found.append(LearnedMix(name, listener.upstream_name, listener.grad_factor, weights, gamma, fixed))
     return found
 
 

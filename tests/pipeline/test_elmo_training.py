@@ -51,3 +51,14 @@ def test_tagger_config_trains(tmp_path, train_pipeline, tiny_weights):
     assert set(nlp.get_pipe("tagger").labels) == {"OTHER", "PROPN", "PUNCT"}
     (mix,) = learned_mixes(nlp)
     assert mix.component == "tagger"
+
+
+def test_fixed_layer_weights_are_reported_as_given(tmp_path, train_pipeline, tiny_weights):
+    overrides = {
+        "paths.elmo": str(tiny_weights),
+        "components.ner.model.tok2vec.elmo.fixed_layer_weights": [0.0, 0.0, 1.0],
+    }
+    nlp = spacy.load(train_pipeline("ner_elmo.cfg", tmp_path, overrides))
+    (mix,) = learned_mixes(nlp)
+    assert mix.fixed and mix.weights == (0.0, 0.0, 1.0)
+    assert mix.gamma != 1.0
