@@ -1,13 +1,17 @@
-"""Thinc glue: the biLM, the listener with its learned layer mix, and the task tok2vec."""
+"""Thinc glue: the biLM, the listener with its learned layer mix, its standalone replacement,
+and the task tok2vec."""
 from .bilm import build_bilm_model, get_bilm, set_bilm
 from .listener import ElmoLayersListener, build_elmo_listener
 from .scalar_mix import layer_weights, scalar_mix
+from .standalone import ElmoLayers, build_elmo_standalone
 from .tok2vec import build_elmo_tok2vec
 
 __all__ = [
+    "ElmoLayers",
     "ElmoLayersListener",
     "build_bilm_model",
     "build_elmo_listener",
+    "build_elmo_standalone",
     "build_elmo_tok2vec",
     "get_bilm",
     "layer_weights",

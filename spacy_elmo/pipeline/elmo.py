@@ -19,6 +19,7 @@ from thinc.types import Floats2d, Floats3d
 
 from ..models.bilm import get_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
+from ..models.standalone import replace_listener, replace_listener_cfg
 from ..nn.bilm import BiLM
 from ..nn.derived_cache import parameter_fingerprint
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
@@ -122,6 +123,10 @@ class Elmo(TrainablePipe):
     ) -> None:
         self.vocab = vocab
         self.model = model
+        # nlp.replace_listeners asks the upstream model for these: each listener of a component
+        # becomes its own copy of the biLM (see models/standalone.py).
+        model.attrs["replace_listener"] = replace_listener
+        model.attrs["replace_listener_cfg"] = replace_listener_cfg
         self.name = name
         self.listener_map: Dict[str, List[ElmoLayersListener]] = {}
         self.cfg: Dict[str, Any] = {}
