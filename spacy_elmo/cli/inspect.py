@@ -26,7 +26,8 @@ def inspect_cli(
         raise typer.Exit(code=1)
     for mix in mixes:
         kind = ", fixed layer weights" if mix.fixed else ""
-        typer.echo(f"{mix.component} (listens to '{mix.upstream}', grad_factor {mix.grad_factor:g}{kind})")
+        source = "its own biLM copy" if mix.upstream is None else f"listens to '{mix.upstream}'"
+        typer.echo(f"{mix.component} ({source}, grad_factor {mix.grad_factor:g}{kind})")
         for layer, weight in enumerate(mix.weights):
             bar = "#" * round(40 * weight)
             typer.echo(f"  layer {layer}  {weight:.4f}  {bar}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from spacy.language import Language
 from thinc.api import Model
@@ -19,7 +19,7 @@ from ..models.scalar_mix import layer_weights
 @dataclass(frozen=True)
 class LearnedMix:
     component: str
-    upstream: str
+    upstream: Optional[str]  # None: the component owns a copy of the biLM (replace_listeners)
     grad_factor: float
     weights: tuple[float, ...]
     gamma: float
@@ -33,16 +33,19 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
         model = getattr(component, "model", None)
         if not isinstance(model, Model):
             continue
-        listeners = [node for node in model.walk() if isinstance(node, ElmoLayersListener)]
+        # a listener, or the standalone biLM copy that nlp.replace_listeners put in its place
+        sources = [node for node in model.walk() if isinstance(node, ElmoLayersListener) or node.name == "elmo_layers"]
         mixes = [node for node in model.walk() if node.name == "elmo_scalar_mix"]
-        for listener, mix in zip(listeners, mixes):
+        for source, mix in zip(sources, mixes):
             if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
                 continue
             weights = mix.ops.to_numpy(layer_weights(mix))
             gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
             weights = tuple(float(w) for w in weights)
             fixed = mix.attrs.get("fixed_layer_weights") is not None
-            found.append(LearnedMix(name, listener.upstream_name, listener.grad_factor, weights, gamma, fixed))
+            upstream = source.upstream_name if isinstance(source, ElmoLayersListener) else None
+            grad_factor = float(source.attrs["grad_factor"])
+            found.append(LearnedMix(name, upstream, grad_factor, weights, gamma, fixed))
     return found
 
 

@@ -228,3 +228,13 @@ def test_wrong_listener_paths_give_spacys_errors(trained_ner, paths, code):
     nlp = spacy.load(trained_ner)
     with pytest.raises(ValueError, match=code):
         nlp.replace_listeners("elmo", "ner", paths)
+
+
+def test_learned_mix_is_still_reported(replaced, trained_ner):
+    from spacy_elmo.pipeline.mixes import learned_mixes
+
+    nlp, _ = replaced
+    (before,) = learned_mixes(spacy.load(trained_ner))
+    (after,) = learned_mixes(nlp)
+    assert after.upstream is None and before.upstream == "elmo"
+    assert after.weights == before.weights and after.gamma == before.gamma
