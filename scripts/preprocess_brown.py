@@ -25,7 +25,6 @@ spaCy's tokenizer produces (UPOS PUNCT).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -35,10 +34,12 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import corpus_output  # noqa: E402
 from brown_upos import brown_to_upos, sentence_upos  # noqa: E402
 
 BROWN_FILE_RE = re.compile(r"^c[a-r]\d\d$")
 SPLITS = ("train", "dev", "test")
+DOCBIN_ATTRS = ("ORTH", "TAG", "POS", "SENT_START")
 QUOTE_WORDS = {"``": '"', "''": '"'}
 
 Sentence = List[Tuple[str, str]]
@@ -116,13 +117,7 @@ def make_doc(vocab, sentence: Sentence):
 
 
 def write_docbin(docs, path: Path) -> None:
-    from spacy.tokens import DocBin
-
-    db = DocBin(attrs=["ORTH", "TAG", "POS", "SENT_START"], store_user_data=False)
-    for doc in docs:
-        db.add(doc)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db.to_disk(path)
+    corpus_output.write_docbin(docs, path, DOCBIN_ATTRS)
 
 
 def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) -> dict:
@@ -171,21 +166,14 @@ def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) 
         msg.good(f"{split}: {len(groups[split])} files, {len(docs)} sentences, "
                  f"{n_words} words -> {output_dir / (split + '.spacy')}")
         if split == "train":
-            for n in limit_train:
-                subset = docs[:n]
-                name = f"train_{n}.spacy"
-                write_docbin(subset, output_dir / name)
-                stats["splits"][f"train_{n}"] = {
-                    "sentences": len(subset), "words": sum(len(d) for d in subset)}
-                if len(subset) < n:
-                    msg.warn(f"Only {len(subset)} training sentences for {name}")
-                msg.good(f"train_{n}: first {len(subset)} training sentences -> "
-                         f"{output_dir / name}")
-    if problems:
-        msg.warn(f"Skipped malformed tokens: {dict(problems)}")
-    stats["problems"] = dict(problems)
-    (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
-    return stats
+            corpus_output.write_train_subsets(
+                docs, output_dir, limit_train, DOCBIN_ATTRS, stats, _subset_stats, unit="sentences"
+            )
+    return corpus_output.finish_stats(stats, problems, output_dir, "Skipped malformed tokens")
+
+
+def _subset_stats(docs: Sequence) -> dict:
+    return {"sentences": len(docs), "words": sum(len(doc) for doc in docs)}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -28,7 +28,6 @@ whitespace inside a token becomes ``_``.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -36,11 +35,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus_output  # noqa: E402
+
 WNUT_LABELS = (
     "company", "facility", "geo-loc", "movie", "musicartist", "other",
     "person", "product", "sportsteam", "tvshow",
 )
 SPLITS = ("train", "dev", "test")
+DOCBIN_ATTRS = ("ORTH", "ENT_IOB", "ENT_TYPE")
 SPLIT_RULE = "tweet i (file order): i%10==7 dev, i%10 in (8,9) test, else train"
 
 Sentence = List[Tuple[str, str]]
@@ -127,13 +131,7 @@ def make_doc(vocab, sentence: Sentence):
 
 
 def write_docbin(docs, path: Path) -> None:
-    from spacy.tokens import DocBin
-
-    db = DocBin(attrs=["ORTH", "ENT_IOB", "ENT_TYPE"], store_user_data=False)
-    for doc in docs:
-        db.add(doc)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db.to_disk(path)
+    corpus_output.write_docbin(docs, path, DOCBIN_ATTRS)
 
 
 def _split_stats(docs) -> dict:
@@ -169,19 +167,10 @@ def convert(input_path: Path, output_dir: Path, limit_train: Sequence[int] = ())
         s = stats["splits"][split]
         msg.good(f"{split}: {s['sentences']} tweets, {s['tokens']} tokens, "
                  f"{s['entities']} entities -> {output_dir / (split + '.spacy')}")
-    for n in limit_train:
-        subset = docs["train"][:n]
-        write_docbin(subset, output_dir / f"train_{n}.spacy")
-        stats["splits"][f"train_{n}"] = _split_stats(subset)
-        if len(subset) < n:
-            msg.warn(f"Only {len(subset)} training tweets for train_{n}.spacy")
-        msg.good(f"train_{n}: first {len(subset)} training tweets -> "
-                 f"{output_dir / f'train_{n}.spacy'}")
-    if problems:
-        msg.warn(f"Repaired/skipped malformed input: {dict(problems)}")
-    stats["problems"] = dict(problems)
-    (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
-    return stats
+    corpus_output.write_train_subsets(
+        docs["train"], output_dir, limit_train, DOCBIN_ATTRS, stats, _split_stats, unit="tweets"
+    )
+    return corpus_output.finish_stats(stats, problems, output_dir, "Repaired/skipped malformed input")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
