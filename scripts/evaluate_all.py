@@ -32,12 +32,15 @@ SEED_DIR = re.compile(r"seed(\d+)$")
 def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
     """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
     base = training_dir / setting
-    if (base / "model-best").is_dir():
-        return [(setting, base / "model-best")]
     seeded = sorted(
         (int(m.group(1)), p) for p in base.glob("seed*") if (m := SEED_DIR.search(p.name))
         and (p / "model-best").is_dir()
     )
+    if (base / "model-best").is_dir():
+        if seeded:  # the setting changed between one run and one run per seed
+            raise FileNotFoundError(f"{base} holds both model-best and seed<N>/model-best: "
+                                    "remove the one from the earlier configuration")
+        return [(setting, base / "model-best")]
     if not seeded:
         raise FileNotFoundError(f"no trained pipeline for setting {setting!r}: expected "
                                 f"{base}/model-best or {base}/seed<N>/model-best")
@@ -71,6 +74,16 @@ def jobs(settings: Sequence[str], training_dir: Path, ner_test: Path,
             yield stem, model, test_data
 
 
+def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set) -> None:
+    """Delete a setting's score files whose pipeline is gone (e.g. one run became one per
+    seed), so that the report never mixes them with the current ones."""
+    for setting in settings:
+        for path in list(metrics_dir.glob(f"{setting}.json")) + list(metrics_dir.glob(f"{setting}.seed*.json")):
+            if path.name[: -len(".json")] not in current:
+                msg.warn(f"Removing the scores of a pipeline that no longer exists: {path}")
+                path.unlink()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("training_dir", type=Path)
@@ -88,6 +101,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except FileNotFoundError as e:
         msg.fail(str(e), exits=1)
     args.metrics_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_scores(args.metrics_dir, args.setting, {stem for stem, _, _ in todo})
     for index, (stem, model, test_data) in enumerate(todo, 1):
         out = args.metrics_dir / f"{stem}.json"
         model_sha = sha256_of_path(model)

@@ -108,7 +108,12 @@ def shortfalls(rows: List[dict]) -> List[str]:
         spreads = [(other["size"], other["seeds"], max(other["baseline"].std, other["elmo"].std) * 100)
                    for other in rows if other["task"] == row["task"] and other["seeds"] > 1
                    and other["baseline"] and other["elmo"]]
-        if row["seeds"] == 1 and spreads:
+        if row["seeds"] > 1:
+            spread = max(row["baseline"].std, row["elmo"].std) * 100
+            if abs(row["delta"]) < spread:
+                note += (f" The difference is smaller than the standard deviation over its {row['seeds']} "
+                         f"seeds ({spread:.2f} points).")
+        elif spreads:
             size, seeds, spread = spreads[0]
             note += (f" That is one run each; over {seeds} seeds the {size} setting's {row['score']} "
                      f"varied with a standard deviation of up to {spread:.2f} points.")

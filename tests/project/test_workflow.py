@@ -145,7 +145,7 @@ def project(tmp_path_factory) -> dict:
 
 def tiny_vars(assets_json: Path, **extra: str) -> List[str]:
     values = {
-        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS,
+        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": "0",
         "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_steps": "10", "pretrain_eval_every": "5",
         "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
         "tagger_max_steps": "6", "tagger_small_max_steps": "4", "tagger_eval_frequency": "3",
@@ -239,12 +239,12 @@ def test_workflow_end_to_end(project):
     assert (proj / "corpus/text/train.txt").stat().st_size > 0
     assert (proj / "training/bilm/model-best/config.json").is_file()
     assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) == 2
-    for setting in ("ner-baseline", "ner-elmo", "tagger-baseline", "tagger-elmo",
-                    "tagger-small-baseline", "tagger-small-elmo"):
+    for setting in ("tagger-baseline", "tagger-elmo", "tagger-small-baseline", "tagger-small-elmo"):
         assert (proj / "training" / setting / "model-best" / "meta.json").is_file(), setting
         assert json.loads((proj / "metrics" / f"{setting}.json").read_text())["model_sha256"]
-    for setting in ("ner-small-baseline", "ner-small-elmo"):
-        for seed in SEEDS.split(","):
+    for setting, seeds in (("ner-baseline", "0"), ("ner-elmo", "0"), ("ner-small-baseline", SEEDS),
+                           ("ner-small-elmo", SEEDS)):
+        for seed in seeds.split(","):
             assert (proj / "training" / setting / f"seed{seed}" / "model-best").is_dir()
             scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
             assert "ents_f" in scores and "ents_per_type" in scores
@@ -267,7 +267,7 @@ def test_workflow_end_to_end(project):
     assert small_ner["train_docs"] == N_SMALL
     assert abs(results["bank_cosine"]["layer 0 (char-CNN, static)"] - 1.0) < 1e-5
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
-    assert {"ner-elmo (ner)", "tagger-elmo (tagger)"} <= set(results["layer_mixes"])
+    assert {"ner-elmo seed0 (ner)", "tagger-elmo (tagger)"} <= set(results["layer_mixes"])
     assert set(workflow_steps()) - {"report"} <= set(results["step_times"])
     if sys.platform.startswith("linux"):  # CPU time comes from /proc
         assert results["step_times"]["pretrain"]["cpu_seconds"] > 0
