@@ -7,7 +7,7 @@ both LSTM stacks and the softmax, forward + backward = 3x forward), and divides 
 FLOP rate by the GEMM rate measured in the same process. It prints the thread count, the load
 average (a busy machine makes every number here meaningless) and the peak RSS.
 
-    python benchmarks/bench_pretrain.py [--threads 1] [--config PATH ...] [--steps 5]
+    python benchmarks/bench_pretrain.py [--threads 1] [--config PATH ...] [--steps 5] [--full-softmax] [--autograd-lstm]
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from spacy_elmo.nn import lstm_fused  # noqa: E402
 from spacy_elmo.nn.config import BiLMConfig  # noqa: E402
 from spacy_elmo.nn.char_ids import MAX_WORD_LENGTH  # noqa: E402
 from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402
@@ -161,12 +162,19 @@ def main() -> None:
     )
     parser.add_argument("--batch-tokens", type=int, default=0, help="override training.batch_tokens (0: keep)")
     parser.add_argument("--full-softmax", action="store_true", help="time the full softmax even where the config samples")
+    parser.add_argument(
+        "--autograd-lstm", action="store_true",
+        help="run the LSTMs on the loop recorded op by op by autograd instead of the hand-written backward pass",
+    )
     args = parser.parse_args()
+    if args.autograd_lstm:
+        lstm_fused.USE_CUSTOM_BACKWARD = False
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     load1, load5, _ = os.getloadavg()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} CPUs, load average {load1:.2f} (1 min) {load5:.2f} (5 min)")
+    print(f"LSTM backward: {'hand-written' if lstm_fused.USE_CUSTOM_BACKWARD else 'autograd-recorded loop'}")
     if load1 > 0.5:
         print(f"WARNING: the machine is not idle (load {load1:.2f}); the numbers below are lower than the hardware allows")
     peak = gemm_rate()

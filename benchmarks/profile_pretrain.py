@@ -1,0 +1,134 @@
+"""Where a pretraining step's time goes: char-CNN, LSTMs, softmax, optimizer (CPU time).
+
+Runs each part of a training step on its own, forward and backward, on the same batches and
+model as ``bench_pretrain.py`` (random weights, generated sentences), and a full step for
+comparison. The char-CNN part runs through the objective's hooks (distinct-word reduction,
+dropout), as in training. Use one thread; process CPU time is what is reported.
+
+    OMP_NUM_THREADS=1 python benchmarks/profile_pretrain.py [--config PATH] [--steps 5] [--full-softmax] [--autograd-lstm]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_pretrain import make_sentences  # noqa: E402
+from spacy_elmo.nn import lstm_fused  # noqa: E402
+from spacy_elmo.nn.bilm import reverse_padded  # noqa: E402
+from spacy_elmo.nn.lstm import run_stacks  # noqa: E402
+from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402
+from spacy_elmo.pretrain.initialization import fresh_model  # noqa: E402
+from spacy_elmo.pretrain.objective import LanguageModelObjective  # noqa: E402
+from spacy_elmo.pretrain.optim import make_optimizer  # noqa: E402
+from spacy_elmo.pretrain.settings import load_config, settings_from_config  # noqa: E402
+from spacy_elmo.pretrain.softmax import SoftmaxLoss  # noqa: E402
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary  # noqa: E402
+
+
+class Clock:
+    """Accumulates CPU seconds per named part."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    def run(self, name: str, fn: Callable[[], object]) -> object:
+        start = time.process_time()
+        result = fn()
+        self.seconds[name] += time.process_time() - start
+        return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", type=Path, default=REPO / "configs" / "bilm_small.cfg")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--full-softmax", action="store_true")
+    parser.add_argument("--autograd-lstm", action="store_true", help="the LSTM loop recorded by autograd (no hand-written backward)")
+    args = parser.parse_args()
+    lstm_fused.USE_CUSTOM_BACKWARD = not args.autograd_lstm
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+
+    settings = settings_from_config(load_config(args.config, {"softmax.n_negatives": 0} if args.full_softmax else {}))
+    rng = random.Random(0)
+    words = [f"w{i:06d}" if i % 3 else f"word{i}" for i in range(settings.vocab.size - len(SPECIALS))]
+    vocab = Vocabulary(list(SPECIALS) + words)
+    model = fresh_model(settings.model, vocab, seed=0)
+    loss_fn = SoftmaxLoss(len(vocab), settings.softmax.n_negatives)
+    objective = LanguageModelObjective(model, loss_fn, settings.training.dropout)
+    optimizer = make_optimizer(objective.parameters(), settings.training)
+    encoder = BatchEncoder(vocab)
+    n_sentences = max(1, min(settings.training.max_batch_sentences, settings.training.batch_tokens // 31))
+    batches = [encoder.encode(make_sentences(rng, words, n_sentences, 25)) for _ in range(args.steps + 1)]
+    clock = Clock()
+
+    def full_step(batch) -> None:
+        sums = objective(batch.char_ids, batch.lengths, batch.targets)
+        loss = sums.sum() / (2.0 * batch.n_tokens)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(objective.parameters(), settings.training.grad_clip)
+        optimizer.step()
+
+    def parts(batch, record: bool) -> None:
+        """Each part on its own; the gradients flowing in are random (same shapes)."""
+        timer = clock if record else Clock()
+        lengths = batch.lengths.to(torch.long)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        ids, sorted_lengths = batch.char_ids[order], lengths[order]
+        flat = ids.reshape(-1, ids.shape[-1])
+        unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        vectors = timer.run("char-CNN fwd", lambda: model.char_encoder(unique))
+        grad = torch.randn_like(vectors)
+        timer.run("char-CNN bwd", lambda: vectors.backward(grad))
+        tokens = vectors.detach()[inverse].reshape(*ids.shape[:2], -1)
+        both = torch.stack([tokens, reverse_padded(tokens, sorted_lengths)]).requires_grad_(True)
+        stacks = [model.forward_lstm, model.backward_lstm]
+        layers = timer.run("LSTM fwd", lambda: run_stacks(stacks, both, sorted_lengths))
+        grads = [torch.randn_like(layer) for layer in layers]
+        timer.run("LSTM bwd", lambda: torch.autograd.backward(layers, grads))
+        hidden = torch.randn(int(batch.n_tokens), model.config.projection_dim, requires_grad=True)
+        targets = batch.targets[:, 1:][batch.targets[:, 1:] >= 0][: hidden.shape[0]]
+        hidden = hidden[: targets.shape[0]]
+        nll = timer.run(
+            "softmax fwd (x2 dirs)",
+            lambda: sum(loss_fn.training_nll_sum(hidden, model.softmax, targets) for _ in range(2)),
+        )
+        timer.run("softmax bwd (x2 dirs)", lambda: nll.backward())
+        for p in objective.parameters():
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        clip = settings.training.grad_clip
+        timer.run("clip + optimizer", lambda: (torch.nn.utils.clip_grad_norm_(objective.parameters(), clip), optimizer.step()))
+        optimizer.zero_grad(set_to_none=True)
+
+    full_step(batches[0])
+    parts(batches[0], record=False)
+    for batch in batches[1:]:
+        clock.run("full step", lambda: full_step(batch))
+    for batch in batches[1:]:
+        parts(batch, record=True)
+    n = args.steps
+    total = clock.seconds.pop("full step")
+    backward = "hand-written" if lstm_fused.USE_CUSTOM_BACKWARD else "autograd-recorded"
+    softmax = f"sampled softmax ({settings.softmax.n_negatives} negatives)" if settings.softmax.n_negatives else "full softmax"
+    print(f"{softmax}, {backward} LSTM backward, {n} steps, one thread, CPU seconds per step:")
+    print(f"  full step: {total / n:.3f}")
+    for name, seconds in clock.seconds.items():
+        print(f"  {name:24s} {seconds / n:.3f}  ({100 * seconds / total:.0f}% of a full step)")
+    print(f"  sum of parts: {sum(clock.seconds.values()) / n:.3f}")
+
+
+if __name__ == "__main__":
+    main()
