@@ -99,6 +99,16 @@ def make_sentences(rng: random.Random, words: list[str], n_sentences: int, mean_
     return [rng.choices(words, weights, k=n) for n in lengths]
 
 
+def training_step(objective: torch.nn.Module, optimizer: torch.optim.Optimizer, batch, grad_clip: float) -> None:
+    """One pretraining step as the training loop takes it: loss, backward, clipping, update."""
+    sums = objective(batch.char_ids, batch.lengths, batch.targets)
+    loss = sums.sum() / (2.0 * batch.n_tokens)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(objective.parameters(), grad_clip)
+    optimizer.step()
+
+
 def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, batch_tokens: int, peak: Rate) -> None:
     rng = random.Random(0)
     words = [f"w{i:06d}" if i % 3 else f"word{i}" for i in range(vocab_size - len(SPECIALS))]
@@ -114,12 +124,7 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
     batches = [encoder.encode(make_sentences(rng, words, n_sentences, mean_length)) for _ in range(steps + 1)]
 
     def step(batch) -> None:
-        sums = objective(batch.char_ids, batch.lengths, batch.targets)
-        loss = sums.sum() / (2.0 * batch.n_tokens)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(objective.parameters(), settings.training.grad_clip)
-        optimizer.step()
+        training_step(objective, optimizer, batch, settings.training.grad_clip)
 
     step(batches[0])  # warm-up: allocations, first-call costs
     start, start_cpu = time.perf_counter(), time.process_time()

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_pretrain import make_sentences  # noqa: E402
+from bench_pretrain import make_sentences, training_step  # noqa: E402
 from spacy_elmo.nn import lstm_fused  # noqa: E402
 from spacy_elmo.nn.bilm import reverse_padded  # noqa: E402
 from spacy_elmo.nn.lstm import run_stacks  # noqa: E402
@@ -74,12 +74,7 @@ def main() -> None:
     clock = Clock()
 
     def full_step(batch) -> None:
-        sums = objective(batch.char_ids, batch.lengths, batch.targets)
-        loss = sums.sum() / (2.0 * batch.n_tokens)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(objective.parameters(), settings.training.grad_clip)
-        optimizer.step()
+        training_step(objective, optimizer, batch, settings.training.grad_clip)
 
     def parts(batch, record: bool) -> None:
         """Each part on its own; the gradients flowing in are random (same shapes)."""
