@@ -1,6 +1,7 @@
 """Fixtures for the ``elmo`` component: tiny random weights (always there), the AllenNLP
 fixture weights (skipped when absent), a toy NER corpus and a pipeline trained on it.
 """
+import pickle
 import random
 from pathlib import Path
 
@@ -28,6 +29,18 @@ def random_bilm(seed: int = 0) -> BiLM:
         for param in bilm.parameters():
             param.normal_(0.0, 0.2)
     return bilm.eval()
+
+
+@pytest.fixture
+def no_pickle(monkeypatch):
+    """Fail any attempt to unpickle while loading (torch.load is pickle underneath)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pipeline load must not unpickle anything")
+
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+    monkeypatch.setattr(torch, "load", refuse)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 It must predict exactly what it predicted as a listener, need no ``elmo`` component any more,
 save, load and source like any component, and a frozen copy must stay frozen in training.
 """
-import pickle
 
 import numpy
 import pytest
@@ -63,15 +62,6 @@ def replaced(trained_ner):
     before = (entities(nlp), ner_features(nlp))
     nlp.replace_listeners("elmo", "ner", [LISTENER_PATH])
     return nlp, before
-
-
-@pytest.fixture
-def no_pickle(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("loading must not unpickle anything")
-
-    monkeypatch.setattr(pickle, "load", refuse)
-    monkeypatch.setattr(pickle, "loads", refuse)
 
 
 def test_predictions_unchanged_and_listener_gone(replaced):
