@@ -126,6 +126,13 @@ class BiLM(nn.Module):
         params = parameter_fingerprint(list(self.char_encoder.parameters()))
         return None if params is None else (params, self.autocast_dtype)
 
+    def weights_fingerprint(self) -> Optional[tuple]:
+        """What every layer's output depends on: identity and version of every weight and
+        buffer, and the precision. None when changes cannot be detected."""
+        tensors = list(self.parameters()) + list(self.buffers())
+        versions = parameter_fingerprint(tensors)
+        return None if versions is None else (id(self), versions, self.autocast_dtype)
+
     def encode_char_ids(self, char_ids: numpy.ndarray) -> torch.Tensor:
         """Layer-0 vectors ``(n, P)`` in the model's dtype for char ids ``(n, 50)``, no autograd."""
         ids = torch.from_numpy(char_ids).to(self.device)

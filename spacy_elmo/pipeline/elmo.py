@@ -21,7 +21,6 @@ from ..models.bilm import get_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener, replace_listener_cfg
 from ..nn.bilm import BiLM
-from ..nn.derived_cache import parameter_fingerprint
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
 from .feature_cache import FeatureCache, doc_key
 from .weights import load_bilm_weights
@@ -220,12 +219,15 @@ class Elmo(TrainablePipe):
         """
         self._ensure_weights()
         docs = list(docs)
-        cache = self.feature_cache
-        if not use_cache or cache is None or self._fine_tuned:
+        if not use_cache or self.feature_cache is None or self._fine_tuned:
             return self.model.predict(docs)
+        return self._layers_through_cache(docs, self.feature_cache)
+
+    def _layers_through_cache(self, docs: List[Doc], cache: FeatureCache) -> List[Floats3d]:
+        """Cached layers where the cache has them, the biLM's (then stored) for the rest."""
         bilm = self.bilm
         assert bilm is not None
-        fingerprint = self._weights_fingerprint(bilm)
+        fingerprint = bilm.weights_fingerprint()
         if fingerprint is None:  # weights whose changes cannot be detected: never cache
             return self.model.predict(docs)
         cache.bind(fingerprint, pins=[bilm])
@@ -240,13 +242,6 @@ class Elmo(TrainablePipe):
             cache.put(keys[i], ops.to_numpy(layers))
             outputs[i] = layers
         return outputs
-
-    @staticmethod
-    def _weights_fingerprint(bilm: BiLM) -> Optional[tuple]:
-        """Identity and version of every weight and buffer, and the precision (see the cache)."""
-        tensors = list(bilm.parameters()) + list(bilm.buffers())
-        versions = parameter_fingerprint(tensors)
-        return None if versions is None else (id(bilm), versions, bilm.autocast_dtype)
 
     def _clear_feature_cache(self) -> None:
         if self.feature_cache is not None:
