@@ -33,7 +33,7 @@ def plain_embed_layers(model: BiLM, sentences: Sequence[Sequence[str]], batch_si
 
 def _embed_batch(model: BiLM, batch: list[Sequence[str]]) -> list[numpy.ndarray]:
     ids, lengths = encode_sentences(batch, add_boundaries=True)
-    ids_t = torch.from_numpy(ids)
+    ids_t = torch.from_numpy(ids).to(model.device)
     token_vectors = _char_cnn(model, ids_t)  # (batch, time, P), padding included
     lengths_t = torch.from_numpy(lengths)
     order = torch.argsort(lengths_t, descending=True, stable=True)
@@ -44,7 +44,7 @@ def _embed_batch(model: BiLM, batch: list[Sequence[str]]) -> list[numpy.ndarray]
     restore = torch.argsort(order)
     layers = [torch.cat([token_vectors, token_vectors], -1)]
     layers += [torch.cat([f, b], -1)[restore] for f, b in zip(forward, backward)]
-    stacked = torch.stack(layers).numpy()
+    stacked = torch.stack(layers).cpu().numpy()
     return [numpy.ascontiguousarray(stacked[:, row, 1 : len(s) + 1]) for row, s in enumerate(batch)]
 
 

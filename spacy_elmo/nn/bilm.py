@@ -19,7 +19,7 @@ from .word_cache import WordCacheStats, WordVectorCache
 PathLike = Union[str, Path]
 
 DEFAULT_WORD_CACHE_WORDS = 50_000
-LSTM_LOOPS = ("fused", "per_direction")
+LSTM_LOOPS = ("fused", "per_direction", "windowed")
 AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -54,12 +54,16 @@ class BiLM(nn.Module):
 
     Speed options (none changes the weights or the saved model):
     :meth:`enable_word_cache` caches layer 0 per word string; ``lstm_loop`` is ``"fused"``
-    (both directions in one time loop, the default) or ``"per_direction"`` (the plain
-    reference loop); :meth:`use_autocast` runs the matmuls in bfloat16 or float16.
+    (both directions in one time loop, the default), ``"per_direction"`` (the plain
+    reference loop) or ``"windowed"`` (the GPU's window loop, also eagerly on CPUs); ``cuda_graphs`` (default True) replays windows of LSTM steps as CUDA
+    graphs on a GPU when no gradient is needed and the batch is small enough for that to pay
+    (``"windowed"`` uses them for every batch); :meth:`use_autocast` runs the matmuls in
+    bfloat16 or float16.
     """
 
     word_cache: Optional[WordVectorCache]
     lstm_loop: str
+    cuda_graphs: bool
     autocast_dtype: Optional[torch.dtype]
 
     def __init__(self, config: BiLMConfig, vocab: Optional[Sequence[str]] = None) -> None:
@@ -88,6 +92,7 @@ class BiLM(nn.Module):
         )
         self.word_cache = None
         self.lstm_loop = "fused"
+        self.cuda_graphs = True
         self.autocast_dtype = None
 
     # ----------------------------------------------------------------- speed options
@@ -195,6 +200,8 @@ class BiLM(nn.Module):
             sorted_lengths,
             compute_dtype=self.autocast_dtype,
             per_direction=self.lstm_loop == "per_direction",
+            cuda_graphs=self.cuda_graphs,
+            windowed=self.lstm_loop == "windowed",
         )
         restore_dev = restore.to(char_ids.device)
         mask = (torch.arange(char_ids.shape[1])[None, :] < sorted_lengths[:, None]).to(token_vectors)

@@ -13,8 +13,9 @@ That is what lets a word cache return exactly what the uncached path computes.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import torch
 from torch.nn import functional as F
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from .char_cnn import CharEncoder
 
 WORD_BLOCK = 256  # rows per highway/projection matmul (fixed: see the module docstring)
+# On a GPU the tables lose: thousands of small lookups cost more in launches than cuDNN's
+# convolutions cost in arithmetic. There words go through the convolutions in blocks of this
+# fixed size (a fixed size again keeps each word's vector independent of its neighbours).
+GPU_WORD_BLOCK = 4096
 CONV_CHUNK = 16  # words per table-lookup call: the (words, positions, filters) maxima stay in cache
 
 
@@ -65,15 +70,40 @@ def encode_words(encoder: "CharEncoder", char_ids: torch.Tensor) -> torch.Tensor
     result = weight.new_empty(n_words, weight.shape[0])
     if n_words == 0:
         return result
+    on_gpu = char_ids.is_cuda
+    block_size = GPU_WORD_BLOCK if on_gpu else WORD_BLOCK
     with torch.no_grad():
-        tables = conv_tables(encoder)
-        for start in range(0, n_words, WORD_BLOCK):
-            block = char_ids[start : start + WORD_BLOCK]
+        tables = None if on_gpu else conv_tables(encoder)
+        for start in range(0, n_words, block_size):
+            block = char_ids[start : start + block_size]
             size = block.shape[0]
-            if size < WORD_BLOCK:
-                block = torch.cat([block, block.new_zeros(WORD_BLOCK - size, block.shape[1])])
-            result[start : start + size] = _encode_block(encoder, tables, block)[:size]
+            if size < block_size:
+                block = torch.cat([block, block.new_zeros(block_size - size, block.shape[1])])
+            if tables is None:
+                result[start : start + size] = _encode_block_by_convolution(encoder, block)[:size]
+            else:
+                result[start : start + size] = _encode_block(encoder, tables, block)[:size]
     return result
+
+
+def _encode_block_by_convolution(encoder: "CharEncoder", char_ids: torch.Tensor) -> torch.Tensor:
+    embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
+    with _full_precision_convolutions():
+        features = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)
+    return _highway_and_projection(encoder, features)
+
+
+@contextmanager
+def _full_precision_convolutions() -> Iterator[None]:
+    """cuDNN may run float32 convolutions in TF32 (10-bit mantissas) by default; layer 0 must
+    stay float32 like every other path (reduced precision is :meth:`BiLM.use_autocast`)."""
+    cudnn = torch.backends.cudnn
+    previous = cudnn.allow_tf32
+    cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        cudnn.allow_tf32 = previous
 
 
 def _encode_block(encoder: "CharEncoder", tables: ConvTables, char_ids: torch.Tensor) -> torch.Tensor:
@@ -95,6 +125,11 @@ def _encode_block(encoder: "CharEncoder", tables: ConvTables, char_ids: torch.Te
             )
         column += n_filters
     features += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
+    return _highway_and_projection(encoder, features)
+
+
+def _highway_and_projection(encoder: "CharEncoder", features: torch.Tensor) -> torch.Tensor:
+    """Activation of the pooled features (in place), highway layers, projection."""
     features = features.relu_() if encoder.config.activation == "relu" else features.tanh_()
     dim = features.shape[1]
     for layer in encoder.highway.layers:

@@ -8,10 +8,12 @@ Per batch of sentences (sorted longest first):
    per row, with BOS/EOS around each sentence;
 4. the LSTM stacks run (fused in-place loop by default);
 5. two gathers per layer pick each token's forward and backward vectors, and the batch goes
-   to the CPU as one array, cut into one ``(L+1, n_tokens, 2P)`` array per sentence.
+   to the CPU as one array (from a GPU through a pinned buffer), cut into one
+   ``(L+1, n_tokens, 2P)`` array per sentence.
 """
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy
@@ -73,15 +75,39 @@ def embed_batch(bilm: "BiLM", sentences: Sequence[Sequence[str]]) -> list[numpy.
         active_rows(positions.tolist(), steps),
         compute_dtype=bilm.autocast_dtype,
         per_direction=bilm.lstm_loop == "per_direction",
+        cuda_graphs=bilm.cuda_graphs,
+        windowed=bilm.lstm_loop == "windowed",
     )
     stacked = _gather_tokens([inputs] + layers, words.lengths, positions, batch)
-    arrays = stacked.to(device="cpu", dtype=torch.float32).numpy()
+    arrays = to_host(stacked)
     ends = numpy.cumsum(words.lengths)
-    per_sentence = [numpy.ascontiguousarray(arrays[:, end - n : end]) for n, end in zip(words.lengths, ends)]
+    # Copies, never views: on a GPU ``arrays`` is a reused staging buffer.
+    per_sentence = [arrays[:, end - n : end].copy() for n, end in zip(words.lengths, ends)]
     results: list[numpy.ndarray] = [numpy.empty(0)] * len(sentences)
     for position, index in enumerate(order):
         results[index] = per_sentence[position]
     return results
+
+
+def to_host(values: torch.Tensor) -> numpy.ndarray:
+    """``values`` as a float32 numpy array. From a GPU the copy goes through a pinned buffer
+    kept per thread and device (measured 1.2 GB/s into pageable memory on an H200 host): the
+    result is that buffer, valid until this thread's next call, so callers copy out of it."""
+    values = values.to(torch.float32)
+    if not values.is_cuda:
+        return values.numpy()
+    buffers = _PINNED.__dict__.setdefault("buffers", {})
+    buffer = buffers.get(values.device)
+    if buffer is None or buffer.numel() < values.numel():
+        buffer = torch.empty(values.numel(), dtype=torch.float32, pin_memory=True)
+        buffers[values.device] = buffer
+    host = buffer[: values.numel()].view(values.shape)
+    host.copy_(values, non_blocking=True)
+    torch.cuda.current_stream(values.device).synchronize()
+    return host.numpy()
+
+
+_PINNED = threading.local()
 
 
 def layer0_table(bilm: "BiLM", words: WordBatch) -> tuple[torch.Tensor, numpy.ndarray]:

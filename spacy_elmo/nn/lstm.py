@@ -3,13 +3,15 @@
 Both directions of a layer run in one time loop (one batched recurrent matmul per step for the
 two directions), the input-to-gate products of all steps come from one big matmul before the
 loop, and rows sorted by length mean only the rows still running are computed at each step.
-Three loops implement this, chosen by what the caller needs:
+Four loops implement this, chosen by what the caller needs:
 
 - :mod:`.lstm_inference`: no autograd; writes into preallocated buffers in place (fastest).
 - :mod:`.lstm_fused`: autograd-safe (pretraining, fine-tuning), and the mixed-precision path.
+- :mod:`.lstm_graphed`: no autograd, on GPUs where launches dominate (small batches): windows
+  of steps recorded and replayed as CUDA graphs (full precision or mixed).
 - :mod:`.lstm_reference`: one direction at a time, plainly written; the tests' yardstick.
 
-All three work on *time-major* inputs ``(directions, time, batch, dim)``: a time step's rows
+All four work on *time-major* inputs ``(directions, time, batch, dim)``: a time step's rows
 are then one contiguous block per direction.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import torch
 from torch import nn
 
 from .lstm_fused import run_fused
+from .lstm_graphed import graphs_available, graphs_pay, run_graphed
 from .lstm_inference import run_inference
 from .lstm_reference import run_per_direction
 
@@ -105,6 +108,8 @@ def run_stacks(
     lengths: torch.Tensor,
     compute_dtype: Optional[torch.dtype] = None,
     per_direction: bool = False,
+    cuda_graphs: bool = True,
+    windowed: bool = False,
 ) -> list[torch.Tensor]:
     """Run several same-shaped stacks (e.g. forward and backward) in one time loop.
 
@@ -114,12 +119,13 @@ def run_stacks(
     tensor per layer, zero at padded positions; every row starts from a zero state.
     ``compute_dtype`` (e.g. ``torch.bfloat16``) runs the matmuls in that precision, keeping
     the cell state and the outputs in the inputs' dtype. ``per_direction`` runs the plain
-    reference loop instead (one stack at a time).
+    reference loop instead (one stack at a time); ``cuda_graphs`` False keeps a GPU off the
+    CUDA-graph loop; ``windowed`` asks for the window loop (without autograd) on any device.
     """
     steps = inputs.shape[2]
     active = active_rows([int(n) for n in lengths.tolist()], steps)
     time_major = inputs.transpose(1, 2).contiguous()
-    outputs = run_time_major(stacks, time_major, active, compute_dtype, per_direction)
+    outputs = run_time_major(stacks, time_major, active, compute_dtype, per_direction, cuda_graphs, windowed)
     return [out.transpose(1, 2).contiguous() for out in outputs]
 
 
@@ -129,15 +135,25 @@ def run_time_major(
     active: Sequence[int],
     compute_dtype: Optional[torch.dtype] = None,
     per_direction: bool = False,
+    cuda_graphs: bool = True,
+    windowed: bool = False,
 ) -> list[torch.Tensor]:
     """:func:`run_stacks` on time-major ``(n_stacks, time, batch, dim)`` inputs and outputs.
 
-    Picks the in-place inference loop unless gradients are needed, a lower ``compute_dtype``
-    is asked for, or ``per_direction`` asks for the reference loop.
+    Without autograd: on a GPU the CUDA-graph window loop where it pays (small batches and
+    small or reduced-precision matmuls, see :data:`.lstm_graphed.GRAPH_MAX_ROWS`; never when
+    ``cuda_graphs`` is False), elsewhere the in-place inference loop. The autograd-safe fused loop runs when gradients are
+    needed or a lower ``compute_dtype`` is asked for off the graph path; ``per_direction``
+    asks for the reference loop; ``windowed`` the window loop (graphed on a GPU unless
+    ``cuda_graphs`` is False, eager elsewhere).
     """
     if per_direction:
         return run_per_direction(stacks, inputs, active)
     low_precision = compute_dtype is not None and compute_dtype != inputs.dtype
-    if low_precision or needs_autograd(stacks, inputs):
+    autograd = needs_autograd(stacks, inputs)
+    if not autograd and (windowed or (cuda_graphs and graphs_pay(stacks, inputs, compute_dtype))):
+        use_graphs = cuda_graphs and graphs_available(inputs)
+        return run_graphed(stacks, inputs, active, compute_dtype if low_precision else None, use_graphs)
+    if low_precision or autograd:
         return run_fused(stacks, inputs, active, compute_dtype if low_precision else None)
     return run_inference(stacks, inputs, active)

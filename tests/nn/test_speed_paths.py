@@ -239,6 +239,14 @@ def _per_direction(model, sentences):
         model.lstm_loop = "fused"
 
 
+def _windowed(model, sentences):
+    model.lstm_loop = "windowed"
+    try:
+        return model.embed_layers(sentences)
+    finally:
+        model.lstm_loop = "fused"
+
+
 def _cached_twice(model, sentences):
     model.enable_word_cache(64)  # smaller than the vocabulary: evictions happen
     try:
@@ -252,6 +260,7 @@ SPEED_PATHS = {
     "default": lambda model, sentences: model.embed_layers(sentences),
     "word_cache": _cached_twice,
     "per_direction_loop": _per_direction,
+    "windowed_loop": _windowed,
     "small_batches": lambda model, sentences: model.embed_layers(sentences, batch_size=3, max_batch_tokens=40),
     "one_big_batch": lambda model, sentences: model.embed_layers(sentences, batch_size=1000, max_batch_tokens=None),
     "forward_no_grad": lambda model, sentences: _via_forward(model, sentences, grad=False),
