@@ -5,8 +5,8 @@ For each model size (random weights) and thread count, a fresh subprocess measur
 - tokens/s of ``BiLM.embed_layers`` with the word cache off, with it on from cold (streaming
   running text), and with it on after one warm pass over the same sentences;
 - peak RSS after those passes;
-- dense FLOPs per token (char-CNN convolutions, highway, projection, LSTM matmuls; BOS/EOS
-  positions included) and the resulting FLOP/s;
+- dense FLOPs per token (char-CNN convolutions, highway, projection, LSTM matmuls over the
+  tokens and one boundary step per sentence: see ``flops_per_token``) and the resulting FLOP/s;
 - the GEMM rate of a 2048^3 float32 matmul measured in the same process (best of the
   measurements taken before and after), and the fraction of it reached ("roofline"); the
   ``gemm-only`` fraction leaves out the convolutions' FLOPs, which our char-CNN computes as
@@ -93,6 +93,15 @@ def flops_per_position(config) -> dict[str, float]:
     return {"conv": conv, "highway": highway, "projection": projection, "lstm": lstm}
 
 
+def flops_per_token(config, n_tokens: int, n_sentences: int) -> dict[str, float]:
+    """Dense FLOPs per token of the work needed: layer 0 once per token (BOS and EOS once per
+    batch, negligible), the LSTMs over each sentence's tokens plus one boundary step (BOS read
+    forward, EOS read backward; the other boundary's step feeds no token and is not run)."""
+    parts = flops_per_position(config)
+    lstm_positions = (n_tokens + n_sentences) / n_tokens
+    return {k: v * (lstm_positions if k == "lstm" else 1.0) for k, v in parts.items()}
+
+
 def gemm_rate(size: int = 2048, repeats: int = 5) -> tuple[float, float]:
     """Best float32 matmul rate (FLOP/s; wall clock, CPU time) with the current thread setting."""
     import torch
@@ -145,10 +154,9 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
                 param.uniform_(-0.1, 0.1)
     sentences = load_sentences(Path(spec["text"]), spec["tokenizer"], spec["max_tokens"])
     n_tokens = sum(len(s) for s in sentences)
-    n_positions = n_tokens + 2 * len(sentences)
-    parts = flops_per_position(config)
-    flops_token = sum(parts.values()) * n_positions / n_tokens
-    gemm_flops_token = (sum(parts.values()) - parts["conv"]) * n_positions / n_tokens
+    per_token = flops_per_token(config, n_tokens, len(sentences))
+    flops_token = sum(per_token.values())
+    gemm_flops_token = flops_token - per_token["conv"]
 
     gemm_before = gemm_rate()
     embed = lambda: model.embed_layers(sentences, max_batch_tokens=spec["batch_tokens"])  # noqa: E731
@@ -185,7 +193,7 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
         "cache_warm_hit_rate": warm_hit,
         "peak_rss_mb": rss,
         "flops_per_token": flops_token,
-        "flops_per_token_by_part": {k: v * n_positions / n_tokens for k, v in parts.items()},
+        "flops_per_token_by_part": per_token,
         "reference_tokens": subset_tokens,
         "max_abs_diff_vs_plain": agreement,
         "load_avg_before_after": [load_before, os.getloadavg()[0]],

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_embed import SIZES, default_text, flops_per_position, load_sentences  # noqa: E402
+from bench_embed import SIZES, default_text, flops_per_token, load_sentences  # noqa: E402
 
 CONFORMANCE_TOLERANCE = 1e-5
 
@@ -170,8 +170,7 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
                 param.uniform_(-0.1, 0.1)
     model.cuda()
     n_tokens = sum(len(s) for s in sentences)
-    n_positions = n_tokens + 2 * len(sentences)
-    flops_token = sum(flops_per_position(config).values()) * n_positions / n_tokens
+    flops_token = sum(flops_per_token(config, n_tokens, len(sentences)).values())
     embed = lambda: model.embed_layers(sentences, batch_size=args.batch_sentences, max_batch_tokens=args.batch_tokens)  # noqa: E731
 
     paths = [

@@ -15,7 +15,9 @@ replays fixed shapes at fixed addresses, so this loop is built around static buf
   stays in static buffers too;
 - graphs are recorded per layer and row count and kept with the layer's derived weights
   (:class:`.derived_cache.DerivedTensors`), so a change of any parameter rebuilds them: a
-  stale graph is never replayed.
+  stale graph is never replayed. A graph also keeps the matmul settings it was recorded under
+  (``torch.backends.cuda.matmul.allow_tf32``): call ``BiLM.clear_inference_caches()`` after
+  changing them.
 
 With a ``compute_dtype`` (bfloat16/float16) the matmuls run in that dtype while the gates, the
 cell state, the clipping and the outputs stay in float32, as in :mod:`.lstm_fused`.
@@ -46,8 +48,8 @@ MAX_WINDOW_STEPS = 32
 # arithmetic: batches of at most GRAPH_MAX_ROWS rows whose recurrent matmul per row and step
 # (P x 4C multiply-adds, divided by REDUCED_PRECISION_SPEEDUP in bfloat16/float16) is at most
 # GRAPH_MAX_ROW_WORK. Measured on an H200 (benchmarks/bench_gpu.py): in batches of 32
-# sentences of running text, graphs ran 1.10x the in-place loop for the small model (128 x
-# 4096) in float32 and 1.30-1.76x for both sizes in bfloat16, but 0.74x for the original
+# sentences of running text, graphs ran 1.06-1.10x the in-place loop for the small model (128
+# x 4096) in float32 and 1.29-1.76x for both sizes in bfloat16, but 0.74x for the original
 # (512 x 16384) in float32, whose matmuls keep the GPU busy anyway; in batches of ~500
 # sentences they gained nothing anywhere (0.84-1.14x).
 GRAPH_MAX_ROWS = 128

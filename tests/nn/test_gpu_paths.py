@@ -8,18 +8,13 @@ import pytest
 import torch
 
 from spacy_elmo.nn import BiLM, BiLMConfig
-from spacy_elmo.nn import char_cnn_inference, lstm_graphed
+from spacy_elmo.nn import char_cnn_inference
 from spacy_elmo.nn.lstm import active_rows, run_time_major
 from spacy_elmo.nn.lstm_graphed import run_graphed
 
 from .test_speed_paths import LENGTHS, random_bilm, random_sentences, random_stacks, time_major_inputs
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-
-
-@pytest.fixture
-def small_windows(monkeypatch):
-    monkeypatch.setattr(lstm_graphed, "WINDOW_GATE_ROWS", 24)
 
 
 def test_convolution_path_equals_table_path():

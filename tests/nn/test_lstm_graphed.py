@@ -21,12 +21,6 @@ from .test_speed_paths import (
     time_major_inputs,
 )
 
-@pytest.fixture
-def small_windows(monkeypatch):
-    """Windows of 3 steps for 8 rows: the 11-step batch runs 4 windows, the last one partial."""
-    monkeypatch.setattr(lstm_graphed, "WINDOW_GATE_ROWS", 24)
-
-
 @pytest.mark.parametrize("dtype,tolerance", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("row_bucket", [1, 8, 32])
 def test_window_loop_equals_per_direction_loop(small_windows, dtype, tolerance, row_bucket):

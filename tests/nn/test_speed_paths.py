@@ -231,20 +231,15 @@ def _via_forward(model, sentences, grad):
     return [layers[:, row, : len(s)] for row, s in enumerate(sentences)]
 
 
-def _per_direction(model, sentences):
-    model.lstm_loop = "per_direction"
-    try:
-        return model.embed_layers(sentences)
-    finally:
-        model.lstm_loop = "fused"
+def _with_loop(loop):
+    def run(model, sentences):
+        model.lstm_loop = loop
+        try:
+            return model.embed_layers(sentences)
+        finally:
+            model.lstm_loop = "fused"
 
-
-def _windowed(model, sentences):
-    model.lstm_loop = "windowed"
-    try:
-        return model.embed_layers(sentences)
-    finally:
-        model.lstm_loop = "fused"
+    return run
 
 
 def _cached_twice(model, sentences):
@@ -259,8 +254,8 @@ def _cached_twice(model, sentences):
 SPEED_PATHS = {
     "default": lambda model, sentences: model.embed_layers(sentences),
     "word_cache": _cached_twice,
-    "per_direction_loop": _per_direction,
-    "windowed_loop": _windowed,
+    "per_direction_loop": _with_loop("per_direction"),
+    "windowed_loop": _with_loop("windowed"),
     "small_batches": lambda model, sentences: model.embed_layers(sentences, batch_size=3, max_batch_tokens=40),
     "one_big_batch": lambda model, sentences: model.embed_layers(sentences, batch_size=1000, max_batch_tokens=None),
     "forward_no_grad": lambda model, sentences: _via_forward(model, sentences, grad=False),
