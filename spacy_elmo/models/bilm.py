@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence
 
+import numpy
+import torch
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats3d
 
 from ..nn.batching import length_sorted_batches
-from ..nn.bilm import BiLM
+from ..nn.bilm import DEFAULT_WORD_CACHE_WORDS, BiLM
+from ..nn.inference import embed_batch
 from ..nn.config import BiLMConfig
 from ..nn.word_batch import encode_padded
+from ..nn.word_cache import WordVectorCache
 from .segments import Segment, iter_segments
 from .torch_bilm import TorchBiLM, get_torch_bilm, set_torch_bilm
 
@@ -36,6 +40,7 @@ def build_bilm_model(
     use_skip_connections: bool = True,
     max_tokens: int = 256,
     batch_max_tokens: int = 2048,
+    word_cache_words: int = DEFAULT_WORD_CACHE_WORDS,
 ) -> Model[List[Doc], List[Floats3d]]:
     """The biLM as a Thinc model. The sizes (defaults: the original ELMo) only matter when no
     weights are loaded: loaded weights bring their own. The torch module is built lazily, at
@@ -44,6 +49,9 @@ def build_bilm_model(
     max_tokens: the longest sequence the biLM reads; longer sentences (or Docs without sentence
         boundaries) are cut into windows of this many tokens.
     batch_max_tokens: the budget of padded tokens per biLM call, which bounds memory.
+    word_cache_words: layer-0 vectors kept per word string (LRU) for prediction and frozen
+        training on the CPU; outputs are identical with and without it (0: off). Fine-tuning
+        (a listener with grad_factor > 0) and GPU ops run without it.
     """
     config = BiLMConfig(
         char_embed_dim=char_embed_dim,
@@ -59,6 +67,8 @@ def build_bilm_model(
     )
     if max_tokens < 1 or batch_max_tokens < 1:
         raise ValueError(f"max_tokens ({max_tokens}) and batch_max_tokens ({batch_max_tokens}) must be > 0")
+    if word_cache_words < 0:
+        raise ValueError(f"word_cache_words must not be negative, not {word_cache_words}")
     return Model(
         "elmo_bilm",
         forward,
@@ -69,6 +79,7 @@ def build_bilm_model(
             "bilm_config": config.to_dict(),
             "max_tokens": max_tokens,
             "batch_max_tokens": batch_max_tokens,
+            "word_cache_words": word_cache_words,
         },
     )
 
@@ -93,7 +104,8 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> tuple[List[Floats3d], Callable]:
-    if get_bilm(model) is None:
+    bilm = get_bilm(model)
+    if bilm is None:
         raise ValueError("The biLM has no weights yet: load weights or initialize the model first")
     ops = model.ops
     torch_bilm = model.layers[0]
@@ -102,9 +114,16 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> tuple[List[Floats3
     segments = list(iter_segments(docs, model.attrs["max_tokens"]))
     budget = model.attrs["batch_max_tokens"]
     lengths = [len(segment) for segment in segments]
+    by_word = not is_train and ops.xp is numpy and _word_cache(model, bilm) is not None
     pending: list[tuple[list[Segment], tuple[int, ...], Callable]] = []
     for batch_indices in length_sorted_batches(lengths, max_sentences=budget, max_tokens=budget):
         batch = [segments[i] for i in batch_indices]
+        if by_word:  # the word-indexed path: layer 0 from the word cache
+            with torch.inference_mode():
+                arrays = embed_batch(bilm, [segment.words for segment in batch])
+            for segment, layers in zip(batch, arrays):
+                outputs[segment.doc_index][:, _index(ops, segment)] = layers
+            continue
         char_ids, seq_lengths = encode_padded([segment.words for segment in batch])
         layers, backprop_batch = torch_bilm((char_ids, seq_lengths), is_train)
         for row, segment in enumerate(batch):
@@ -121,6 +140,16 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> tuple[List[Floats3
         return []
 
     return outputs, backprop
+
+
+def _word_cache(model: Model, bilm: BiLM) -> Optional[WordVectorCache]:
+    """The biLM's word cache, created at the configured size on first use (None when off)."""
+    size = model.attrs.get("word_cache_words", 0)
+    if not size:
+        return None
+    if bilm.word_cache is None or bilm.word_cache.max_words != size:
+        bilm.enable_word_cache(size)
+    return bilm.word_cache
 
 
 def _index(ops, segment: Segment):

@@ -42,6 +42,7 @@ proj_clip = 3.0
 use_skip_connections = true
 max_tokens = 256
 batch_max_tokens = 2048
+word_cache_words = 50000
 """
 DEFAULT_ELMO_MODEL = Config().from_str(default_model_config)["model"]
 

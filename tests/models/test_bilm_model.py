@@ -62,23 +62,56 @@ def test_layers_per_doc_match_embed_layers(vocab, bilm):
         numpy.testing.assert_allclose(out, ref, rtol=0, atol=1e-5)
 
 
-def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch):
+@pytest.mark.parametrize("word_cache_words,spied", [(0, "encode_padded"), (100, "embed_batch")])
+def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch, word_cache_words, spied):
     shapes = []
-    original = bilm_module.encode_padded
+    original = getattr(bilm_module, spied)
 
-    def spy(sentences, **kwargs):
-        ids, lengths = original(sentences, **kwargs)
+    def spy(*args, **kwargs):
+        sentences = args[-1]
         shapes.append((len(sentences), max(len(s) for s in sentences)))
-        return ids, lengths
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(bilm_module, "encode_padded", spy)
-    model = build_bilm_model(max_tokens=8, batch_max_tokens=20)
+    monkeypatch.setattr(bilm_module, spied, spy)
+    model = build_bilm_model(max_tokens=8, batch_max_tokens=20, word_cache_words=word_cache_words)
     set_bilm(model, bilm)
     docs = [Doc(vocab, words=[f"w{i}" for i in range(n)]) for n in (50, 3, 17, 8)]
     outputs = model.predict(docs)
     assert [o.shape[1] for o in outputs] == [50, 3, 17, 8]
+    assert len(shapes) >= 5  # 78 tokens in windows of at most 8, at most 20 tokens per batch
     assert all(n * longest <= 20 for n, longest in shapes)
     assert all(longest <= 8 for _, longest in shapes)
+
+
+def test_word_cache_path_computes_the_char_id_path(vocab, bilm):
+    """Prediction reads layer 0 from the word cache (default on); outputs do not change."""
+    texts = ["the river bank", "", "the bank raised rates", "they sat by the river bank"]
+    plain = build_bilm_model(word_cache_words=0)
+    set_bilm(plain, bilm)
+    expected = plain.predict(docs_of(vocab, *texts))
+    assert bilm.word_cache is None
+    cached = build_bilm_model(word_cache_words=100)
+    set_bilm(cached, bilm)
+    for _ in range(2):
+        for out, ref in zip(cached.predict(docs_of(vocab, *texts)), expected):
+            assert out.shape == ref.shape
+            numpy.testing.assert_allclose(out, ref, rtol=0, atol=1e-6)
+    stats = bilm.word_cache_stats()
+    assert stats.max_words == 100 and stats.hit_rate > 0.5
+
+
+def test_training_reads_layer_0_from_the_encoder(vocab, bilm):
+    model = build_bilm_model(word_cache_words=100)
+    set_bilm(model, bilm)
+    outputs, backprop = model.begin_update(docs_of(vocab, "the river bank"))
+    backprop([numpy.ones_like(o) for o in outputs])
+    assert bilm.word_cache is None  # gradients flow through the char-CNN: no cache
+    assert bilm.char_encoder.projection.weight.grad is not None
+
+
+def test_negative_word_cache_size_is_an_error():
+    with pytest.raises(ValueError, match="word_cache_words"):
+        build_bilm_model(word_cache_words=-1)
 
 
 def test_backprop_reaches_the_torch_parameters(vocab, bilm):

@@ -137,3 +137,20 @@ def test_embed_mixes_and_pads(bilm):
 def test_mix_layers_checks_the_weight_count():
     with pytest.raises(ValueError, match="3 layers"):
         mix_layers(numpy.zeros((3, 2, 4), dtype=numpy.float32), [0.5, 0.5])
+
+
+def test_skipping_the_final_boundary_step_changes_only_the_boundaries(bilm):
+    rng = random.Random(7)
+    sentences = [random_sentence(rng, n) for n in (5, 1, 9, 3)]
+    ids, lengths = encode_sentences(sentences)
+    ids_t, lengths_t = torch.from_numpy(ids), torch.from_numpy(lengths)
+    with torch.no_grad():
+        full = bilm.contextualize(ids_t, lengths_t)
+        short = bilm.contextualize(ids_t, lengths_t, final_boundary=False)
+    for row, sentence in enumerate(sentences):
+        eos = len(sentence) + 1
+        for f_full, f_short, b_full, b_short in zip(full.forward, short.forward, full.backward, short.backward):
+            torch.testing.assert_close(f_short[row, :eos], f_full[row, :eos], atol=1e-6, rtol=0)
+            torch.testing.assert_close(b_short[row, 1 : eos + 1], b_full[row, 1 : eos + 1], atol=1e-6, rtol=0)
+            assert (f_short[row, eos] == 0).all() and (f_full[row, eos] != 0).any()
+            assert (b_short[row, 0] == 0).all() and (b_full[row, 0] != 0).any()
