@@ -55,10 +55,10 @@ class BiLM(nn.Module):
     Speed options (none changes the weights or the saved model):
     :meth:`enable_word_cache` caches layer 0 per word string; ``lstm_loop`` is ``"fused"``
     (both directions in one time loop, the default), ``"per_direction"`` (the plain
-    reference loop) or ``"windowed"`` (the GPU's window loop, also eagerly on CPUs); ``cuda_graphs`` (default True) replays windows of LSTM steps as CUDA
-    graphs on a GPU when no gradient is needed and the batch is small enough for that to pay
-    (``"windowed"`` uses them for every batch); :meth:`use_autocast` runs the matmuls in
-    bfloat16 or float16.
+    reference loop) or ``"windowed"`` (the GPU's window loop, also eagerly on CPUs);
+    ``cuda_graphs`` (default True) replays windows of LSTM steps as CUDA graphs on a GPU when
+    no gradient is needed and the batch is small enough for that to pay (``"windowed"`` uses
+    them for every batch); :meth:`use_autocast` runs the matmuls in bfloat16 or float16.
     """
 
     word_cache: Optional[WordVectorCache]
@@ -146,6 +146,15 @@ class BiLM(nn.Module):
         with torch.autocast(self.device.type, dtype=self.autocast_dtype):
             return self.char_encoder(ids).to(self.dtype)
 
+    def lstm_options(self) -> dict:
+        """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options."""
+        return dict(
+            compute_dtype=self.autocast_dtype,
+            per_direction=self.lstm_loop == "per_direction",
+            cuda_graphs=self.cuda_graphs,
+            windowed=self.lstm_loop == "windowed",
+        )
+
     def _check_lstm_loop(self) -> None:
         if self.lstm_loop not in LSTM_LOOPS:
             raise ValueError(f"lstm_loop must be one of {LSTM_LOOPS}, not {self.lstm_loop!r}")
@@ -205,10 +214,7 @@ class BiLM(nn.Module):
             [self.forward_lstm, self.backward_lstm],
             both,
             sorted_lengths if final_boundary else (sorted_lengths - 1).clamp(min=0),
-            compute_dtype=self.autocast_dtype,
-            per_direction=self.lstm_loop == "per_direction",
-            cuda_graphs=self.cuda_graphs,
-            windowed=self.lstm_loop == "windowed",
+            **self.lstm_options(),
         )
         restore_dev = restore.to(char_ids.device)
         mask = (torch.arange(char_ids.shape[1])[None, :] < sorted_lengths[:, None]).to(token_vectors)

@@ -75,10 +75,7 @@ def embed_batch(bilm: "BiLM", sentences: Sequence[Sequence[str]]) -> list[numpy.
         [bilm.forward_lstm, bilm.backward_lstm],
         inputs[:, : steps - 1],
         active_rows((positions - 1).tolist(), steps - 1),
-        compute_dtype=bilm.autocast_dtype,
-        per_direction=bilm.lstm_loop == "per_direction",
-        cuda_graphs=bilm.cuda_graphs,
-        windowed=bilm.lstm_loop == "windowed",
+        **bilm.lstm_options(),
     )
     stacked = _gather_tokens([inputs] + layers, words.lengths, positions, batch)
     arrays = to_host(stacked)

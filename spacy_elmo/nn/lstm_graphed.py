@@ -27,13 +27,14 @@ The same window code runs eagerly where graphs are unavailable (CPU tensors, or
 """
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import torch
 
 from .derived_cache import DerivedTensors
-from .lstm_inference import _cell_step_
+from .lstm_inference import cell_step_
 
 if TYPE_CHECKING:
     from .lstm import LstmStack, ProjectedLstmLayer
@@ -169,15 +170,13 @@ class _GraphedLayer:
         """A buffer of ``shape`` shared by this layer's runners (they never run at once).
 
         A runner keeps the tensor it was given, so replacing a too-small buffer with a larger
-        one leaves the graphs recorded over the old one valid.
+        one leaves the graphs recorded over the old one valid. Called while a runner is built
+        (outside inference mode, see :meth:`runner`).
         """
-        numel = 1
-        for size in shape:
-            numel *= size
+        numel = math.prod(shape)
         buffer = self._scratch.get(dtype)
         if buffer is None or buffer.numel() < numel:
-            with torch.inference_mode(False):
-                buffer = torch.zeros(numel, dtype=dtype, device=self.bias.device)
+            buffer = torch.zeros(numel, dtype=dtype, device=self.bias.device)
             self._scratch[dtype] = buffer
         return buffer[:numel].view(shape)
 
@@ -298,7 +297,7 @@ class _WindowRunner:
                 gates.add_(self.recurrent_low)
             else:
                 gates.baddbmm_(previous, layer.recurrent)
-            _cell_step_(gates, self.memory, self.cell_output, cell, layer.cell_clip)
+            cell_step_(gates, self.memory, self.cell_output, cell, layer.cell_clip)
             hidden = self.window_output[:, k]
             if self.low_precision:
                 self.cell_low.copy_(self.cell_output)

@@ -123,7 +123,7 @@ def _run_layer(
             gates = pre_gates[:, t - start, :n]
             if t > 0:
                 gates.baddbmm_(output[:, t - 1, :n], weights.recurrent)
-            _cell_step_(gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip)
+            cell_step_(gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip)
             hidden = output[:, t, :n]
             torch.bmm(cell_output[:, :n], weights.projection, out=hidden)
             if options.proj_clip:
@@ -133,7 +133,7 @@ def _run_layer(
     return output
 
 
-def _cell_step_(
+def cell_step_(
     gates: torch.Tensor,
     memory: torch.Tensor,
     cell_output: torch.Tensor,

@@ -7,8 +7,7 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.nn import BiLM, BiLMConfig
-from spacy_elmo.nn import char_cnn_inference
+from spacy_elmo.nn import BiLM, BiLMConfig, char_cnn_inference
 from spacy_elmo.nn.lstm import active_rows, run_time_major
 from spacy_elmo.nn.lstm_graphed import run_graphed
 
@@ -36,12 +35,15 @@ def test_graphs_replay_what_the_eager_windows_compute(small_windows, compute_dty
     inputs = time_major_inputs(LENGTHS, 6, torch.float32).cuda()
     other = time_major_inputs(LENGTHS, 6, torch.float32, seed=1).cuda()
     active = active_rows(LENGTHS, max(LENGTHS))
+
+    def windows(values, use_graphs):
+        return run_graphed(stacks, values, active, compute_dtype, use_graphs=use_graphs, row_bucket=row_bucket)
+
     with torch.no_grad():
-        eager = run_graphed(stacks, inputs, active, compute_dtype, use_graphs=False, row_bucket=row_bucket)
-        other_eager = run_graphed(stacks, other, active, compute_dtype, use_graphs=False, row_bucket=row_bucket)
-        graphed = run_graphed(stacks, inputs, active, compute_dtype, use_graphs=True, row_bucket=row_bucket)
-        other_graphed = run_graphed(stacks, other, active, compute_dtype, use_graphs=True, row_bucket=row_bucket)  # same graphs
-        replayed = run_graphed(stacks, inputs, active, compute_dtype, use_graphs=True, row_bucket=row_bucket)
+        eager, other_eager = windows(inputs, False), windows(other, False)
+        graphed = windows(inputs, True)
+        other_graphed = windows(other, True)  # replays the same graphs
+        replayed = windows(inputs, True)
     for got, want, second in zip(graphed, eager, replayed):
         torch.testing.assert_close(got, want, atol=1e-6, rtol=0)
         torch.testing.assert_close(second, got, atol=0, rtol=0)

@@ -188,11 +188,13 @@ def test_vectorized_char_ids_equal_encode_word():
 
 
 @pytest.mark.parametrize("dtype,bound", [(torch.bfloat16, BF16_MAX_RELATIVE_ERROR), (torch.float16, FP16_MAX_RELATIVE_ERROR)])
-def test_reduced_precision_within_documented_error(dtype, bound):
+@pytest.mark.parametrize("loop", ["fused", "windowed"])
+def test_reduced_precision_within_documented_error(dtype, bound, loop):
     for seed in range(3):
         model = random_bilm(seed=seed, scale=0)  # default initialisation
         sentences = random_sentences(seed, 10)
         exact = model.embed_layers(sentences)
+        model.lstm_loop = loop
         model.use_autocast(dtype)
         approximate = model.embed_layers(sentences)
         scale = max(numpy.abs(e).max() for e in exact)
