@@ -58,8 +58,11 @@ def is_done(output_dir: Path, description: dict) -> bool:
     return stored == json.loads(json.dumps(description)) and (output_dir / "model-best").is_dir()
 
 
-def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any]) -> bool:
-    """Train into output_dir unless it holds this very run already; True if it trained."""
+def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any], use_gpu: int = -1) -> bool:
+    """Train into output_dir unless it holds this very run already; True if it trained.
+
+    The device is not part of a run's identity: a run finished on a GPU counts on a CPU too.
+    """
     from spacy.cli.train import train
 
     description = describe_run(config, overrides)
@@ -69,7 +72,7 @@ def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any])
     if output_dir.exists():
         shutil.rmtree(output_dir)
     msg.divider(f"spacy train {config} --output {output_dir}")
-    train(config, output_dir, use_gpu=-1, overrides=overrides)
+    train(config, output_dir, use_gpu=use_gpu, overrides=overrides)
     (output_dir / DONE_FILE).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
     gc.collect()
     return True
@@ -81,3 +84,15 @@ def parse_int_list(text: str) -> List[int]:
     if not values:
         raise ValueError(f"expected comma-separated integers, got {text!r}")
     return values
+
+
+def gpu_id(choice: str) -> int:
+    """``spacy train``'s ``--gpu-id`` from ``auto`` (GPU 0 when torch sees a GPU and CuPy is
+    installed, else the CPU) or a number (-1: the CPU)."""
+    if choice.strip().lower() != "auto":
+        return int(choice)
+    import importlib.util
+
+    import torch
+
+    return 0 if torch.cuda.is_available() and importlib.util.find_spec("cupy") is not None else -1

@@ -24,7 +24,7 @@ def pretrain_cli(
     output_dir: Path = typer.Argument(..., help="Where checkpoints, metrics.jsonl, model-last and model-best go"),
     resume: bool = typer.Option(False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"),
     init_from: Optional[Path] = typer.Option(None, "--init-from", help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5"),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda or cuda:N (overrides system.device)"),
+    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda, cuda:N or auto (a GPU if torch sees one; overrides system.device)"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
 ) -> None:
     """Pretrain a biLM. Config overrides follow, e.g. --paths.train corpus/train.txt --training.max_steps 100.

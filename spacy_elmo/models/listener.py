@@ -29,6 +29,8 @@ def build_elmo_listener(
     layer_dropout: float = 0.0,
     grad_factor: float = 0.0,
     fixed_layer_weights: Optional[List[float]] = None,
+    mix_dropout: float = 0.0,
+    weights_l2: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """ELMo features for a downstream component: the upstream layers, mixed by learned weights.
 
@@ -39,10 +41,12 @@ def build_elmo_listener(
     fixed_layer_weights: one weight per biLM layer (char-CNN first), used as given and never
         trained, in place of the learned softmax weights; ``gamma`` is still learned. ``None``
         (the default) learns the weights.
+    mix_dropout: dropout on the mixed ELMo vector in training steps (the paper's recipe).
+    weights_l2: L2 penalty on the softmax layer parameters, pulling the mix towards the average.
     """
     return chain(
         ElmoLayersListener(upstream, grad_factor),
-        scalar_mix(layer_norm, layer_dropout, fixed_layer_weights),
+        scalar_mix(layer_norm, layer_dropout, fixed_layer_weights, mix_dropout, weights_l2),
     )
 
 

@@ -5,7 +5,10 @@
 ``gamma`` and the weights provide it), ``layer_dropout`` drops whole layers from the softmax
 during training (as UDify does) so the mix cannot lean on a single layer.
 ``fixed_layer_weights`` replaces ``softmax(a)`` by given, untrained weights (``gamma`` is still
-learned): a one-hot vector probes what a task gets from a single layer.
+learned): a one-hot vector probes what a task gets from a single layer. Two parts of the
+paper's downstream recipe: ``mix_dropout`` on the mixed vector in training steps (the paper used
+0.5 for some tasks), and ``weights_l2``, an L2 penalty ``weights_l2 * ||a||^2`` on the softmax
+parameters that pulls the mix towards the even average (``a = 0``), as bilm-tf's ``l2_coef``.
 Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
 """
 from __future__ import annotations
@@ -25,10 +28,15 @@ def scalar_mix(
     layer_norm: bool = False,
     layer_dropout: float = 0.0,
     fixed_layer_weights: Optional[Sequence[float]] = None,
+    mix_dropout: float = 0.0,
+    weights_l2: float = 0.0,
 ) -> Model[List[Floats3d], List[Floats2d]]:
     """The mix; with ``fixed_layer_weights`` (one per layer, used as given) only gamma is learned."""
-    if not 0.0 <= layer_dropout < 1.0:
-        raise ValueError(f"layer_dropout must be in [0, 1), not {layer_dropout}")
+    for name, rate in (("layer_dropout", layer_dropout), ("mix_dropout", mix_dropout)):
+        if not 0.0 <= rate < 1.0:
+            raise ValueError(f"{name} must be in [0, 1), not {rate}")
+    if not (math.isfinite(weights_l2) and weights_l2 >= 0.0):
+        raise ValueError(f"weights_l2 must be a finite number >= 0, not {weights_l2}")
     fixed = _check_fixed_weights(fixed_layer_weights, layer_dropout)
     return Model(
         "elmo_scalar_mix",
@@ -37,7 +45,14 @@ def scalar_mix(
         dims={"nL": None, "nO": None},
         # no "a" with fixed weights: nothing there for an optimizer to change
         params={"gamma": None} if fixed is not None else {"a": None, "gamma": None},
-        attrs={"layer_norm": layer_norm, "layer_dropout": layer_dropout, "fixed_layer_weights": fixed},
+        # "mix_dropout", not "dropout_rate": spaCy's nlp.update sets every node's dropout_rate
+        attrs={
+            "layer_norm": layer_norm,
+            "layer_dropout": layer_dropout,
+            "fixed_layer_weights": fixed,
+            "mix_dropout": float(mix_dropout),
+            "weights_l2": float(weights_l2),
+        },
     )
 
 
@@ -111,12 +126,20 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
     gamma = model.get_param("gamma")
     mixed = xp.tensordot(weights, H, axes=(0, 0))
     Y = (gamma[0] * mixed).astype("float32")
+    keep = _dropout_mask(model, Y.shape) if is_train else None
+    if keep is not None:
+        Y = Y * keep
 
     def backprop(dY: List[Floats2d]) -> List[Floats3d]:
         dY_all = xp.concatenate(dY, axis=0) if dY else ops.alloc2f(0, width)
+        if keep is not None:
+            dY_all = dY_all * keep
         if learned:
             d_weights = gamma[0] * xp.tensordot(H, dY_all, axes=([1, 2], [0, 1]))
             d_a = weights * (d_weights - (weights * d_weights).sum())
+            l2 = model.attrs["weights_l2"]
+            if l2 > 0.0:
+                d_a = d_a + 2.0 * l2 * model.get_param("a")
             model.inc_grad("a", d_a.astype("float32"))
         model.inc_grad("gamma", (dY_all * mixed).sum().reshape(1).astype("float32"))
         dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")
@@ -153,6 +176,15 @@ def _layer_mask(model: Model):
     if not keep.any():
         keep[int(xp.random.randint(n_layers))] = True
     return keep
+
+
+def _dropout_mask(model: Model, shape) -> Optional[Floats2d]:
+    """Inverted dropout on the mixed vector: kept units scaled by 1 / (1 - rate); None when off."""
+    rate = model.attrs["mix_dropout"]
+    if rate <= 0.0:
+        return None
+    xp = model.ops.xp
+    return ((xp.random.uniform(0.0, 1.0, shape) >= rate) / (1.0 - rate)).astype("float32")
 
 
 def _split(ops, array, lengths: List[int], axis: int = 1) -> list:

@@ -25,7 +25,7 @@ from .scalar_mix import scalar_mix
 LISTENER_ARCHITECTURE = "spacy_elmo.ElmoListener.v1"
 STANDALONE_ARCHITECTURE = "spacy_elmo.ElmoStandalone.v1"
 # The listener arguments that ElmoStandalone.v1 shares; ``upstream`` has no meaning there.
-SHARED_SETTINGS = ("layer_norm", "layer_dropout", "grad_factor", "fixed_layer_weights")
+SHARED_SETTINGS = ("layer_norm", "layer_dropout", "grad_factor", "fixed_layer_weights", "mix_dropout", "weights_l2")
 HOOK_ATTRS = ("replace_listener", "replace_listener_cfg")
 
 
@@ -36,6 +36,8 @@ def build_elmo_standalone(
     layer_dropout: float = 0.0,
     grad_factor: float = 0.0,
     fixed_layer_weights: Optional[List[float]] = None,
+    mix_dropout: float = 0.0,
+    weights_l2: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """ELMo features computed by the component's own ``bilm`` (``spacy_elmo.BiLM.v1``), mixed.
 
@@ -44,7 +46,7 @@ def build_elmo_standalone(
     """
     return chain(
         ElmoLayers(bilm, grad_factor),
-        scalar_mix(layer_norm, layer_dropout, fixed_layer_weights),
+        scalar_mix(layer_norm, layer_dropout, fixed_layer_weights, mix_dropout, weights_l2),
     )
 
 

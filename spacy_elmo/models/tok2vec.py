@@ -6,6 +6,10 @@ any ``List[Doc] -> List[Floats2d]`` layer (``spacy.MultiHashEmbed.v2``, with or 
 vectors), the encoder any ``List[Floats2d] -> List[Floats2d]`` one (``spacy.MaxoutWindowEncoder.v2``,
 ``spacy.TorchBiLSTMEncoder.v1``). A Maxout layer projects the concatenation to the encoder's
 width. With ``elmo = null`` the same network runs without ELMo: the fair baseline.
+
+The paper also adds ELMo at the output of the task's encoder for some tasks: ``elmo_output``
+(a second listener with its own mix) is concatenated with the encoder's output and a second
+Maxout layer projects the pair back to the encoder's width.
 """
 from __future__ import annotations
 
@@ -23,8 +27,10 @@ def build_elmo_tok2vec(
     encode: Model[List[Floats2d], List[Floats2d]],
     elmo: Optional[Model[List[Doc], List[Floats2d]]] = None,
     maxout_pieces: int = 3,
+    elmo_output: Optional[Model[List[Doc], List[Floats2d]]] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """Token vectors from ``elmo`` (e.g. ``spacy_elmo.ElmoListener.v1``) and ``embed``, encoded.
+    """Token vectors from ``elmo`` (e.g. ``spacy_elmo.ElmoListener.v1``) and ``embed``, encoded;
+    with ``elmo_output``, that mix joins the encoder's output too.
 
     The encoder must know its width (``nO``), as spaCy's encoders do.
     """
@@ -34,10 +40,15 @@ def build_elmo_tok2vec(
     features = embed if elmo is None else concatenate(elmo, embed)
     project = with_array(Maxout(width, nP=maxout_pieces, normalize=True))
     model = chain(features, project, encode)
+    if elmo_output is not None:
+        project_output = with_array(Maxout(width, nP=maxout_pieces, normalize=True))
+        model = chain(concatenate(model, elmo_output), project_output)
     model.set_dim("nO", width)
     model.set_ref("embed", embed)
     model.set_ref("encode", encode)
     if elmo is not None:
         model.set_ref("elmo", elmo)
-    model.name = "elmo_tok2vec" if elmo is not None else "tok2vec"
+    if elmo_output is not None:
+        model.set_ref("elmo_output", elmo_output)
+    model.name = "elmo_tok2vec" if elmo is not None or elmo_output is not None else "tok2vec"
     return model

@@ -51,7 +51,10 @@ class Distributed:
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:
-    """``cpu``, ``cuda`` (this process's GPU under torchrun) or an explicit ``cuda:N``."""
+    """``cpu``, ``cuda`` (this process's GPU under torchrun), an explicit ``cuda:N``, or ``auto``:
+    CUDA when torch sees a GPU, the CPU otherwise (what the project workflow uses)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(name)
     if device.type == "cuda":
         if not torch.cuda.is_available():
@@ -60,7 +63,7 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
             device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     elif device.type != "cpu":
-        raise ValueError(f"Unsupported device {name!r}: use 'cpu', 'cuda' or 'cuda:N'")
+        raise ValueError(f"Unsupported device {name!r}: use 'cpu', 'cuda', 'cuda:N' or 'auto'")
     return device
 
 

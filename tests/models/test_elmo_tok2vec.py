@@ -67,3 +67,29 @@ def test_without_elmo_is_a_plain_tok2vec():
     docs = [nlp.make_doc("a b c")]
     model.initialize(X=docs)
     assert model.predict(docs)[0].shape == (3, WIDTH)
+
+
+def test_elmo_at_the_encoder_output_has_its_own_listener_and_mix(weights):
+    """The paper's second place for ELMo: a second mix joins the encoder's output."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(weights)})
+    model = tagger_model("maxout", with_elmo=True)
+    model["tok2vec"]["elmo_output"] = {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo"}
+    tagger = nlp.add_pipe("tagger", config={"model": model})
+    examples = [Example.from_dict(nlp.make_doc(text), annotations) for text, annotations in TRAIN]
+    optimizer = nlp.initialize(lambda: examples)
+    assert len(nlp.get_pipe("elmo").listener_map["tagger"]) == 2
+    tok2vec = tagger.model.get_ref("tok2vec")
+    assert tok2vec.get_dim("nO") == WIDTH
+    output_mix = tok2vec.get_ref("elmo_output").layers[1]
+    before = output_mix.get_param("a").copy()
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer)
+    # the output mix is trained (it gets a gradient), apart from the input mix
+    assert not (output_mix.get_param("a") == before).all()
+    assert tok2vec.get_ref("elmo").layers[1] is not output_mix
+    # prediction: removing the output mix's contribution changes the vectors (it is used)
+    docs = [nlp("They sat by the bank")]
+    full = tok2vec.predict(docs)[0].copy()
+    output_mix.set_param("gamma", output_mix.get_param("gamma") * 0)
+    assert abs(tok2vec.predict(docs)[0] - full).max() > 1e-4

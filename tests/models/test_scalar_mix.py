@@ -160,3 +160,46 @@ def test_fixed_weights_of_the_wrong_length_are_refused():
 def test_bad_fixed_weights_are_refused(weights, dropout):
     with pytest.raises(ValueError, match="fixed_layer_weights"):
         scalar_mix(layer_dropout=dropout, fixed_layer_weights=weights)
+
+
+# ------------------------------------------------------------ the paper's recipe: dropout, L2
+def test_mix_dropout_zeroes_and_rescales_in_training_only():
+    rate = 0.5
+    model = scalar_mix(mix_dropout=rate)
+    X = [numpy.random.default_rng(3).normal(size=(N_LAYERS, 400, WIDTH)).astype("float32")]
+    model.initialize(X=X)
+    clean = model.predict(X)[0]
+    numpy.random.seed(0)
+    Y, backprop = model.begin_update(X)
+    kept = Y[0] != 0
+    # every unit is either dropped or the clean value scaled by 1 / (1 - rate)
+    numpy.testing.assert_allclose(Y[0][kept], clean[kept] / (1 - rate), rtol=1e-6)
+    assert 0.45 < 1 - kept.mean() < 0.55
+    # the gradient flows only through the kept units, with the same scale
+    dX = backprop([numpy.ones_like(Y[0])])[0]
+    weights = layer_weights(model)
+    expected = weights[:, None, None] * (kept / (1 - rate))[None]
+    numpy.testing.assert_allclose(dX, expected, rtol=1e-6)
+    numpy.testing.assert_array_equal(model.predict(X)[0], clean)  # prediction: no dropout
+
+
+def test_weights_l2_pulls_the_mix_towards_the_average():
+    model = scalar_mix(weights_l2=0.25)
+    model.initialize(X=inputs())
+    a = numpy.asarray([0.5, -1.0, 2.0], dtype="float32")
+    model.set_param("a", a)
+    Y, backprop = model.begin_update(inputs())
+    backprop([numpy.zeros_like(y) for y in Y])  # no task gradient: only the penalty remains
+    numpy.testing.assert_allclose(model.get_grad("a"), 2 * 0.25 * a, rtol=1e-6)
+    plain = scalar_mix()
+    plain.initialize(X=inputs())
+    plain.set_param("a", a)
+    Y, backprop = plain.begin_update(inputs())
+    backprop([numpy.zeros_like(y) for y in Y])
+    numpy.testing.assert_array_equal(plain.get_grad("a"), numpy.zeros(N_LAYERS))
+
+
+@pytest.mark.parametrize("kwargs", [{"mix_dropout": 1.0}, {"mix_dropout": -0.1}, {"weights_l2": -1.0}, {"weights_l2": float("nan")}])
+def test_recipe_options_refuse_bad_values(kwargs):
+    with pytest.raises(ValueError):
+        scalar_mix(**kwargs)

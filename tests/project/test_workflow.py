@@ -145,8 +145,9 @@ def project(tmp_path_factory) -> dict:
 
 def tiny_vars(assets_json: Path, **extra: str) -> List[str]:
     values = {
-        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": "0",
-        "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_steps": "10", "pretrain_eval_every": "5",
+        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": "0,1",
+        "tagger_seeds": "0", "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_tokens": "3000",
+        "pretrain_eval_every": "5", "adapt_max_tokens": "1000", "adapt_eval_every": "2",
         "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
         "tagger_max_steps": "6", "tagger_small_max_steps": "4", "tagger_eval_frequency": "3",
         "tagger_dev_limit": "0", "readme": "README.md", "report_command": "pytest test_workflow.py",
@@ -176,7 +177,7 @@ def test_project_assets_match_assets_json():
     """project.yml's assets carry the archives, destinations and SHA-256 of scripts/assets.json."""
     config = srsly.read_yaml(ROOT / "project.yml")
     assets = json.loads((ROOT / "scripts" / "assets.json").read_text())
-    listed = {Path(a["dest"]).name: a for a in config["assets"]}
+    listed = {Path(a["dest"]).name: a for a in config["assets"] if not a.get("extra")}
     assert set(listed) == {a["archive"] for a in assets.values()}
     for asset in assets.values():
         entry = listed[asset["archive"]]
@@ -187,6 +188,24 @@ def test_project_assets_match_assets_json():
         if local.is_file():  # fetched here: both checksums describe the same file
             assert _sha(local) == asset["sha256"]
             assert hashlib.md5(local.read_bytes()).hexdigest() == entry["checksum"]
+
+
+def test_published_weights_are_extra_assets_with_urls():
+    """AllenNLP's published weights: only `spacy project assets --extra` fetches them, and the
+    `published` workflow reads the folder that `published_elmo` names."""
+    config = srsly.read_yaml(ROOT / "project.yml")
+    extra = [a for a in config["assets"] if a.get("extra")]
+    folders = {Path(a["dest"]).parent.as_posix() for a in extra}
+    assert folders == {"assets/elmo-small", "assets/elmo-original"}
+    for folder in folders:
+        names = sorted(Path(a["dest"]).name for a in extra if Path(a["dest"]).parent.as_posix() == folder)
+        assert names == ["options.json", "weights.hdf5"]
+    for asset in extra:
+        assert asset["url"].startswith("https://") and asset["url"].endswith(Path(asset["url"]).name)
+        assert asset["url"].rsplit("_", 1)[-1] == Path(asset["dest"]).name
+    assert config["vars"]["published_elmo"] in folders
+    assert config["workflows"]["published"][-1] == "report"
+    assert not set(config["workflows"]["all"]) & set(config["workflows"]["published"][:-1])
 
 
 def test_project_assets_command_works_offline(tmp_path):
