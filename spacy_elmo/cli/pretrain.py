@@ -53,7 +53,10 @@ def pretrain_cli(
         typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; continue with --resume", err=True)
         raise typer.Exit(128 + int(result.stopped_by_signal))
     if int(os.environ.get("RANK", "0")) == 0:
-        typer.echo(f"Done: {result.step} steps, {result.tokens:,} tokens. Models in {output_dir / 'model-last'} and {output_dir / 'model-best'}")
+        typer.echo(
+            f"Done: {result.step} steps, {result.tokens:,} tokens (stopped by {result.stopped_by}). "
+            f"Models in {output_dir / 'model-last'} and {output_dir / 'model-best'}"
+        )
 
 
 def _setup_logging() -> None:

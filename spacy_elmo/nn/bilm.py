@@ -188,13 +188,14 @@ class BiLM(nn.Module):
         return next(self.parameters()).dtype
 
     def contextualize(
-        self, char_ids: torch.Tensor, lengths: torch.Tensor, final_boundary: bool = True
+        self, char_ids: torch.Tensor, lengths: torch.Tensor, final_boundary: bool = True, layer_dropout: float = 0.0
     ) -> BiLMStates:
         """Run the model on ids ``(batch, time, 50)`` that already include BOS and EOS.
 
         ``final_boundary=False`` skips each direction's last step (EOS read forward, BOS read
         backward), whose outputs nothing but those boundary positions depend on: they are then
-        zero, and the LSTMs do about 1/length less work.
+        zero, and the LSTMs do about 1/length less work. ``layer_dropout`` (pretraining only)
+        drops the inputs of the LSTM layers above the first (:func:`.lstm.run_time_major`).
         """
         lengths = lengths.to(torch.long).cpu()
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -214,6 +215,7 @@ class BiLM(nn.Module):
             [self.forward_lstm, self.backward_lstm],
             both,
             sorted_lengths if final_boundary else (sorted_lengths - 1).clamp(min=0),
+            layer_dropout=layer_dropout,
             **self.lstm_options(),
         )
         restore_dev = restore.to(char_ids.device)

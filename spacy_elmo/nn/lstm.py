@@ -95,6 +95,19 @@ def active_rows(lengths: Sequence[int], steps: int) -> list[int]:
     return (lengths[None, :] > numpy.arange(steps)[:, None]).sum(axis=1).tolist()
 
 
+def layer_input_masks(stacks: Sequence[LstmStack], inputs: torch.Tensor, p: float) -> list[torch.Tensor]:
+    """Inverted-dropout masks ``(n_stacks, time, batch, P)`` (0 or ``1/(1-p)``), one per layer
+    above the first; none when ``p`` is 0 or there is one layer."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"layer dropout must be in [0, 1), not {p}")
+    n_layers = len(stacks[0].layers)
+    if p == 0.0 or n_layers < 2:
+        return []
+    n_stacks, steps, batch, _ = inputs.shape
+    shape = (n_stacks, steps, batch, stacks[0].layers[0].projection_dim)
+    return [inputs.new_empty(shape).bernoulli_(1.0 - p).div_(1.0 - p) for _ in range(n_layers - 1)]
+
+
 def needs_autograd(stacks: Sequence[LstmStack], inputs: torch.Tensor) -> bool:
     """True when gradients must flow: then the in-place inference loop may not be used."""
     if not torch.is_grad_enabled():
@@ -110,6 +123,7 @@ def run_stacks(
     per_direction: bool = False,
     cuda_graphs: bool = True,
     windowed: bool = False,
+    layer_dropout: float = 0.0,
 ) -> list[torch.Tensor]:
     """Run several same-shaped stacks (e.g. forward and backward) in one time loop.
 
@@ -121,11 +135,12 @@ def run_stacks(
     the cell state and the outputs in the inputs' dtype. ``per_direction`` runs the plain
     reference loop instead (one stack at a time); ``cuda_graphs`` False keeps a GPU off the
     CUDA-graph loop; ``windowed`` asks for the window loop (without autograd) on any device.
+    ``layer_dropout`` (training only) drops the inputs of layers 1.. (see :func:`run_time_major`).
     """
     steps = inputs.shape[2]
     active = active_rows([int(n) for n in lengths.tolist()], steps)
     time_major = inputs.transpose(1, 2).contiguous()
-    outputs = run_time_major(stacks, time_major, active, compute_dtype, per_direction, cuda_graphs, windowed)
+    outputs = run_time_major(stacks, time_major, active, compute_dtype, per_direction, cuda_graphs, windowed, layer_dropout)
     return [out.transpose(1, 2).contiguous() for out in outputs]
 
 
@@ -137,6 +152,7 @@ def run_time_major(
     per_direction: bool = False,
     cuda_graphs: bool = True,
     windowed: bool = False,
+    layer_dropout: float = 0.0,
 ) -> list[torch.Tensor]:
     """:func:`run_stacks` on time-major ``(n_stacks, time, batch, dim)`` inputs and outputs.
 
@@ -146,9 +162,17 @@ def run_time_major(
     needed or a lower ``compute_dtype`` is asked for off the graph path; ``per_direction``
     asks for the reference loop; ``windowed`` the window loop (graphed on a GPU unless
     ``cuda_graphs`` is False, eager elsewhere).
+
+    ``layer_dropout`` > 0 (pretraining) drops, with fresh masks from torch's global generator,
+    the input of every layer above the first, as bilm-tf's ``DropoutWrapper(input_keep_prob)``
+    does; the skip connection then adds the dropped input, as in bilm-tf, where the dropout
+    wraps the residual cell. Only the fused and the reference loop take it.
     """
+    masks = layer_input_masks(stacks, inputs, layer_dropout)
     if per_direction:
-        return run_per_direction(stacks, inputs, active)
+        return run_per_direction(stacks, inputs, active, masks)
+    if masks:
+        return run_fused(stacks, inputs, active, compute_dtype if compute_dtype != inputs.dtype else None, input_masks=masks)
     low_precision = compute_dtype is not None and compute_dtype != inputs.dtype
     autograd = needs_autograd(stacks, inputs)
     if not autograd and (windowed or (cuda_graphs and graphs_pay(stacks, inputs, compute_dtype))):

@@ -33,13 +33,16 @@ def run_fused(
     active: Sequence[int],
     compute_dtype: Optional[torch.dtype] = None,
     custom_backward: Optional[bool] = None,
+    input_masks: Sequence[torch.Tensor] = (),
 ) -> list[torch.Tensor]:
     """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs.
 
     With ``compute_dtype`` the matmuls run in that dtype while the cell state, the clipping and
     the outputs stay in the inputs' dtype (always on the autograd-recorded loop).
     ``custom_backward`` (default :data:`USE_CUSTOM_BACKWARD`) picks the hand-written backward
-    pass in full precision; False records the loop op by op.
+    pass in full precision; False records the loop op by op. ``input_masks`` (dropout, one
+    ``(n_stacks, time, batch, P)`` tensor per layer above the first) multiply those layers'
+    inputs, which the skip connections then add.
     """
     if custom_backward is None:
         custom_backward = USE_CUSTOM_BACKWARD
@@ -52,6 +55,8 @@ def run_fused(
     layer_input = inputs
     for index in range(len(first.layers)):
         layers = [stack.layers[index] for stack in stacks]
+        if index > 0 and input_masks:
+            layer_input = layer_input * input_masks[index - 1]
         if layout is not None:
             layer_output = _run_layer_by_hand(layers, layer_input, layout, first)
         else:

@@ -15,18 +15,24 @@ if TYPE_CHECKING:
 
 
 def run_per_direction(
-    stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]
+    stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int], input_masks: Sequence[torch.Tensor] = ()
 ) -> list[torch.Tensor]:
-    """Per-layer outputs ``(n_stacks, time, batch, P)``; each stack runs its own time loop."""
-    per_stack = [run_stack(stack, inputs[d], active) for d, stack in enumerate(stacks)]
+    """Per-layer outputs ``(n_stacks, time, batch, P)``; each stack runs its own time loop.
+    ``input_masks`` as in :func:`.lstm_fused.run_fused`."""
+    per_stack = [run_stack(stack, inputs[d], active, [m[d] for m in input_masks]) for d, stack in enumerate(stacks)]
     return [torch.stack(layer_outputs) for layer_outputs in zip(*per_stack)]
 
 
-def run_stack(stack: "LstmStack", inputs: torch.Tensor, active: Sequence[int]) -> list[torch.Tensor]:
-    """Per-layer outputs ``(time, batch, P)`` of one stack on time-major ``(time, batch, D)``."""
+def run_stack(
+    stack: "LstmStack", inputs: torch.Tensor, active: Sequence[int], input_masks: Sequence[torch.Tensor] = ()
+) -> list[torch.Tensor]:
+    """Per-layer outputs ``(time, batch, P)`` of one stack on time-major ``(time, batch, D)``;
+    ``input_masks[i]`` ``(time, batch, P)`` multiplies layer i+1's input (dropout)."""
     outputs = []
     layer_input = inputs
     for index, layer in enumerate(stack.layers):
+        if index > 0 and input_masks:
+            layer_input = layer_input * input_masks[index - 1]
         layer_output = _run_layer(layer, stack, layer_input, active)
         if index > 0 and stack.use_skip_connections:
             layer_output = layer_output + layer_input

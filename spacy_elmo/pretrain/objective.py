@@ -96,19 +96,29 @@ class LanguageModelObjective(nn.Module):
     """Wraps a :class:`BiLM` (and its shared output layer) so that ``forward`` returns the
     summed training NLL of each direction, ``(2,)``: what DDP needs to see as one module.
 
-    Dropout hits the char-CNN's token vectors (the LSTM input) and the top layer's output
-    before the softmax, in training mode only. The first goes through a forward hook on the
-    char encoder, since :class:`BiLM` has no dropout of its own; the char encoder also runs
-    once per distinct word (:class:`UniqueWordEncoding`). ``close`` removes both hooks.
+    ``dropout`` hits the char-CNN's token vectors (the first LSTM layer's input) and the top
+    layer's output before the softmax, in training mode only; ``lstm_dropout`` the input of
+    every LSTM layer above the first (bilm-tf drops every layer's input, and the top layer's
+    output, with one rate). The first goes through a forward hook on the char encoder, since
+    :class:`BiLM` has no dropout of its own; the char encoder also runs once per distinct
+    word (:class:`UniqueWordEncoding`). ``close`` removes both hooks.
     """
 
-    def __init__(self, bilm: BiLM, softmax_loss: SoftmaxLoss, dropout: float = 0.0, unique_words: bool = True) -> None:
+    def __init__(
+        self,
+        bilm: BiLM,
+        softmax_loss: SoftmaxLoss,
+        dropout: float = 0.0,
+        unique_words: bool = True,
+        lstm_dropout: float = 0.0,
+    ) -> None:
         super().__init__()
         if bilm.softmax is None:
             raise ValueError("Pretraining needs a BiLM with an output softmax (a vocabulary)")
         self.bilm = bilm
         self.softmax_loss = softmax_loss
         self.dropout = dropout
+        self.lstm_dropout = lstm_dropout
         # Set (e.g. to bfloat16 on a GPU) to autocast the training softmax's matmuls.
         self.compute_dtype: Optional[torch.dtype] = None
         # Registered first, so that dropout (below) sees the expanded, per-position output.
@@ -129,7 +139,7 @@ class LanguageModelObjective(nn.Module):
             self._unique = None
 
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        states = self.bilm.contextualize(char_ids, lengths)
+        states = self.bilm.contextualize(char_ids, lengths, layer_dropout=self.lstm_dropout if self.training else 0.0)
         forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
         sums = []
         for hidden, targets in ((forward_hidden, forward_targets), (backward_hidden, backward_targets)):

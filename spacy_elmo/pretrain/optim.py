@@ -1,12 +1,13 @@
-"""The optimizer and its learning-rate warm-up.
+"""The optimizer and its learning-rate schedule: warm-up, then an optional decay.
 
 Adagrad with an initial accumulator of 1.0 is bilm-tf's recipe (lr 0.2); Adam is there for
-small models and short runs. The learning rate is a pure function of the step, so resuming
-needs no scheduler state.
+small models and short runs. The learning rate is a pure function of the step and of how much
+of the budget is done, so resuming needs no scheduler state beyond the run's counters.
 """
 from __future__ import annotations
 
-from typing import Iterable
+import math
+from typing import Iterable, Optional
 
 import torch
 
@@ -21,11 +22,40 @@ def make_optimizer(parameters: Iterable[torch.nn.Parameter], settings: TrainingS
     return torch.optim.Adam(parameters, lr=settings.learning_rate, betas=(settings.adam_beta1, settings.adam_beta2))
 
 
-def learning_rate_at(step: int, settings: TrainingSettings) -> float:
-    """Linear warm-up over ``warmup_steps`` (step counts from 0), then constant."""
-    if settings.warmup_steps <= 0:
+def learning_rate_at(step: int, settings: TrainingSettings, progress: float = 0.0) -> float:
+    """The rate of step ``step`` (counted from 0): a linear warm-up over ``warmup_steps``,
+    then ``lr_decay`` from ``learning_rate`` to ``min_learning_rate`` as ``progress`` (the
+    share of the decay span done before this step, :func:`decay_progress`) goes from 0 to 1."""
+    if settings.warmup_steps > 0 and step < settings.warmup_steps:
+        return settings.learning_rate * (step + 1) / settings.warmup_steps
+    if settings.lr_decay == "none":
         return settings.learning_rate
-    return settings.learning_rate * min(1.0, (step + 1) / settings.warmup_steps)
+    done = min(1.0, max(0.0, progress))
+    if settings.lr_decay == "linear":
+        remaining = 1.0 - done
+    else:  # cosine
+        remaining = 0.5 * (1.0 + math.cos(math.pi * done))
+    return settings.min_learning_rate + (settings.learning_rate - settings.min_learning_rate) * remaining
+
+
+def decay_progress(step: int, tokens: int, settings: TrainingSettings, decay_start_tokens: Optional[int]) -> float:
+    """How much of the decay span is done before step ``step``, in [0, 1].
+
+    The span runs from the end of the warm-up to the end of the budget: in tokens when
+    ``max_tokens`` is set (from ``decay_start_tokens``, the tokens done when the warm-up
+    ended), else in steps. Counted in tokens, it is the same on every machine and every number
+    of processes, like the budget itself.
+    """
+    if step < settings.warmup_steps:
+        return 0.0
+    if settings.max_tokens > 0:
+        start = decay_start_tokens or 0
+        done, span = tokens - start, settings.max_tokens - start
+    else:
+        done, span = step - settings.warmup_steps, settings.max_steps - settings.warmup_steps
+    if span <= 0:
+        return 1.0
+    return min(1.0, max(0.0, done / span))
 
 
 def set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:

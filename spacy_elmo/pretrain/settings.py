@@ -66,9 +66,16 @@ class SoftmaxSettings:
     n_negatives: int = 0
 
 
+LR_DECAYS = ("none", "linear", "cosine")
+
+
 @dataclass(frozen=True)
 class TrainingSettings:
+    # The run stops after the step at which either budget is reached (0 = no limit; at least
+    # one of them must be set). max_tokens counts real training tokens over all processes, so
+    # the same config and data stop at the same step on any machine.
     max_steps: int = 1000
+    max_tokens: int = 0
     # A time budget in minutes of training (all resumed sessions together), 0 for none. When it
     # runs out, training ends as at max_steps (evaluation, checkpoint, models): a guard that
     # keeps a demo run near its intended length on a slower machine. Runs that stop on time
@@ -82,8 +89,13 @@ class TrainingSettings:
     adam_beta1: float = 0.9
     adam_beta2: float = 0.999
     warmup_steps: int = 0
+    # After the warm-up: "none" keeps learning_rate; "linear"/"cosine" bring it down to
+    # min_learning_rate at the end of the budget (max_tokens when set, else max_steps).
+    lr_decay: str = "none"
+    min_learning_rate: float = 0.0
     grad_clip: float = 10.0
-    dropout: float = 0.1
+    dropout: float = 0.1  # on the char-CNN's token vectors and on the top layer before the softmax
+    lstm_dropout: float = 0.0  # on the input of each LSTM layer above the first (bilm-tf: = dropout)
     eval_every: int = 200
     checkpoint_every: int = 200
     max_dev_sentences: int = 5000
@@ -92,13 +104,24 @@ class TrainingSettings:
     def __post_init__(self) -> None:
         if self.optimizer not in ("adagrad", "adam"):
             raise ValueError(f"training.optimizer must be 'adagrad' or 'adam', not {self.optimizer!r}")
-        for name in ("max_steps", "batch_tokens", "max_batch_sentences", "eval_every", "checkpoint_every"):
+        if self.max_tokens < 0 or self.max_steps < 0:
+            raise ValueError("training.max_steps and training.max_tokens must not be negative")
+        if self.max_steps == 0 and self.max_tokens == 0:
+            raise ValueError("training.max_steps or training.max_tokens must be set (0 means no limit, but one is needed)")
+        if self.lr_decay not in LR_DECAYS:
+            raise ValueError(f"training.lr_decay must be one of {LR_DECAYS}, not {self.lr_decay!r}")
+        if not 0.0 <= self.min_learning_rate <= self.learning_rate:
+            raise ValueError(
+                f"training.min_learning_rate must be in [0, learning_rate={self.learning_rate}], not {self.min_learning_rate}"
+            )
+        for name in ("batch_tokens", "max_batch_sentences", "eval_every", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"training.{name} must be at least 1, not {getattr(self, name)}")
         if self.max_minutes < 0:
             raise ValueError(f"training.max_minutes must not be negative, not {self.max_minutes}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"training.dropout must be in [0, 1), not {self.dropout}")
+        for name in ("dropout", "lstm_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"training.{name} must be in [0, 1), not {getattr(self, name)}")
 
 
 @dataclass(frozen=True)

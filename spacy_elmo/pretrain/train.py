@@ -1,7 +1,8 @@
-"""One pretraining run: set up (or resume), train for ``max_steps``, evaluate, checkpoint, save.
+"""One pretraining run: set up (or resume), train for ``max_steps``/``max_tokens``, evaluate, checkpoint, save.
 
 Layout of ``OUTPUT_DIR``: ``config.cfg`` (as run), ``vocab.json``, ``corpus_stats.json``,
-``checkpoint.pt``, ``metrics.jsonl``, ``model-last/`` and ``model-best/``. Under torchrun only
+``checkpoint.pt``, ``metrics.jsonl``, ``run.json`` (why and where it stopped), ``model-last/``
+and ``model-best/``. Under torchrun only
 rank 0 writes; every process reads its own shards and all of them take every step together.
 """
 from __future__ import annotations
@@ -31,7 +32,8 @@ from .evaluate import DevScores, dev_perplexity
 from .initialization import fresh_model, load_existing_model, same_architecture, vocabulary_of, with_vocabulary
 from .metrics import METRICS_FILE, append_metrics, truncate_metrics
 from .objective import LanguageModelObjective
-from .optim import learning_rate_at, make_optimizer, set_learning_rate
+from .optim import decay_progress, learning_rate_at, make_optimizer, set_learning_rate
+from .run_record import RunRecord
 from .sentences import Segmenter
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
@@ -60,6 +62,7 @@ class RunResult:
     tokens: int
     best_score: Optional[float]
     stopped_by_signal: Optional[int] = None
+    stopped_by: str = "max_steps"  # as in run.json: max_tokens, max_steps, max_minutes or signal
 
 
 def pretrain(
@@ -99,6 +102,8 @@ class PretrainRun:
         self.since_eval = [0.0, 0.0]  # summed mean-of-directions NLL and predictions since the last evaluation
         self.elapsed_before = 0.0  # wall seconds of training in earlier sessions of this run
         self.stop_signal: Optional[int] = None
+        self.decay_start_tokens: Optional[int] = None  # tokens done when the warm-up ended
+        self.learning_rate = 0.0  # the rate of the last step taken
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
 
@@ -122,7 +127,8 @@ class PretrainRun:
         self.vocab = self._vocabulary(checkpoint, initial)
         self.model = self._model(checkpoint, initial)
         self.loss = SoftmaxLoss(len(self.vocab), self.settings.softmax.n_negatives, self.settings.system.seed * 7919 + self.context.rank)
-        self.objective = LanguageModelObjective(self.model, self.loss, self.settings.training.dropout)
+        training = self.settings.training
+        self.objective = LanguageModelObjective(self.model, self.loss, training.dropout, lstm_dropout=training.lstm_dropout)
         self.model.to(self.context.device)
         self.trainable: torch.nn.Module = self.objective
         if self.context.enabled:
@@ -141,7 +147,40 @@ class PretrainRun:
             self._train()
         finally:
             self.objective.close()
-        return RunResult(self.out, self.step, self.tokens, self.best_score, self.stop_signal)
+        record = self._run_record()
+        if self.context.is_main:
+            record.to_disk(self.out)
+            message = record.describe()
+            if message and record.stopped_by == "max_minutes":
+                logger.warning(message)
+        return RunResult(self.out, self.step, self.tokens, self.best_score, self.stop_signal, record.stopped_by)
+
+    def _budget_done(self) -> bool:
+        training = self.settings.training
+        return (training.max_steps > 0 and self.step >= training.max_steps) or (
+            training.max_tokens > 0 and self.tokens >= training.max_tokens
+        )
+
+    def _run_record(self) -> RunRecord:
+        training = self.settings.training
+        if self.stop_signal is not None:
+            reason = "signal"
+        elif training.max_tokens > 0 and self.tokens >= training.max_tokens:
+            reason = "max_tokens"
+        elif training.max_steps > 0 and self.step >= training.max_steps:
+            reason = "max_steps"
+        else:
+            reason = "max_minutes"
+        elapsed = self._elapsed() if hasattr(self, "session_start") else self.elapsed_before
+        return RunRecord(
+            stopped_by=reason,
+            steps=self.step,
+            tokens=self.tokens,
+            max_steps=training.max_steps,
+            max_tokens=training.max_tokens,
+            max_minutes=training.max_minutes,
+            minutes=elapsed / 60.0,
+        )
 
     def _prepare_output(self) -> Optional[dict[str, Any]]:
         checkpoint_path = self.out / CHECKPOINT_FILE
@@ -254,6 +293,8 @@ class PretrainRun:
         self.best_score = None if best is None else float(best)
         self.since_eval = [float(v) for v in checkpoint.get("since_eval", [0.0, 0.0])]
         self.elapsed_before = float(checkpoint.get("elapsed_seconds", 0.0))
+        start = checkpoint.get("decay_start_tokens")
+        self.decay_start_tokens = None if start is None else int(start)
         ranks = checkpoint.get("rng", [])
         if self.context.rank < len(ranks):
             restore_rng(ranks[self.context.rank], self.loss.generator)
@@ -339,10 +380,10 @@ class PretrainRun:
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
-        bar = tqdm(total=settings.max_steps, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True, mininterval=0.5)
+        bar = tqdm(total=settings.max_steps or None, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True, mininterval=0.5)
         epoch = 0
         try:
-            while self.step < settings.max_steps:
+            while not self._budget_done():
                 tick = time.perf_counter()
                 sentences, shard_states = next(batches)
                 epoch = min(state.epoch for state in shard_states.values())
@@ -360,7 +401,7 @@ class PretrainRun:
                     {"tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}", "loss": f"{running:.3f}", "ppl": f"{_exp(running):.1f}"},
                     refresh=False,
                 )
-                finished = self.step == settings.max_steps or time_up
+                finished = self._budget_done() or time_up
                 if self.step % settings.eval_every == 0 or finished:
                     record = self._evaluate(epoch, session_tokens / max(train_seconds, 1e-9))
                     self.since_eval = [0.0, 0.0]
@@ -369,7 +410,6 @@ class PretrainRun:
                 if self.step % settings.checkpoint_every == 0 or finished or stopping:
                     self._checkpoint(shard_states)
                 if time_up and not stopping:
-                    logger.info("The time budget of %s minutes is used up: training ends at step %d", settings.max_minutes, self.step)
                     return
                 if stopping:
                     self.stop_signal = self.stop_signal or signal.SIGTERM
@@ -389,7 +429,12 @@ class PretrainRun:
         (every process then stops after this same step).
         """
         batch = batch.to(self.context.device)
-        set_learning_rate(self.optimizer, learning_rate_at(self.step, self.settings.training))
+        training = self.settings.training
+        if self.decay_start_tokens is None and self.step >= training.warmup_steps:
+            self.decay_start_tokens = self.tokens
+        progress = decay_progress(self.step, self.tokens, training, self.decay_start_tokens)
+        self.learning_rate = learning_rate_at(self.step, training, progress)
+        set_learning_rate(self.optimizer, self.learning_rate)
         self.objective.train()
         with self._autocast():
             sums = self.trainable(batch.char_ids, batch.lengths, batch.targets)
@@ -431,7 +476,7 @@ class PretrainRun:
             "dev_perplexity_forward": scores.perplexity_forward if scores else None,
             "dev_perplexity_backward": scores.perplexity_backward if scores else None,
             "dev_perplexity": scores.perplexity if scores else None,
-            "learning_rate": learning_rate_at(self.step - 1, self.settings.training),
+            "learning_rate": self.learning_rate,
             "tokens_per_second": tokens_per_second,
             "elapsed_seconds": self._elapsed(),
             "processes": self.context.world_size,
@@ -461,6 +506,7 @@ class PretrainRun:
             "best_score": self.best_score,
             "since_eval": list(self.since_eval),
             "elapsed_seconds": self._elapsed(),
+            "decay_start_tokens": self.decay_start_tokens,
             "n_shards": self.n_shards,
             "shards": shards,
             "rng": [part["rng"] for part in gathered],

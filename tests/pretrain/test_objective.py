@@ -103,6 +103,29 @@ def test_training_objective_equals_exact_nll_without_dropout_or_sampling(model_a
     assert (len(encoder._forward_hooks), len(encoder._forward_pre_hooks)) == hooks_before
 
 
+def test_lstm_dropout_acts_in_training_only_and_between_layers(model_and_batch):
+    model, batch = model_and_batch
+    objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), lstm_dropout=0.5).eval()
+    without = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), unique_words=False).eval()
+    exact = without(batch.char_ids, batch.lengths, batch.targets)
+    assert torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), exact)  # bit-identical in eval mode
+    objective.train()
+    torch.manual_seed(0)
+    dropped = objective(batch.char_ids, batch.lengths, batch.targets)
+    assert not torch.equal(dropped, exact)
+    torch.manual_seed(0)
+    assert torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), dropped)  # masks from torch's generator
+    # The first layer's outputs do not see it: only the inputs of the layers above.
+    objective.eval()  # no token-vector dropout from the fixture's hook; layer_dropout is explicit
+    torch.manual_seed(0)
+    states = model.contextualize(batch.char_ids, batch.lengths, layer_dropout=0.5)
+    plain = model.contextualize(batch.char_ids, batch.lengths)
+    assert torch.equal(states.forward[0], plain.forward[0]) and torch.equal(states.backward[0], plain.backward[0])
+    assert not torch.equal(states.forward[1], plain.forward[1])
+    objective.close()
+    without.close()
+
+
 def test_distinct_word_encoding_changes_nothing_but_the_cost():
     torch.manual_seed(0)
     vocab = Vocabulary(list(SPECIALS) + WORDS)

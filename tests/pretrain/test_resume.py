@@ -16,7 +16,10 @@ from spacy_elmo.pretrain.checkpoint import load_checkpoint
 from spacy_elmo.pretrain.metrics import read_metrics
 
 STEPS = 40
-OPTIONS = {"training.max_steps": STEPS, "training.checkpoint_every": 4, "training.eval_every": 8, "training.dropout": 0.2, "softmax.n_negatives": 16}
+OPTIONS = {
+    "training.max_steps": STEPS, "training.checkpoint_every": 4, "training.eval_every": 8, "training.dropout": 0.2,
+    "training.lstm_dropout": 0.2, "training.lr_decay": "linear", "training.min_learning_rate": 0.001, "softmax.n_negatives": 16,
+}
 
 
 def command(corpus, out, *extra):
@@ -28,7 +31,8 @@ def command(corpus, out, *extra):
 
 
 def test_sigkill_then_resume_matches_an_uninterrupted_run(corpus_dir, tmp_path):
-    # Dropout and sampled negatives on: every random generator must come back, not just the data.
+    # Dropout (between LSTM layers too), the decay and sampled negatives on: every random
+    # generator and the schedule must come back, not just the data.
     settings, _ = tiny_settings(corpus_dir, **{k.replace(".", "__"): v for k, v in OPTIONS.items()})
     pretrain(settings, tmp_path / "straight", progress=False)
 

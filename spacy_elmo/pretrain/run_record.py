@@ -1,0 +1,55 @@
+"""``run.json``: how a pretraining run ended, in numbers and in one plain sentence.
+
+Written at the end of every session of a run (a resumed one rewrites it), so that a report
+can say whether the biLM got the budget it was asked for or was cut short by the wall-clock
+guard or a signal.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+RUN_FILE = "run.json"
+STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    stopped_by: str
+    steps: int
+    tokens: int
+    max_steps: int
+    max_tokens: int
+    max_minutes: float
+    minutes: float  # wall minutes of training, all sessions of the run together
+
+    def __post_init__(self) -> None:
+        if self.stopped_by not in STOP_REASONS:
+            raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
+
+    def to_disk(self, folder: Path) -> None:
+        path = Path(folder) / RUN_FILE
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf8")
+        tmp.replace(path)
+
+    @classmethod
+    def from_disk(cls, folder: Path) -> "RunRecord":
+        path = Path(folder) / RUN_FILE
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))
+            return cls(**data)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{path} is not a pretraining run record: {err}") from err
+
+    def describe(self) -> Optional[str]:
+        """One line for a run that the guard or a signal cut short; None for a full run."""
+        if self.stopped_by not in ("max_minutes", "signal"):
+            return None
+        steps = f"step {self.steps:,}" + (f" of {self.max_steps:,}" if self.max_steps else "")
+        tokens = f"{self.tokens:,}" + (f" of {self.max_tokens:,}" if self.max_tokens else "") + " tokens"
+        if self.stopped_by == "max_minutes":
+            return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"
+        return f"Stopped by a signal at {steps} ({tokens}); continue with --resume"
