@@ -164,6 +164,37 @@ def comparison_sentence(row: dict) -> str:
     return f"{where}: no significant difference between {other} and {baseline} ({numbers})."
 
 
+def target_rows(rows: List[dict]) -> List[dict]:
+    """Each target with the comparison that comes closest and whether (or by how much) it is
+    missed; only tested comparisons with the baseline count, not the published weights."""
+    targets = []
+    for task, size, target in data.TARGETS:
+        candidates = [r for r in rows if r["task"] == task and r["size"] == size and r["test"] is not None
+                      and data.parse_setting(r["baseline"])[2] == "baseline"
+                      and data.parse_setting(r["other"])[2] not in data.NOT_FOR_TARGETS]
+        met = [r for r in candidates if r["delta"] >= target and r["verdict"] == "gain"]
+        best = max(met or candidates, key=lambda r: r["delta"], default=None)
+        entry = {"task": task, "size": size, "target": target, "met": bool(met),
+                 "setting": best["other"] if best else None, "delta": best["delta"] if best else None,
+                 "p_value": best["test"].p_value if best else None,
+                 "seeds": len(best["test"].seeds) if best else None,
+                 "short_by": max(0.0, target - best["delta"]) if best else None}
+        where = f"{TASK_DATA[task]}, {size} training set, at least {target:+.2f} points with p < 0.05"
+        if best is None:
+            entry["text"] = f"{where}: not measured (no tested comparison with the baseline)."
+        else:
+            numbers = (f"{best['other']}: {best['delta']:+.2f} points, p = {p_text(best['test'].p_value)}, "
+                       f"{entry['seeds']} seed pair{'s' if entry['seeds'] > 1 else ''}")
+            if met:
+                entry["text"] = f"{where}: **met** ({numbers})."
+            elif best["delta"] >= target:
+                entry["text"] = f"{where}: not met: the difference is large enough but not significant ({numbers})."
+            else:
+                entry["text"] = f"{where}: not met, {entry['short_by']:.2f} points short ({numbers})."
+        targets.append(entry)
+    return targets
+
+
 METHOD_NOTE = ("Differences are the other setting's mean over seeds minus the baseline's, the seeds "
                "paired by number (baseline seed k with seed k), on corpus-level scores (NER micro F1 "
                "from summed tp/fp/fn, accuracy from summed token counts). The 95% interval is a paired "
@@ -301,6 +332,9 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
 
     table = settings_table(setting_list) + "\n\n" + comparisons_table(rows)
     sentences = [comparison_sentence(row) for row in rows]
+    targets = target_rows(rows)
+    target_lines = ["Targets of the default workflow (issue 12; the published weights do not count):", ""] + [
+        f"- {t['text']}" for t in targets] + [""]
     method = METHOD_NOTE.format(**test_options)
     header = f"Run of {now} on {machine}. Command: `{args.command}`."
     if total_seconds:
@@ -311,6 +345,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     md += ["## Test scores", "", settings_table(setting_list), "", "## Comparisons", "",
            comparisons_table(rows), "", method, ""]
     md += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
     if "differences" in figures:
         md += [f"![differences]({figures['differences'].name})", ""]
@@ -349,6 +384,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
         section += [" ".join(ended), ""]
     section += [settings_table(setting_list), "", comparisons_table(rows), "", method, ""]
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
     if bank and top:
         section += [f"The \"bank\" example: cosine of `bank` in \"{data.BANK_TEXTS[0]}\" and "
@@ -369,6 +405,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
                          "other_values": r["other_summary"].values if r["other_summary"] else None,
                          "test": r["test"].as_dict() if r["test"] else None} for r in rows],
         "statistics": {"resamples": args.resamples, "rounds": args.rounds, "alpha": 0.05},
+        "targets": targets,
         "pretraining_last": curve[-1] if curve else None, "pretraining_run": bilm_run,
         "adaptation_last": adapted_curve[-1] if adapted_curve else None, "adaptation_run": adapted_run,
         "warnings": warnings,

@@ -33,6 +33,11 @@ VARIANTS = ("baseline", "elmo", "elmo-adapted", "elmo-published")
 VARIANT_LABELS = {"baseline": "baseline", "elmo": "ELMo", "elmo-adapted": "ELMo, adapted biLM",
                   "elmo-published": "ELMo, published weights"}
 ADAPTED_SUFFIX = "-adapted"
+# the targets for the default workflow: (task, size, gain in points over the baseline);
+# a target is met by a variant other than the published weights, with p < 0.05
+TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0),
+                                               ("tagger", "full", 0.5))
+NOT_FOR_TARGETS = ("elmo-published",)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
 # UPOS accuracy (pos_acc would be a morphologizer's)

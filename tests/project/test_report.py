@@ -211,3 +211,16 @@ def test_bad_json_names_the_file(tmp_path):
     (tmp_path / "ner-elmo.json").write_text("{not json")
     with pytest.raises(ValueError, match="ner-elmo.json: not valid JSON"):
         report_data.load_settings(tmp_path)
+
+
+def test_targets_say_whether_and_by_how_much(built):
+    targets = {(t["task"], t["size"]): t for t in built["results"]["targets"]}
+    ner = targets[("ner", "full")]
+    assert ner["met"] and ner["setting"] == "ner-elmo" and ner["short_by"] == 0.0
+    tagger = targets[("tagger", "full")]  # the published weights' loss is not a candidate
+    assert not tagger["met"] and tagger["setting"] == "tagger-elmo"
+    assert tagger["short_by"] == pytest.approx(0.5 - tagger["delta"])
+    assert f"not met, {tagger['short_by']:.2f} points short (tagger-elmo:" in built["section"]
+    small = targets[("tagger", "small")]
+    assert not small["met"] and small["setting"] is None and "not measured" in small["text"]
+    assert "**met** (ner-elmo: +" in built["report"]
