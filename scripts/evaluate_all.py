@@ -1,7 +1,8 @@
 """Score each trained setting's pipeline(s) on the test split of its task.
 
 Usage: ``evaluate_all.py TRAINING_DIR METRICS_DIR --ner-test NER.spacy --tagger-test POS.spacy
---setting ner-elmo --setting ner-small-elmo ...``. A setting's pipelines are
+--setting ner-elmo --setting ner-small-elmo ... [--optional-setting ner-elmo-published ...]``;
+an optional setting is scored only if it was trained. A setting's pipelines are
 ``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
 ``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
 scored on ``--ner-test``, the others on ``--tagger-test``.
@@ -126,18 +127,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("metrics_dir", type=Path)
     parser.add_argument("--ner-test", type=Path, required=True)
     parser.add_argument("--tagger-test", type=Path, required=True)
-    parser.add_argument("--setting", action="append", required=True,
+    parser.add_argument("--setting", action="append", default=[],
                         help="a folder of TRAINING_DIR to score (repeatable)")
+    parser.add_argument("--optional-setting", action="append", default=[],
+                        help="a setting scored only if it was trained (repeatable); without a "
+                             "pipeline, its old scores are removed")
     args = parser.parse_args(argv)
+    if not args.setting and not args.optional_setting:
+        parser.error("give at least one --setting or --optional-setting")
     for test_data in (args.ner_test, args.tagger_test):
         if not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
+    settings = list(args.setting)
+    for setting in args.optional_setting:
+        try:
+            pipelines_of(args.training_dir, setting)
+            settings.append(setting)
+        except FileNotFoundError:
+            msg.info(f"Optional setting {setting!r} was not trained: not scored")
     try:
-        todo = list(jobs(args.setting, args.training_dir, args.ner_test, args.tagger_test))
+        todo = list(jobs(settings, args.training_dir, args.ner_test, args.tagger_test))
     except FileNotFoundError as e:
         msg.fail(str(e), exits=1)
     args.metrics_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_scores(args.metrics_dir, args.setting, {stem for stem, _, _ in todo})
+    remove_stale_scores(args.metrics_dir, args.setting + args.optional_setting, {stem for stem, _, _ in todo})
     for index, (stem, model, test_data) in enumerate(todo, 1):
         out = args.metrics_dir / f"{stem}.json"
         model_sha = sha256_of_path(model)

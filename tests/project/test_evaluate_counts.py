@@ -138,3 +138,18 @@ def test_rerun_skips_and_missing_counts_rescore(scored, capsys):
     assert evaluate_all.main(args) == 0
     assert "scored earlier" not in capsys.readouterr().out
     assert docs_file.read_text() == before
+
+
+def test_optional_setting_is_scored_only_if_trained(scored, capsys):
+    stale = scored["metrics"] / "ner-gone.seed0.json"
+    stale.write_text("{}")
+    (scored["metrics"] / "ner-gone.seed0.docs.json").write_text("{}")
+    args = [str(scored["training"]), str(scored["metrics"]), "--ner-test", str(scored["test"]),
+            "--tagger-test", str(scored["test"]), "--optional-setting", "ner-gone",
+            "--optional-setting", "tagger-x"]
+    assert evaluate_all.main(args) == 0
+    out = capsys.readouterr().out
+    assert "'ner-gone' was not trained" in out and "tagger-x.seed3: scored earlier" in out
+    assert not stale.exists() and not (scored["metrics"] / "ner-gone.seed0.docs.json").exists()
+    with pytest.raises(SystemExit):  # a required setting without a pipeline is an error
+        evaluate_all.main(args[:6] + ["--setting", "ner-gone"])
