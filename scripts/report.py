@@ -1,10 +1,15 @@
 """Write the project's report: ``reports/report.md``, PNG plots, ``results.json``, the summary
 table on the terminal and, with ``--readme``, the README's results section.
 
-Reads what the workflow produced: the ``evaluate`` step's JSON files (``--metrics-dir``), the
-trained ELMo pipelines (``--training-dir``, for their learned layer weights and gamma), the
-pretrained biLM (``--bilm-dir``: ``metrics.jsonl`` and ``model-best``) and the steps' wall
+Reads what the workflow produced: the ``evaluate`` step's JSON files and per-document counts
+(``--metrics-dir``), the trained ELMo pipelines (``--training-dir``, for their learned layer
+weights and gamma), the pretrained biLM (``--bilm-dir``: ``metrics.jsonl``, ``run.json`` and
+``model-best``), the domain-adapted biLM if any (``--adapted-bilm-dir``) and the steps' wall
 times (``--step-times``). Every number in the report and the README comes from those files.
+
+Settings are compared as ``report_data.comparisons`` pairs them (each ELMo variant with the
+baseline of its task and size, each ``*-adapted`` with its unadapted setting), with the
+paired tests of ``paired_stats.py``; a gain or loss is claimed only where p < 0.05.
 
 The README section is the text between ``<!-- results:start -->`` and
 ``<!-- results:end -->``; only that text is replaced. Without the markers, a ``## Results``
@@ -54,71 +59,149 @@ def machine_description() -> str:
             f"Python {platform.python_version()}, torch {torch.__version__}, spaCy {spacy.__version__}")
 
 
-# -- the comparisons ---------------------------------------------------------------------
+# -- the settings and their comparisons ----------------------------------------------------
 
-def comparison_rows(settings: Dict[str, data.Setting]) -> List[dict]:
-    """One row per (task, size): baseline and ELMo summaries of the task's main score."""
+def size_text(task: str, size: str, train_docs: Optional[int]) -> str:
+    unit = "tweets" if task == "ner" else "sentences"
+    return f"{size}: {train_docs:,} {unit}" if train_docs else size
+
+
+def setting_rows(settings: Dict[str, data.Setting]) -> List[dict]:
+    """One row per scored setting of the TASK[-small]-VARIANT names: its main score over seeds."""
     rows = []
-    for task, size, baseline_name, elmo_name in data.COMPARISONS:
-        baseline, elmo = settings.get(baseline_name), settings.get(elmo_name)
-        runs = (baseline.runs if baseline else []) + (elmo.runs if elmo else [])
-        key, score_name = data.main_score(task, runs)
-        base_summary = baseline.summary(key) if baseline and key else None
-        elmo_summary = elmo.summary(key) if elmo and key else None
-        reference = baseline or elmo
+    for name, setting in settings.items():
+        parts = data.parse_setting(name)
+        if parts is None:
+            continue
+        task, size, variant = parts
+        key, score_name = data.main_score(task, setting.runs)
+        order = (data.TASKS.index(task), data.SIZES.index(size),
+                 data.VARIANTS.index(variant) if variant in data.VARIANTS else len(data.VARIANTS), variant)
+        rows.append({"order": order, "name": name, "task": task, "size": size, "variant": variant,
+                     "key": key, "score": score_name, "train_docs": setting.train_docs,
+                     "seeds": [seed for seed in setting.seeds],
+                     "summary": setting.summary(key) if key else None})
+    return [{k: v for k, v in row.items() if k != "order"} for row in sorted(rows, key=lambda r: r["order"])]
+
+
+def comparison_rows(settings: Dict[str, data.Setting], **test_options) -> List[dict]:
+    """One row per comparison whose two settings were scored, with its paired test.
+
+    ``delta`` is in points: the paired test's difference where there is one, else the
+    difference of the means over all runs (then ``verdict`` says it was not tested).
+    """
+    rows = []
+    for task, size, baseline_name, other_name in data.comparisons(list(settings)):
+        baseline, other = settings[baseline_name], settings[other_name]
+        key, score_name = data.main_score(task, baseline.runs + other.runs)
+        result, reason = (data.paired_test(task, key, baseline, other, **test_options) if key
+                          else (None, f"no {score_name} in the scores"))
+        base_summary, other_summary = (baseline.summary(key), other.summary(key)) if key else (None, None)
+        if result is not None:
+            delta = result.difference * 100
+        elif base_summary and other_summary:
+            delta = (other_summary.mean - base_summary.mean) * 100
+        else:
+            delta = None
         rows.append({
-            "task": task, "size": size, "score": score_name, "key": key,
-            "train_docs": reference.train_docs if reference else None,
-            "seeds": max(len(baseline.runs) if baseline else 0, len(elmo.runs) if elmo else 0),
-            "baseline": base_summary, "elmo": elmo_summary,
-            "delta": (elmo_summary.mean - base_summary.mean) * 100
-            if base_summary and elmo_summary else None,
+            "task": task, "size": size, "baseline": baseline_name, "other": other_name,
+            "label": f"{data.variant_label(data.parse_setting(other_name)[2])} vs "
+                     f"{data.variant_label(data.parse_setting(baseline_name)[2])}",
+            "score": score_name, "key": key, "train_docs": baseline.train_docs or other.train_docs,
+            "baseline_summary": base_summary, "other_summary": other_summary, "delta": delta,
+            "test": result, "not_tested": reason,
+            "verdict": result.verdict if result is not None else "not tested",
         })
     return rows
 
 
-def summary_table(rows: List[dict]) -> str:
-    table_rows = []
-    for row in rows:
-        docs = f"{row['train_docs']:,}" if row["train_docs"] else "?"
-        unit = "tweets" if row["task"] == "ner" else "sentences"
-        seeds = f", mean ± std of {row['seeds']} seeds" if row["seeds"] > 1 else ""
-        table_rows.append([
-            TASK_DATA[row["task"]], f"{row['size']}: {docs} {unit}{seeds}", row["score"],
-            row["baseline"].as_percent() if row["baseline"] else "n/a",
-            row["elmo"].as_percent() if row["elmo"] else "n/a",
-            f"{row['delta']:+.2f}" if row["delta"] is not None else "n/a",
-        ])
-    return markdown_table(["task", "training data", "test score", "baseline", "ELMo", "ELMo - baseline"],
+def p_text(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.4f}"
+
+
+def interval_text(result) -> str:
+    return f"{result.ci_low * 100:+.2f} to {result.ci_high * 100:+.2f}"
+
+
+def settings_table(rows: List[dict]) -> str:
+    table_rows = [[TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]), r["name"], r["score"],
+                   r["summary"].as_percent() if r["summary"] else "n/a", str(len(r["seeds"]))] for r in rows]
+    return markdown_table(["task", "training data", "setting", "test score", "mean ± std over seeds", "runs"],
                           table_rows)
 
 
-def shortfalls(rows: List[dict]) -> List[str]:
-    """A sentence for each comparison where ELMo did not beat its baseline.
+def comparisons_table(rows: List[dict]) -> str:
+    table_rows = []
+    for r in rows:
+        test = r["test"]
+        table_rows.append([
+            TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]),
+            f"{r['other']} vs {r['baseline']}",
+            f"{r['delta']:+.2f}" if r["delta"] is not None else "n/a",
+            interval_text(test) if test else "n/a", p_text(test.p_value) if test else "n/a",
+            f"{len(test.seeds)} x {test.n_docs:,}" if test else "n/a", r["verdict"],
+        ])
+    return markdown_table(["task", "training data", "comparison", "difference (points)", "95% interval",
+                           "p", "seeds x test docs", "verdict"], table_rows)
 
-    A single-run comparison is set against the seed spread the same task showed elsewhere
-    in the run: a difference smaller than that spread is within run-to-run noise.
-    """
-    notes = []
-    for row in rows:
-        if row["delta"] is None or row["delta"] > 0:
-            continue
-        note = (f"ELMo did not beat the baseline on {TASK_DATA[row['task']]}, {row['size']} training set: "
-                f"{row['elmo'].as_percent()} vs {row['baseline'].as_percent()} {row['score']}.")
-        spreads = [(other["size"], other["seeds"], max(other["baseline"].std, other["elmo"].std) * 100)
-                   for other in rows if other["task"] == row["task"] and other["seeds"] > 1
-                   and other["baseline"] and other["elmo"]]
-        if row["seeds"] > 1:
-            spread = max(row["baseline"].std, row["elmo"].std) * 100
-            if abs(row["delta"]) < spread:
-                note += (f" The difference is smaller than the standard deviation over its {row['seeds']} "
-                         f"seeds ({spread:.2f} points).")
-        elif spreads:
-            size, seeds, spread = spreads[0]
-            note += (f" That is one run each; over {seeds} seeds the {size} setting's {row['score']} "
-                     f"varied with a standard deviation of up to {spread:.2f} points.")
-        notes.append(note)
-    return notes
+
+def comparison_sentence(row: dict) -> str:
+    """The claim a comparison supports: a gain or loss only where p < 0.05."""
+    where = f"{TASK_DATA[row['task']]}, {row['size']} training set"
+    other, baseline = row["other"], row["baseline"]
+    test = row["test"]
+    if test is None:
+        delta = f"{row['delta']:+.2f} {row['score']} points" if row["delta"] is not None else "no difference"
+        return (f"{where}: {other} vs {baseline}: {delta}, not tested ({row['not_tested']}); "
+                f"no gain is claimed.")
+    numbers = (f"{row['delta']:+.2f} {row['score']} points, 95% interval {interval_text(test)}, "
+               f"p = {p_text(test.p_value)}, {len(test.seeds)} seed pair{'s' if len(test.seeds) > 1 else ''} "
+               f"over {test.n_docs:,} test documents")
+    if test.verdict == "gain":
+        return f"{where}: **gain**: {other} beats {baseline} ({numbers})."
+    if test.verdict == "loss":
+        return f"{where}: **loss**: {other} is below {baseline} ({numbers})."
+    return f"{where}: no significant difference between {other} and {baseline} ({numbers})."
+
+
+def target_rows(rows: List[dict]) -> List[dict]:
+    """Each target with the comparison that comes closest and whether (or by how much) it is
+    missed; only tested comparisons with the baseline count, not the published weights."""
+    targets = []
+    for task, size, target in data.TARGETS:
+        candidates = [r for r in rows if r["task"] == task and r["size"] == size and r["test"] is not None
+                      and data.parse_setting(r["baseline"])[2] == "baseline"
+                      and data.parse_setting(r["other"])[2] not in data.NOT_FOR_TARGETS]
+        met = [r for r in candidates if r["delta"] >= target and r["verdict"] == "gain"]
+        best = max(met or candidates, key=lambda r: r["delta"], default=None)
+        entry = {"task": task, "size": size, "target": target, "met": bool(met),
+                 "setting": best["other"] if best else None, "delta": best["delta"] if best else None,
+                 "p_value": best["test"].p_value if best else None,
+                 "seeds": len(best["test"].seeds) if best else None,
+                 "short_by": max(0.0, target - best["delta"]) if best else None}
+        where = f"{TASK_DATA[task]}, {size} training set, at least {target:+.2f} points with p < 0.05"
+        if best is None:
+            entry["text"] = f"{where}: not measured (no tested comparison with the baseline)."
+        else:
+            numbers = (f"{best['other']}: {best['delta']:+.2f} points, p = {p_text(best['test'].p_value)}, "
+                       f"{entry['seeds']} seed pair{'s' if entry['seeds'] > 1 else ''}")
+            if met:
+                entry["text"] = f"{where}: **met** ({numbers})."
+            elif best["delta"] >= target:
+                entry["text"] = f"{where}: not met: the difference is large enough but not significant ({numbers})."
+            else:
+                entry["text"] = f"{where}: not met, {entry['short_by']:.2f} points short ({numbers})."
+        targets.append(entry)
+    return targets
+
+
+METHOD_NOTE = ("Differences are the other setting's mean over seeds minus the baseline's, the seeds "
+               "paired by number (baseline seed k with seed k), on corpus-level scores (NER micro F1 "
+               "from summed tp/fp/fn, accuracy from summed token counts). The 95% interval is a paired "
+               "bootstrap over test documents ({resamples:,} resamples, the same documents for every "
+               "seed and both settings); p is two-sided, from paired approximate randomization over "
+               "documents ({rounds:,} rounds: each document's counts swapped between the two settings "
+               "for all seeds at once). A gain or loss is claimed only where p < 0.05.")
 
 
 def per_type_table(baseline: Optional[data.Setting], elmo: Optional[data.Setting]) -> str:
@@ -155,33 +238,73 @@ def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float]]:
 
 # -- building the report ---------------------------------------------------------------------
 
-def elmo_pipelines(training_dir: Path) -> Dict[str, Path]:
-    """``{label: model dir}`` of the ELMo pipelines whose learned mixes the report shows."""
+def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
+    """``{label: model dir}``: the first run (seed) of each non-baseline setting, whose learned
+    layer mix the report shows."""
     found = {}
-    for _, _, _, setting in data.COMPARISONS:
-        candidates = [training_dir / setting / "model-best"] + sorted(
-            (training_dir / setting).glob("seed*/model-best"))
+    for name in names:
+        parts = data.parse_setting(name)
+        if parts is None or parts[2] == "baseline":
+            continue
+        candidates = [training_dir / name / "model-best"] + sorted(
+            (training_dir / name).glob("seed*/model-best"),
+            key=lambda p: int(p.parent.name[4:]) if p.parent.name[4:].isdigit() else 1 << 30)
         for path in candidates:
             if path.is_dir():
-                label = setting if path.parent.name == setting else f"{setting} {path.parent.name}"
-                found[label] = path
+                found[name if path.parent.name == name else f"{name} {path.parent.name}"] = path
+                break
     return found
 
 
+def pretraining_section(title: str, run_name: str, bilm_dir: Path, figure_name: str, out: Path,
+                        figures: Dict[str, Path]) -> Tuple[List[str], Optional[str], Optional[dict], List[dict]]:
+    """Markdown lines about one biLM's pretraining, the warning to repeat at the top (if it was
+    cut short), its run.json and its curve."""
+    curve = data.read_pretraining_curve(bilm_dir / "metrics.jsonl")
+    info = data.read_run_info(bilm_dir)
+    if not curve and info is None:
+        return [], None, None, []
+    lines = [f"## {title}", ""]
+    warning = None
+    if info is not None:
+        sentence, loud = data.describe_run(info, run_name)
+        lines += [f"> **Warning:** {sentence}" if loud else sentence, ""]
+        warning = sentence if loud else None
+    if curve:
+        last = curve[-1]
+        figures[figure_name] = plots.plot_pretraining(curve, out / f"{figure_name}.png", title=title)
+        lines += [f"{last.get('step')} steps, {last.get('tokens', 0):,} training tokens. Dev perplexity at the "
+                  f"last evaluation: forward {last.get('dev_perplexity_forward', float('nan')):.1f}, backward "
+                  f"{last.get('dev_perplexity_backward', float('nan')):.1f}.", "",
+                  f"![perplexity]({figures[figure_name].name})", ""]
+    return lines, warning, info, curve
+
+
 def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
-    """The report's markdown, the README section, the summary table and the results (JSON-ready)."""
+    """The report's markdown, the README section, the summary tables and the results (JSON-ready)."""
     out = args.output_dir
     out.mkdir(parents=True, exist_ok=True)
     settings = data.load_settings(args.metrics_dir) if args.metrics_dir.is_dir() else {}
-    rows = comparison_rows(settings)
+    test_options = {"resamples": args.resamples, "rounds": args.rounds}
+    setting_list = setting_rows(settings)
+    rows = comparison_rows(settings, **test_options)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
     step_times = json.loads(args.step_times.read_text()) if args.step_times and args.step_times.is_file() else {}
     times_md, total_seconds, total_cpu = step_times_table(step_times)
     figures: Dict[str, Path] = {}
 
-    score_bars = [(f"{r['task']} {r['size']}", r["baseline"], r["elmo"]) for r in rows]
-    figures["scores"] = plots.plot_scores(score_bars, out / "scores.png")
+    groups: Dict[Tuple[str, str], List[Tuple[str, Optional[data.Summary]]]] = {}
+    for row in setting_list:
+        groups.setdefault((row["task"], row["size"]), []).append((row["variant"], row["summary"]))
+    figures["scores"] = plots.plot_scores([(f"{task} {size}", bars) for (task, size), bars in groups.items()],
+                                          out / "scores.png")
+    tested = [r for r in rows if r["test"] is not None]
+    if tested:
+        figures["differences"] = plots.plot_differences(
+            [(f"{r['task']} {r['size']}: {r['other']} vs {r['baseline']}", r["test"].difference * 100,
+              r["test"].ci_low * 100, r["test"].ci_high * 100, r["verdict"]) for r in tested],
+            out / "differences.png")
     ner_full = (settings.get("ner-baseline"), settings.get("ner-elmo"))
     if any(ner_full):
         per_type = {label: (ner_full[0].per_type().get(label) if ner_full[0] else None,
@@ -189,41 +312,51 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
                     for label in set().union(*(s.per_type() for s in ner_full if s))}
         figures["ner_per_type"] = plots.plot_per_type(per_type, "NER F1 per entity type (full training set)",
                                                       out / "ner_per_type.png")
-    curve = data.read_pretraining_curve(args.bilm_dir / "metrics.jsonl")
-    if curve:
-        figures["bilm_perplexity"] = plots.plot_pretraining(curve, out / "bilm_perplexity.png")
+    bilm_md, bilm_warning, bilm_run, curve = pretraining_section(
+        "biLM pretraining", "Pretraining of the biLM", args.bilm_dir, "bilm_perplexity", out, figures)
+    adapted_md, adapted_warning, adapted_run, adapted_curve = (
+        pretraining_section("Domain adaptation of the biLM", "Domain adaptation of the biLM",
+                            args.adapted_bilm_dir, "bilm_adapted_perplexity", out, figures) if args.adapted_bilm_dir else ([], None, None, []))
+    warnings = [w for w in (bilm_warning, adapted_warning) if w]
     mixes: Dict[str, Tuple[List[float], float]] = {}
-    for label, model_dir in elmo_pipelines(args.training_dir).items():
+    for label, model_dir in elmo_pipelines(args.training_dir, list(settings)).items():
         for component, mix in data.learned_mixes(model_dir).items():
             mixes[f"{label} ({component})"] = mix
     if mixes:
         figures["layer_weights"] = plots.plot_layer_weights(mixes, out / "layer_weights.png")
-    task_mixes = {name: mix for name, mix in mixes.items() if "seed" not in name or "seed0" in name}
+    # the bank example runs the pretrained biLM, so only mixes learned on it apply
+    task_mixes = {name: mix for name, mix in mixes.items()
+                  if (data.parse_setting(name.split(" ")[0]) or ("", "", ""))[2] == "elmo"}
     bank_model = args.bilm_dir / "model-best"
     bank = data.bank_similarities(bank_model, task_mixes) if bank_model.is_dir() else []
 
-    table = summary_table(rows)
-    notes = shortfalls(rows)
+    table = settings_table(setting_list) + "\n\n" + comparisons_table(rows)
+    sentences = [comparison_sentence(row) for row in rows]
+    targets = target_rows(rows)
+    target_lines = ["Targets of the default workflow (issue 12; the published weights do not count):", ""] + [
+        f"- {t['text']}" for t in targets] + [""]
+    method = METHOD_NOTE.format(**test_options)
     header = f"Run of {now} on {machine}. Command: `{args.command}`."
     if total_seconds:
         header += f" Wall time of the steps: {duration(total_seconds)} in all"
         header += (f" ({duration(total_cpu)} of CPU time)." if total_cpu is not None else ".")
-    md = ["# spacy-elmo: baseline vs ELMo", "", header, "", "## Test scores", "", table, ""]
-    md += [f"- {note}" for note in notes] + ([""] if notes else [])
+    loud = [f"> **Warning:** {warning}" for warning in warnings]
+    md = ["# spacy-elmo: baseline vs ELMo", "", header, ""] + [line for w in loud for line in (w, "")]
+    md += ["## Test scores", "", settings_table(setting_list), "", "## Comparisons", "",
+           comparisons_table(rows), "", method, ""]
+    md += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
+    if "differences" in figures:
+        md += [f"![differences]({figures['differences'].name})", ""]
     if "ner_per_type" in figures:
         md += ["## NER per entity type (full training set, test split)", "",
                per_type_table(*ner_full), "", f"![per type]({figures['ner_per_type'].name})", ""]
-    if curve:
-        last = curve[-1]
-        md += ["## biLM pretraining", "",
-               f"{last.get('step')} steps, {last.get('tokens', 0):,} training tokens. Dev perplexity at the "
-               f"last evaluation: forward {last.get('dev_perplexity_forward', float('nan')):.1f}, backward "
-               f"{last.get('dev_perplexity_backward', float('nan')):.1f}.", "",
-               f"![perplexity]({figures['bilm_perplexity'].name})", ""]
+    md += bilm_md + adapted_md
     if mixes:
         md += ["## Learned layer weights", "",
-               "softmax(a) per layer (0 = char-CNN, then the LSTM layers) and gamma of each listener.", "",
+               "softmax(a) per layer (0 = char-CNN, then the LSTM layers) and gamma of each listener "
+               "(first seed of each setting).", "",
                markdown_table(["pipeline (component)"] + [f"layer {j}" for j in range(len(next(iter(mixes.values()))[0]))]
                               + ["gamma"],
                               [[name] + [f"{w:.3f}" for w in weights] + [f"{gamma:.3f}"]
@@ -243,7 +376,15 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     readme_rel = Path(os.path.relpath(out, args.readme.parent)) if args.readme else out
     links = ", ".join(f"[{name.replace('_', ' ')}]({(readme_rel / path.name).as_posix()})"
                       for name, path in figures.items())
-    section = [header, "", table, ""] + [f"- {note}" for note in notes] + ([""] if notes else [])
+    section = [header, ""] + [line for w in loud for line in (w, "")]
+    ended = [sentence for info, name in ((bilm_run, "Pretraining of the biLM"),
+                                         (adapted_run, "Domain adaptation of the biLM")) if info is not None
+             for sentence, loud in [data.describe_run(info, name)] if not loud]
+    if ended:
+        section += [" ".join(ended), ""]
+    section += [settings_table(setting_list), "", comparisons_table(rows), "", method, ""]
+    section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
     if bank and top:
         section += [f"The \"bank\" example: cosine of `bank` in \"{data.BANK_TEXTS[0]}\" and "
@@ -251,14 +392,23 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
                     f"{bank[0][1]:.3f} with a static vector (layer 0).", ""]
     section += [f"Full report: [{(readme_rel / 'report.md').as_posix()}]({(readme_rel / 'report.md').as_posix()}); "
                 f"plots: {links}.", "", f"![scores]({(readme_rel / 'scores.png').as_posix()})"]
+    if "differences" in figures:
+        section += ["", f"![differences]({(readme_rel / 'differences.png').as_posix()})"]
     readme_section = "\n".join(section)
 
     results = {
         "date": now, "machine": machine, "command": args.command,
-        "comparisons": [{**{k: v for k, v in r.items() if k not in ("baseline", "elmo")},
-                         "baseline": r["baseline"].values if r["baseline"] else None,
-                         "elmo": r["elmo"].values if r["elmo"] else None} for r in rows],
-        "pretraining_last": curve[-1] if curve else None,
+        "settings": [{**{k: v for k, v in r.items() if k != "summary"},
+                      "values": r["summary"].values if r["summary"] else None} for r in setting_list],
+        "comparisons": [{**{k: v for k, v in r.items() if k not in ("baseline_summary", "other_summary", "test")},
+                         "baseline_values": r["baseline_summary"].values if r["baseline_summary"] else None,
+                         "other_values": r["other_summary"].values if r["other_summary"] else None,
+                         "test": r["test"].as_dict() if r["test"] else None} for r in rows],
+        "statistics": {"resamples": args.resamples, "rounds": args.rounds, "alpha": 0.05},
+        "targets": targets,
+        "pretraining_last": curve[-1] if curve else None, "pretraining_run": bilm_run,
+        "adaptation_last": adapted_curve[-1] if adapted_curve else None, "adaptation_run": adapted_run,
+        "warnings": warnings,
         "layer_mixes": {name: {"weights": w, "gamma": g} for name, (w, g) in mixes.items()},
         "bank_cosine": dict(bank), "step_times": step_times,
         "figures": {name: path.name for name, path in figures.items()},
@@ -286,6 +436,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--metrics-dir", type=Path, default=Path("metrics"))
     parser.add_argument("--training-dir", type=Path, default=Path("training"))
     parser.add_argument("--bilm-dir", type=Path, default=Path("training/bilm"))
+    parser.add_argument("--adapted-bilm-dir", type=lambda s: Path(s) if s else None, default=None,
+                        help="the domain-adapted biLM (run.json, metrics.jsonl), if there is one")
+    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples per comparison")
+    parser.add_argument("--rounds", type=int, default=10_000,
+                        help="approximate randomization rounds per comparison")
     parser.add_argument("--output-dir", type=Path, default=Path("reports"))
     parser.add_argument("--step-times", type=Path, default=None, help="step_clock.py's JSON file")
     parser.add_argument("--command", default="python -m spacy project run all",
@@ -300,6 +455,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         update_readme(args.readme, readme_section)
     print(readme_section.split("\n\n")[0])
     print()
+    for warning in results["warnings"]:
+        msg.warn(warning)
     print(table)
     print()
     msg.good(f"Report: {args.output_dir / 'report.md'}"

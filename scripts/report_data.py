@@ -1,8 +1,10 @@
 """Library for ``report.py``: reads what the workflow produced into plain Python values.
 
-* scores: the ``evaluate`` step's JSON files, grouped by setting (one entry per seed);
-* the settings compared: task, training-set size (read from each pipeline's config), scores;
-* the biLM's pretraining curve (``metrics.jsonl``);
+* scores: the ``evaluate`` step's JSON files, grouped by setting (one entry per seed), and
+  the per-document counts beside them (``SETTING[.seedN].docs.json``);
+* the settings compared (``comparisons``): task, training-set size (read from each
+  pipeline's config), scores, and the paired test of each comparison (``paired_stats.py``);
+* the biLM's pretraining curve (``metrics.jsonl``) and how pretraining ended (``run.json``);
 * each ELMo pipeline's learned layer mix (softmax weights and gamma of its listener);
 * the "bank" example: cosine of ``bank`` in two contexts, per layer and per mix.
 """
@@ -18,13 +20,24 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-# (task, size label, baseline setting, ELMo setting): the comparisons of the `all` workflow
-COMPARISONS: Tuple[Tuple[str, str, str, str], ...] = (
-    ("ner", "full", "ner-baseline", "ner-elmo"),
-    ("ner", "small", "ner-small-baseline", "ner-small-elmo"),
-    ("tagger", "full", "tagger-baseline", "tagger-elmo"),
-    ("tagger", "small", "tagger-small-baseline", "tagger-small-elmo"),
-)
+import paired_stats
+
+# Settings are named TASK[-small]-VARIANT (ner-elmo, tagger-small-baseline, ...). Each variant
+# is compared with the baseline of its task and size, and each "X-adapted" also with "X"
+# (the same setting on the biLM before domain adaptation); a comparison is made only when both
+# settings were scored. A new variant needs no code: it sorts after the known ones.
+SETTING_NAME = re.compile(r"^(?P<task>ner|tagger)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
+TASKS = ("ner", "tagger")
+SIZES = ("full", "small")
+VARIANTS = ("baseline", "elmo", "elmo-adapted", "elmo-published")
+VARIANT_LABELS = {"baseline": "baseline", "elmo": "ELMo", "elmo-adapted": "ELMo, adapted biLM",
+                  "elmo-published": "ELMo, published weights"}
+ADAPTED_SUFFIX = "-adapted"
+# the issue's targets for the default workflow: (task, size, gain in points over the baseline);
+# a target is met by a variant other than the published weights, with p < 0.05
+TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0),
+                                               ("tagger", "full", 0.5))
+NOT_FOR_TARGETS = ("elmo-published",)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
 # UPOS accuracy (pos_acc would be a morphologizer's)
@@ -38,6 +51,50 @@ BANK_SENTENCES = (
     ("They", "sat", "by", "the", "river", "bank", "."),
 )
 SEED_SUFFIX = re.compile(r"^(?P<setting>.+)\.seed(?P<seed>\d+)$")
+DOCS_SUFFIX = ".docs.json"
+# summed per-document counts must give the run's own score back to this precision
+COUNTS_TOLERANCE = 1e-9
+
+
+def setting_name(task: str, size: str, variant: str) -> str:
+    return f"{task}{'-small' if size == 'small' else ''}-{variant}"
+
+
+def parse_setting(name: str) -> Optional[Tuple[str, str, str]]:
+    """``(task, size, variant)`` of a setting name, None for other names."""
+    match = SETTING_NAME.match(name)
+    if not match:
+        return None
+    return match["task"], "small" if match["small"] else "full", match["variant"]
+
+
+def variant_label(variant: str) -> str:
+    return VARIANT_LABELS.get(variant, variant)
+
+
+def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
+    """``(task, size label, baseline setting, other setting)`` for the settings present.
+
+    Order: task, size, then the other setting's variant (known variants first), and within
+    a variant the comparison with the baseline before the one with the unadapted setting.
+    """
+    present = set(names)
+    parsed = {name: parse_setting(name) for name in present}
+    found = []
+    for name, parts in parsed.items():
+        if parts is None or parts[2] == "baseline":
+            continue
+        task, size, variant = parts
+        order = (TASKS.index(task), SIZES.index(size),
+                 VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS), variant)
+        baseline = setting_name(task, size, "baseline")
+        if baseline in present:
+            found.append((order + (0,), (task, size, baseline, name)))
+        if variant.endswith(ADAPTED_SUFFIX):
+            unadapted = setting_name(task, size, variant[: -len(ADAPTED_SUFFIX)])
+            if unadapted in present:
+                found.append((order + (1,), (task, size, unadapted, name)))
+    return [comparison for _, comparison in sorted(found)]
 
 
 @dataclass
@@ -67,6 +124,10 @@ class Setting:
     runs: List[dict] = field(default_factory=list)  # evaluate's JSON, one per seed
     seeds: List[Optional[int]] = field(default_factory=list)
     train_docs: Optional[int] = None
+    docs: Dict[Optional[int], dict] = field(default_factory=dict)  # seed: the .docs.json file
+
+    def run_of(self, seed: Optional[int]) -> dict:
+        return self.runs[self.seeds.index(seed)]
 
     def summary(self, key: str) -> Optional[Summary]:
         values = [run[key] for run in self.runs if isinstance(run.get(key), (int, float))]
@@ -83,15 +144,40 @@ class Setting:
         return result
 
 
+def _split_stem(stem: str) -> Tuple[str, Optional[int]]:
+    match = SEED_SUFFIX.match(stem)
+    return (match["setting"], int(match["seed"])) if match else (stem, None)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return value
+
+
 def load_settings(metrics_dir: Path) -> Dict[str, Setting]:
-    """``{setting: Setting}`` from ``SETTING.json`` / ``SETTING.seed{N}.json`` files."""
+    """``{setting: Setting}`` from ``SETTING.json`` / ``SETTING.seed{N}.json`` files, with the
+    per-document counts of ``SETTING[.seed{N}].docs.json`` where present."""
     settings: Dict[str, Setting] = {}
+    docs_files = []
     for path in sorted(metrics_dir.glob("*.json")):
-        match = SEED_SUFFIX.match(path.stem)
-        name, seed = (match["setting"], int(match["seed"])) if match else (path.stem, None)
+        if path.name.endswith(DOCS_SUFFIX):
+            docs_files.append(path)
+            continue
+        name, seed = _split_stem(path.stem)
         setting = settings.setdefault(name, Setting(name))
-        setting.runs.append(json.loads(path.read_text(encoding="utf-8")))
+        setting.runs.append(_read_json(path))
         setting.seeds.append(seed)
+    for path in docs_files:
+        name, seed = _split_stem(path.name[: -len(DOCS_SUFFIX)])
+        if name in settings and seed in settings[name].seeds:
+            docs = _read_json(path)
+            docs["path"] = str(path)
+            settings[name].docs[seed] = docs
     for setting in settings.values():
         setting.train_docs = train_docs_of(Path(setting.runs[0].get("model", "")))
     return settings
@@ -120,7 +206,96 @@ def main_score(task: str, runs: Sequence[dict]) -> Tuple[Optional[str], str]:
     return None, MAIN_SCORES[task][0][1]
 
 
+# -- paired tests -----------------------------------------------------------------------------
+
+def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> numpy.ndarray:
+    """The per-document counts of one run, checked against the run's own score.
+
+    Raises ValueError naming the file when they are missing, of another model or test file,
+    or do not sum to the score spaCy reported.
+    """
+    run = setting.run_of(seed)
+    docs = setting.docs.get(seed)
+    label = f"{setting.name}" + (f" seed {seed}" if seed is not None else "")
+    if docs is None:
+        raise ValueError(f"no per-document counts for {label}: rerun the evaluate step")
+    where = docs["path"]
+    if docs.get("model_sha256") != run.get("model_sha256") or docs.get("test_data") != run.get("test_data"):
+        raise ValueError(f"{where}: counts of another model or test file than its scores")
+    fields = tuple(docs.get("fields", ()))
+    if fields != paired_stats.FIELDS[task]:
+        raise ValueError(f"{where}: fields {list(fields)}, expected {list(paired_stats.FIELDS[task])}")
+    try:
+        counts = numpy.asarray(docs["counts"], dtype=numpy.int64).reshape(-1, len(fields))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{where}: 'counts' is not a list of {len(fields)} integers per document") from e
+    from_counts = float(paired_stats.SCORES[task](counts.sum(axis=0)))
+    if not isinstance(run.get(key), (int, float)) or abs(from_counts - run[key]) > COUNTS_TOLERANCE:
+        raise ValueError(f"{where}: the counts give {key} = {from_counts!r}, the scores {run.get(key)!r}")
+    return counts
+
+
+def paired_test(task: str, key: str, baseline: Setting, other: Setting,
+                **options) -> Tuple[Optional[paired_stats.PairedResult], Optional[str]]:
+    """The paired test of two settings, or None and the reason it could not be made."""
+    try:
+        pairs = paired_stats.pair_seeds(baseline.seeds, other.seeds)
+        counts_a = {a: doc_counts(baseline, a, task, key) for a, _ in pairs}
+        counts_b = {b: doc_counts(other, b, task, key) for _, b in pairs}
+        test_files = {docs.get("test_data_sha256") for setting, seeds in ((baseline, counts_a), (other, counts_b))
+                      for seed, docs in setting.docs.items() if seed in seeds}
+        if len(test_files) != 1:
+            raise ValueError(f"{baseline.name} and {other.name} were scored on different test files")
+        return paired_stats.compare(task, counts_a, counts_b, **options), None
+    except ValueError as e:
+        return None, str(e)
+
+
 # -- pretraining -------------------------------------------------------------------------
+
+STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
+
+
+def read_run_info(bilm_dir: Path) -> Optional[dict]:
+    """``BILM_DIR/run.json`` (how pretraining ended), None if absent; an error naming the file
+    if it is not a JSON object."""
+    path = bilm_dir / "run.json"
+    return _read_json(path) if path.is_file() else None
+
+
+def _of(value, limit, unit: str = "") -> str:
+    """``"1,200 of 5,000 tokens"``, or ``"1,200 tokens"`` without a limit."""
+    text = f"{value:,}" if isinstance(value, int) else str(value)
+    if isinstance(limit, (int, float)) and limit > 0:
+        text += f" of {limit:,}"
+    return text + (f" {unit}" if unit else "")
+
+
+def describe_run(info: dict, name: str = "Pretraining") -> Tuple[str, bool]:
+    """How pretraining ended, in words, and whether the reader must be warned (it was cut
+    short by the time guard or a signal, so the biLM is weaker than its configuration asks)."""
+    reason = info.get("stopped_by")
+    steps, tokens = info.get("steps", "?"), info.get("tokens", "?")
+    minutes = info.get("minutes")
+    took = f" after {minutes:.1f} min" if isinstance(minutes, (int, float)) else ""
+    if reason == "max_minutes":
+        limit = info.get("max_minutes")
+        guard = f" ({limit:g} min)" if isinstance(limit, (int, float)) else ""
+        return (f"{name} was cut by the time guard{guard} at step "
+                f"{_of(steps, info.get('max_steps'))}, {_of(tokens, info.get('max_tokens'), 'tokens')}: "
+                f"the biLM saw less text than its configuration asks for.", True)
+    if reason == "signal":
+        return (f"{name} was stopped by a signal at step {_of(steps, info.get('max_steps'))}, "
+                f"{_of(tokens, info.get('max_tokens'), 'tokens')}{took}: the biLM saw less text than its "
+                f"configuration asks for.", True)
+    if reason == "max_tokens":
+        return (f"{name} ended at its token budget: {_of(tokens, None, 'tokens')} in "
+                f"{_of(steps, None)} steps{took}.", False)
+    if reason == "max_steps":
+        return (f"{name} ran its {_of(steps, None)} steps "
+                f"({_of(tokens, info.get('max_tokens'), 'tokens')}){took}.", False)
+    return f"{name} ended (stopped_by: {reason!r}) at step {steps}, {tokens} tokens{took}.", False
+
 
 def read_pretraining_curve(metrics_jsonl: Path) -> List[dict]:
     """The pretraining evaluations, in step order (one dict per line of metrics.jsonl)."""

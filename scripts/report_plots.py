@@ -46,13 +46,56 @@ def _paired_bars(ax, labels: Sequence[str], baseline: Sequence[Optional[Summary]
     ax.legend(fontsize=8)
 
 
-def plot_scores(rows: List[Tuple[str, Optional[Summary], Optional[Summary]]], path: Path) -> Path:
-    """One pair of bars (baseline, ELMo) per comparison; rows = (label, baseline, elmo)."""
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.8 * len(rows)), 3.6))
-    _paired_bars(ax, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+def plot_scores(groups: List[Tuple[str, List[Tuple[str, Optional[Summary]]]]], path: Path) -> Path:
+    """One group of bars per task and size, one bar per setting variant (mean, std over seeds).
+
+    groups = [(group label, [(variant, summary), ...]), ...]; a variant has the same colour
+    in every group.
+    """
+    variants: List[str] = []
+    for _, bars in groups:
+        variants += [variant for variant, _ in bars if variant not in variants]
+    others = [variant for variant in variants if variant != "baseline"]
+    colours = {variant: plt.cm.tab10(index % 10) for index, variant in enumerate(others)}
+    colours["baseline"] = BASELINE_COLOUR
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * sum(len(b) for _, b in groups) + 1.5), 3.8))
+    width = 0.8 / max(1, max((len(bars) for _, bars in groups), default=1))
+    labelled = set()
+    for position, (_, bars) in enumerate(groups):
+        for index, (variant, summary) in enumerate(bars):
+            x = position - 0.4 + width * (index + 0.5)
+            height = summary.mean * 100 if summary else 0.0
+            ax.bar(x, height, width, yerr=summary.std * 100 if summary else 0.0, capsize=3,
+                   color=colours[variant], label=None if variant in labelled else variant)
+            labelled.add(variant)
+            if summary:
+                ax.annotate(f"{height:.1f}", (x, height), ha="center", va="bottom", fontsize=6,
+                            xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(list(range(len(groups))))
+    ax.set_xticklabels([label for label, _ in groups], fontsize=8)
     ax.set_ylabel("test score (%)")
     ax.set_ylim(bottom=0)
-    ax.set_title("Baseline vs ELMo on the test splits")
+    ax.set_title("Test scores per setting (mean and std over seeds)")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def plot_differences(rows: List[Tuple[str, float, float, float, str]], path: Path) -> Path:
+    """One row per comparison: the difference in points and its 95% interval.
+
+    rows = [(label, difference, interval low, interval high, verdict)]; gains and losses
+    (p < 0.05) are drawn filled, the rest hollow.
+    """
+    fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(rows) + 1.4))
+    for y, (label, difference, low, high, verdict) in enumerate(reversed(rows)):
+        colour = {"gain": "#2ca02c", "loss": "#d62728"}.get(verdict, "#555555")
+        ax.errorbar([difference], [y], xerr=[[difference - low], [high - difference]], fmt="o", capsize=3,
+                    color=colour, markerfacecolor=colour if verdict in ("gain", "loss") else "white")
+    ax.axvline(0.0, color="black", linewidth=0.8, linestyle=":")
+    ax.set_yticks(list(range(len(rows))))
+    ax.set_yticklabels([row[0] for row in reversed(rows)], fontsize=7)
+    ax.set_xlabel("difference in test score (points), 95% interval")
+    ax.set_title("Paired differences (filled: p < 0.05)")
     return _save(fig, path)
 
 
@@ -68,7 +111,7 @@ def plot_per_type(per_type: Dict[str, Tuple[Optional[Summary], Optional[Summary]
     return _save(fig, path)
 
 
-def plot_pretraining(curve: List[dict], path: Path) -> Path:
+def plot_pretraining(curve: List[dict], path: Path, title: str = "biLM pretraining") -> Path:
     """Dev perplexity of the forward and backward LMs (log scale) against training step."""
     fig, ax = plt.subplots(figsize=(6.0, 3.6))
     steps = [r["step"] for r in curve]
@@ -79,7 +122,7 @@ def plot_pretraining(curve: List[dict], path: Path) -> Path:
     ax.set_yscale("log")
     ax.set_xlabel("training step")
     ax.set_ylabel("dev perplexity")
-    ax.set_title("biLM pretraining")
+    ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return _save(fig, path)

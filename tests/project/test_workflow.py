@@ -261,6 +261,7 @@ def test_workflow_end_to_end(project):
     for setting in ("tagger-baseline", "tagger-elmo", "tagger-small-baseline", "tagger-small-elmo"):
         assert (proj / "training" / setting / "model-best" / "meta.json").is_file(), setting
         assert json.loads((proj / "metrics" / f"{setting}.json").read_text())["model_sha256"]
+        assert json.loads((proj / "metrics" / f"{setting}.docs.json").read_text())["counts"]
     for setting, seeds in (("ner-baseline", "0"), ("ner-elmo", "0"), ("ner-small-baseline", SEEDS),
                            ("ner-small-elmo", SEEDS)):
         for seed in seeds.split(","):
@@ -280,13 +281,21 @@ def test_workflow_end_to_end(project):
         assert (reports / name).stat().st_size > 1000, name
         assert name in report
     results = json.loads((reports / "results.json").read_text())
-    assert [c["task"] for c in results["comparisons"]] == ["ner", "ner", "tagger", "tagger"]
-    small_ner = results["comparisons"][1]
-    assert len(small_ner["baseline"]) == len(small_ner["elmo"]) == 3
+    comparisons = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
+    assert {("ner-elmo", "ner-baseline"), ("ner-small-elmo", "ner-small-baseline"), ("tagger-elmo", "tagger-baseline"),
+            ("tagger-small-elmo", "tagger-small-baseline")} <= set(comparisons)
+    for comparison in comparisons.values():  # every comparison has its paired test
+        assert comparison["test"] is not None, comparison["not_tested"]
+        assert comparison["verdict"] in ("gain", "loss", "no significant difference")
+    small_ner = comparisons[("ner-small-elmo", "ner-small-baseline")]
+    assert len(small_ner["baseline_values"]) == len(small_ner["other_values"]) == 3
+    assert small_ner["test"]["seeds"] == [[0, 0], [1, 1], [2, 2]]
     assert small_ner["train_docs"] == N_SMALL
+    assert (reports / "differences.png").stat().st_size > 1000
     assert abs(results["bank_cosine"]["layer 0 (char-CNN, static)"] - 1.0) < 1e-5
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
-    assert {"ner-elmo seed0 (ner)", "tagger-elmo (tagger)"} <= set(results["layer_mixes"])
+    assert "ner-elmo seed0 (ner)" in results["layer_mixes"]
+    assert any(re.fullmatch(r"tagger-elmo( seed\d+)? \(tagger\)", name) for name in results["layer_mixes"])
     assert set(workflow_steps()) - {"report"} <= set(results["step_times"])
     if sys.platform.startswith("linux"):  # CPU time comes from /proc
         assert results["step_times"]["pretrain"]["cpu_seconds"] > 0
