@@ -314,10 +314,15 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
                                                       out / "ner_per_type.png")
     bilm_md, bilm_warning, bilm_run, curve = pretraining_section(
         "biLM pretraining", "Pretraining of the biLM", args.bilm_dir, "bilm_perplexity", out, figures)
-    adapted_md, adapted_warning, adapted_run, adapted_curve = (
-        pretraining_section("Domain adaptation of the biLM", "Domain adaptation of the biLM",
-                            args.adapted_bilm_dir, "bilm_adapted_perplexity", out, figures) if args.adapted_bilm_dir else ([], None, None, []))
-    warnings = [w for w in (bilm_warning, adapted_warning) if w]
+    adapted_md: List[str] = []
+    adaptations = []  # (run name, run.json, last curve point) per adapted biLM
+    for adapted_dir in args.adapted_bilm_dir:
+        name = f"Domain adaptation of the biLM ({adapted_dir.name})"
+        lines, warning, info, adapted_curve = pretraining_section(
+            name, name, adapted_dir, f"{adapted_dir.name}_perplexity", out, figures)
+        adapted_md += lines
+        adaptations.append((name, info, adapted_curve[-1] if adapted_curve else None, warning))
+    warnings = [w for w in [bilm_warning] + [a[3] for a in adaptations] if w]
     mixes: Dict[str, Tuple[List[float], float]] = {}
     for label, model_dir in elmo_pipelines(args.training_dir, list(settings)).items():
         for component, mix in data.learned_mixes(model_dir).items():
@@ -377,8 +382,8 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     links = ", ".join(f"[{name.replace('_', ' ')}]({(readme_rel / path.name).as_posix()})"
                       for name, path in figures.items())
     section = [header, ""] + [line for w in loud for line in (w, "")]
-    ended = [sentence for info, name in ((bilm_run, "Pretraining of the biLM"),
-                                         (adapted_run, "Domain adaptation of the biLM")) if info is not None
+    ended = [sentence for info, name in [(bilm_run, "Pretraining of the biLM")] + [(a[1], a[0]) for a in adaptations]
+             if info is not None
              for sentence, loud in [data.describe_run(info, name)] if not loud]
     if ended:
         section += [" ".join(ended), ""]
@@ -407,7 +412,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
         "statistics": {"resamples": args.resamples, "rounds": args.rounds, "alpha": 0.05},
         "targets": targets,
         "pretraining_last": curve[-1] if curve else None, "pretraining_run": bilm_run,
-        "adaptation_last": adapted_curve[-1] if adapted_curve else None, "adaptation_run": adapted_run,
+        "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,
         "layer_mixes": {name: {"weights": w, "gamma": g} for name, (w, g) in mixes.items()},
         "bank_cosine": dict(bank), "step_times": step_times,
@@ -436,8 +441,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--metrics-dir", type=Path, default=Path("metrics"))
     parser.add_argument("--training-dir", type=Path, default=Path("training"))
     parser.add_argument("--bilm-dir", type=Path, default=Path("training/bilm"))
-    parser.add_argument("--adapted-bilm-dir", type=lambda s: Path(s) if s else None, default=None,
-                        help="the domain-adapted biLM (run.json, metrics.jsonl), if there is one")
+    parser.add_argument("--adapted-bilm-dir", type=Path, action="append", default=[],
+                        help="a domain-adapted biLM (run.json, metrics.jsonl); repeatable, missing folders are skipped")
     parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples per comparison")
     parser.add_argument("--rounds", type=int, default=10_000,
                         help="approximate randomization rounds per comparison")

@@ -171,17 +171,17 @@ def test_time_guard_is_reported_loudly(built):
     assert f"> **Warning:** {warning}" in built["report"]
     assert f"> **Warning:** {warning}" in built["section"]
     assert built["results"]["warnings"] == [warning + ": the biLM saw less text than its configuration asks for."]
-    assert "Domain adaptation of the biLM ended at its token budget: 600,000 tokens in 300 steps" in built["section"]
-    assert built["results"]["adaptation_run"]["stopped_by"] == "max_tokens"
+    assert "Domain adaptation of the biLM (bilm-adapted) ended at its token budget: 600,000 tokens in 300 steps" in built["section"]
+    assert built["results"]["adaptations"][0]["run"]["stopped_by"] == "max_tokens"
 
 
 def test_figures_are_written(built):
     for name in ("scores.png", "differences.png", "ner_per_type.png", "bilm_perplexity.png",
-                 "bilm_adapted_perplexity.png"):
+                 "bilm-adapted_perplexity.png"):
         assert (built["out"] / name).stat().st_size > 1000, name
         assert name in built["report"]
     assert "differences.png" in built["section"]
-    assert set(built["results"]["figures"]) >= {"scores", "differences", "bilm_adapted_perplexity"}
+    assert set(built["results"]["figures"]) >= {"scores", "differences", "bilm-adapted_perplexity"}
 
 
 @pytest.mark.parametrize("run, words, loud", [

@@ -28,6 +28,7 @@ from thinc.api import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = "0,1,2"
+NER_SEEDS = "0,1"
 N_SMALL = 60
 
 # (word, Brown tag) pools for generated sentences
@@ -145,7 +146,7 @@ def project(tmp_path_factory) -> dict:
 
 def tiny_vars(assets_json: Path, **extra: str) -> List[str]:
     values = {
-        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": "0,1",
+        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": NER_SEEDS,
         "tagger_seeds": "0", "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_tokens": "3000",
         "pretrain_eval_every": "5", "adapt_max_tokens": "1000", "adapt_eval_every": "2",
         "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
@@ -257,22 +258,33 @@ def test_workflow_end_to_end(project):
         assert (proj / f"corpus/ner/{split}.spacy").is_file()
     assert (proj / "corpus/text/train.txt").stat().st_size > 0
     assert (proj / "training/bilm/model-best/config.json").is_file()
-    assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) == 2
-    for setting in ("tagger-baseline", "tagger-elmo", "tagger-small-baseline", "tagger-small-elmo"):
-        assert (proj / "training" / setting / "model-best" / "meta.json").is_file(), setting
-        assert json.loads((proj / "metrics" / f"{setting}.json").read_text())["model_sha256"]
-        assert json.loads((proj / "metrics" / f"{setting}.docs.json").read_text())["counts"]
-    for setting, seeds in (("ner-baseline", "0"), ("ner-elmo", "0"), ("ner-small-baseline", SEEDS),
-                           ("ner-small-elmo", SEEDS)):
+    # pretraining and adaptation stop at their token budgets and say so
+    for folder, budget in (("bilm", 3000), ("bilm-adapted-ner", 1000), ("bilm-adapted-tagger", 1000)):
+        run = json.loads((proj / "training" / folder / "run.json").read_text())
+        assert run["stopped_by"] == "max_tokens" and run["tokens"] >= budget, folder
+        assert (proj / "training" / folder / "model-best" / "config.json").is_file(), folder
+    assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) >= 1
+    # adaptation starts from the pretrained biLM and keeps its vocabulary
+    assert json.loads((proj / "training/bilm-adapted-ner/vocab.json").read_text()) == \
+        json.loads((proj / "training/bilm/vocab.json").read_text())
+    seeds_of = {"ner-baseline": NER_SEEDS, "ner-elmo": NER_SEEDS, "ner-elmo-adapted": NER_SEEDS,
+                "tagger-baseline": "0", "tagger-elmo": "0", "tagger-small-baseline": SEEDS,
+                "tagger-small-elmo": SEEDS, "tagger-small-elmo-adapted": SEEDS}
+    for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
-            assert (proj / "training" / setting / f"seed{seed}" / "model-best").is_dir()
+            assert (proj / "training" / setting / f"seed{seed}" / "model-best" / "meta.json").is_file(), setting
             scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
-            assert "ents_f" in scores and "ents_per_type" in scores
-    assert "tag_acc" in json.loads((proj / "metrics" / "tagger-elmo.json").read_text())
+            assert scores["model_sha256"]
+            assert ("ents_f" in scores and "ents_per_type" in scores) if setting.startswith("ner") else "tag_acc" in scores
+            assert json.loads((proj / "metrics" / f"{setting}.seed{seed}.docs.json").read_text())["counts"]
     upos = set("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
     for setting in ("tagger-baseline", "tagger-elmo"):  # the taggers learn UPOS, not Brown tags
-        meta = json.loads((proj / "training" / setting / "model-best" / "meta.json").read_text())
+        meta = json.loads((proj / "training" / setting / "seed0" / "model-best" / "meta.json").read_text())
         assert meta["labels"]["tagger"] and set(meta["labels"]["tagger"]) <= upos, setting
+    # the adapted settings read the adapted biLMs
+    for setting, folder in (("ner-elmo-adapted", "bilm-adapted-ner"), ("tagger-small-elmo-adapted", "bilm-adapted-tagger")):
+        config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False)
+        assert config["paths"]["elmo"] == f"training/{folder}/model-best", setting
 
     # the report: markdown, plots, results, the terminal table, the README section
     reports = proj / "reports"
@@ -282,15 +294,20 @@ def test_workflow_end_to_end(project):
         assert name in report
     results = json.loads((reports / "results.json").read_text())
     comparisons = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
-    assert {("ner-elmo", "ner-baseline"), ("ner-small-elmo", "ner-small-baseline"), ("tagger-elmo", "tagger-baseline"),
-            ("tagger-small-elmo", "tagger-small-baseline")} <= set(comparisons)
+    assert set(comparisons) == {("ner-elmo", "ner-baseline"), ("ner-elmo-adapted", "ner-baseline"),
+                                ("ner-elmo-adapted", "ner-elmo"), ("tagger-elmo", "tagger-baseline"),
+                                ("tagger-small-elmo", "tagger-small-baseline"),
+                                ("tagger-small-elmo-adapted", "tagger-small-baseline"),
+                                ("tagger-small-elmo-adapted", "tagger-small-elmo")}
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
         assert comparison["verdict"] in ("gain", "loss", "no significant difference")
-    small_ner = comparisons[("ner-small-elmo", "ner-small-baseline")]
-    assert len(small_ner["baseline_values"]) == len(small_ner["other_values"]) == 3
-    assert small_ner["test"]["seeds"] == [[0, 0], [1, 1], [2, 2]]
-    assert small_ner["train_docs"] == N_SMALL
+    ner = comparisons[("ner-elmo", "ner-baseline")]
+    assert len(ner["baseline_values"]) == len(ner["other_values"]) == 2
+    assert ner["test"]["seeds"] == [[0, 0], [1, 1]]
+    small_tagger = comparisons[("tagger-small-elmo", "tagger-small-baseline")]
+    assert small_tagger["train_docs"] == N_SMALL and len(small_tagger["other_values"]) == 3
+    assert [a["run"]["stopped_by"] for a in results["adaptations"]] == ["max_tokens", "max_tokens"]
     assert (reports / "differences.png").stat().st_size > 1000
     assert abs(results["bank_cosine"]["layer 0 (char-CNN, static)"] - 1.0) < 1e-5
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
@@ -337,3 +354,26 @@ def test_probe_workflow(project):
     probe_md = (project["dir"] / "reports" / "probe.md").read_text()
     assert "probe-tagger (UPOS accuracy, dev)" in probe_md and "probe-ner (NER F1, dev)" in probe_md
     assert (project["dir"] / "reports" / "probe_layers.png").stat().st_size > 1000
+
+
+def test_ner_small_and_published_workflows(project):
+    """`ner-small`, and `published` on AllenNLP's fixture weights (the same code path as the
+    published weights): both add their settings to the same report."""
+    fixture = ROOT.parent / "shared" / "fixtures" / "allennlp-elmo" / "lm_weights.hdf5"
+    if not (project["dir"] / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    if not fixture.is_file():
+        pytest.skip("the AllenNLP fixtures are not in ../shared/fixtures/allennlp-elmo")
+    var_args = tiny_vars(project["assets_json"], published_elmo=str(fixture))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    for workflow in ("ner-small", "published"):
+        cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project["dir"]), *var_args]
+        proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600, env=env)
+        assert proc.returncode == 0, plain(proc)[-3000:]
+    config = Config().from_disk(project["dir"] / "training/ner-elmo-published/seed0/model-best/config.cfg",
+                                interpolate=False)
+    assert config["paths"]["elmo"] == str(fixture)
+    results = json.loads((project["dir"] / "reports" / "results.json").read_text())
+    compared = {(c["other"], c["baseline"]) for c in results["comparisons"] if c["test"] is not None}
+    assert {("ner-small-elmo", "ner-small-baseline"), ("ner-elmo-published", "ner-baseline"),
+            ("tagger-small-elmo-published", "tagger-small-baseline")} <= compared
