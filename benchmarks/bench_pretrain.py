@@ -115,7 +115,9 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
     vocab = Vocabulary(list(SPECIALS) + words)
     model = fresh_model(settings.model, vocab, seed=0)
     n_negatives = settings.softmax.n_negatives
-    objective = LanguageModelObjective(model, SoftmaxLoss(len(vocab), n_negatives), settings.training.dropout)
+    objective = LanguageModelObjective(
+        model, SoftmaxLoss(len(vocab), n_negatives), settings.training.dropout, lstm_dropout=settings.training.lstm_dropout
+    )
     optimizer = make_optimizer(objective.parameters(), settings.training)
     encoder = BatchEncoder(vocab)
     mean_length = 25

@@ -139,7 +139,10 @@ class LanguageModelObjective(nn.Module):
             self._unique = None
 
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        states = self.bilm.contextualize(char_ids, lengths, layer_dropout=self.lstm_dropout if self.training else 0.0)
+        # No prediction reads the forward stack at EOS or the backward stack at BOS: skip those steps.
+        states = self.bilm.contextualize(
+            char_ids, lengths, final_boundary=False, layer_dropout=self.lstm_dropout if self.training else 0.0
+        )
         forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
         sums = []
         for hidden, targets in ((forward_hidden, forward_targets), (backward_hidden, backward_targets)):
