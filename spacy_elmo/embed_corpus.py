@@ -477,5 +477,6 @@ def _sync_dir(path: Path) -> None:
 def read_sentence_index(output: PathLike) -> dict[str, str]:
     """The ``sentence_to_index`` map of an embedding file."""
     with h5py.File(output, "r") as handle:
+        check_hdf5_safe(handle, output)
         raw = handle[SENTENCE_INDEX][0]
     return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)

@@ -137,3 +137,17 @@ def test_resume_at_max_steps_rewrites_model_last_from_the_checkpoint(corpus_dir,
     for name, tensor in final["model"].items():
         if name in exported:
             assert torch.equal(exported[name], tensor), name
+
+
+def test_the_torch_minimum_has_no_known_weights_only_hole():
+    """torch.load(weights_only=True) could run code before 2.6 and corrupt memory before 2.10."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    (torch_requirement,) = [r for r in requirements if r.startswith("torch")]
+    minimum = tuple(int(part) for part in re.search(r">=\s*([\d.]+)", torch_requirement).group(1).split("."))
+    assert minimum >= (2, 10)
+    assert "CVE-2026-24747" in (root / "README.md").read_text()
