@@ -24,9 +24,19 @@ file without the ``spacy_elmo_embed`` attribute, which this command never writes
 
 Long sentences are cut into windows of ``max_tokens`` tokens (as the ``elmo`` component does),
 batched under the same ``batch_tokens`` budget, and stored as one dataset per sentence.
+
+Scaling out: with ``shard=(k, n)`` a process computes only the groups of sentences whose
+number is ``k`` modulo ``n`` (groups depend on the input only, so the split is the same in every
+process, and so are the vectors: each group is computed exactly as one process would). Each
+shard writes and resumes its own parts and, when done, leaves ``done-K-of-N`` in the folder;
+the shard that finds all ``n`` of them joins the parts (an exclusive lock makes sure only one
+does), so the result is the same single file. Nothing but the file system is shared, so any
+scheduler can run the shards (torchrun, Slurm arrays, Ray, Spark); a shard that dies is rerun
+alone.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -57,6 +67,7 @@ FORMAT_VERSION = 2
 _OLD_OPTIONS_ATTR = "spacy_elmo_embed_options"  # files from before the fingerprints
 _MANIFEST = "manifest.json"
 _PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
+_JOIN_LOCK = "join.lock"
 
 
 class EmbedError(ValueError):
@@ -71,6 +82,7 @@ class EmbedSummary:
     tokens_embedded: int = 0
     seconds: float = 0.0
     windows: int = 0  # biLM sequences run (a sentence over max_tokens takes several)
+    joined: bool = False  # False: other shards are still running (the last one to finish joins)
     dropped: int = 0  # datasets of an earlier run left out because their key is gone from the input
 
 
@@ -128,8 +140,11 @@ def embed_corpus(
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     progress: bool = True,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    shard: tuple[int, int] = (0, 1),
 ) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist)."""
+    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist).
+
+    ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
     from tqdm import tqdm
 
     if layers not in LAYER_MODES:
@@ -139,6 +154,9 @@ def embed_corpus(
             raise ValueError(f"layers='mix' needs {bilm.config.n_output_layers} mix weights, got {mix_weights}")
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+    shard_index, n_shards = shard
+    if not (n_shards >= 1 and 0 <= shard_index < n_shards):
+        raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
     budget = batch_tokens or DEFAULT_BATCH_TOKENS
     output = Path(output)
     manifest = {
@@ -155,11 +173,12 @@ def embed_corpus(
         },
         "weights": weights_fingerprint(bilm),
     }
-    store = _Store(output, manifest)
+    store = _Store(output, manifest, shard_index, n_shards)
     summary = EmbedSummary()
     wanted: dict[str, str] = {}
     sentence_to_index: dict[str, str] = {}
     start = time.perf_counter()
+    number = -1  # groups seen so far, in every shard: the split depends on the input only
     with tqdm(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
         for chunk in _chunks(sentences, chunk_tokens):
             hashes = [tokens_hash(s.tokens) for s in chunk]
@@ -167,6 +186,9 @@ def embed_corpus(
                 sentence_to_index[sentence.text] = sentence.key
                 wanted[sentence.key] = digest
             for group in _sentence_groups(chunk, budget, max_tokens):
+                number += 1
+                if number % n_shards != shard_index:
+                    continue
                 todo = [i for i in group if not store.has(chunk[i].key, hashes[i])]
                 summary.sentences += len(group)
                 summary.skipped += len(group) - len(todo)
@@ -183,7 +205,7 @@ def embed_corpus(
                 summary.tokens_embedded += n_tokens
                 bar.update(n_tokens)
                 bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
-    summary.dropped = store.join(wanted, sentence_to_index)
+    summary.joined, summary.dropped = store.finish(wanted, sentence_to_index)
     summary.seconds = time.perf_counter() - start
     return summary
 
@@ -239,27 +261,36 @@ class _Store:
 
     output: Path
     manifest: dict
-    _found: dict[str, tuple[str, Path]] = field(default_factory=dict)  # key -> (tokens hash, file)
+    shard: int = 0
+    n_shards: int = 1
+    # key -> ((tokens hash, file), ...): usually one pair; more after an edit, until the join
+    _found: dict[str, tuple[tuple[str, Path], ...]] = field(default_factory=dict)
     _next_part: int = 0
-    _new_parts: int = 0
 
     def __post_init__(self) -> None:
         self.parts = parts_dir(self.output)
         if self.output.exists():
             self._read_output()
-        if self.parts.exists():
-            self._read_parts()
-        else:
+        if not self.parts.exists():
             self._create_parts()
+        self._read_parts(own_cleanup=True)
+        (self.parts / _done_name(self.shard, self.n_shards)).unlink(missing_ok=True)  # running again
+
+    def _add(self, key: str, digest: str, path: Path) -> None:
+        kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
+        self._found[key] = kept + ((digest, path),)
 
     # ----------------------------------------------------------------- reading what is there
     def _read_output(self) -> None:
         with _open_ours(self.output, self.manifest) as handle:
             for key, dataset in handle.items():
                 if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset):
-                    self._found[key] = (str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
+                    self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
 
-    def _read_parts(self) -> None:
+    def _read_parts(self, own_cleanup: bool = False) -> None:
+        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers
+        (a ``.tmp`` part of a run that stopped, a part damaged on disk): never another shard's,
+        which may be running now."""
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))
@@ -269,14 +300,17 @@ class _Store:
                 f"or is damaged: delete {self.parts} to start over"
             ) from err
         _check_manifest(found, self.manifest, self.parts)
+        mine = f"{_PART_PREFIX}{self.shard:04d}-"
         for path in sorted(self.parts.iterdir()):
             if path.name.endswith(".tmp"):
-                path.unlink()  # a part that was being written when the run stopped
+                if own_cleanup and path.name.startswith(mine):
+                    path.unlink(missing_ok=True)  # a part that was being written when the run stopped
                 continue
-            number = _part_number(path)
-            if number is None:
+            parsed = _part_number(path)
+            if parsed is None:
                 continue
-            self._next_part = max(self._next_part, number + 1)
+            if parsed[0] == self.shard:
+                self._next_part = max(self._next_part, parsed[1] + 1)
             try:
                 with h5py.File(path, "r") as handle:
                     check_hdf5_safe(handle, path)
@@ -286,24 +320,29 @@ class _Store:
                         if isinstance(dataset, h5py.Dataset)
                     }
             except OSError:
-                path.unlink()  # damaged on disk: its sentences are computed again
+                if own_cleanup and parsed[0] == self.shard:
+                    path.unlink(missing_ok=True)  # damaged on disk: its sentences are computed again
                 continue
             for key, digest in entries.items():
-                self._found[key] = (digest, path)
+                self._add(key, digest, path)
 
     def _create_parts(self) -> None:
         """Create the folder with its manifest in one rename, so it never exists without one."""
         self.output.parent.mkdir(parents=True, exist_ok=True)
-        staging = self.parts.with_name(self.parts.name + ".tmp")
+        staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}.tmp")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         _write_file(staging / _MANIFEST, json.dumps(self.manifest, sort_keys=True).encode())
-        os.replace(staging, self.parts)
+        try:
+            os.rename(staging, self.parts)
+        except OSError:  # another shard created it first: use that one
+            shutil.rmtree(staging, ignore_errors=True)
+            if not self.parts.is_dir():
+                raise
         _sync_dir(self.parts.parent)
 
     def has(self, key: str, digest: str) -> bool:
-        found = self._found.get(key)
-        return found is not None and found[0] == digest
+        return any(stored == digest for stored, _ in self._found.get(key, ()))
 
     # ----------------------------------------------------------------- writing
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
@@ -314,7 +353,7 @@ class _Store:
                 dataset.attrs[TOKENS_ATTR] = digest
             handle.flush()
             image = handle.id.get_file_image()
-        path = self.parts / f"{_PART_PREFIX}{self._next_part:08d}{_PART_SUFFIX}"
+        path = self.parts / f"{_PART_PREFIX}{self.shard:04d}-{self._next_part:08d}{_PART_SUFFIX}"
         try:
             _write_file(path, image)
         except OSError as err:
@@ -323,23 +362,51 @@ class _Store:
                 f"finished before are safe in {self.parts}: free some space and run the same command again"
             ) from err
         self._next_part += 1
-        self._new_parts += 1
         for key, digest, _ in items:
-            self._found[key] = (digest, path)
+            self._add(key, digest, path)
+
+    def finish(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> tuple[bool, int]:
+        """Mark this shard done; join if every shard is. Returns (joined, datasets dropped)."""
+        if self.n_shards == 1:
+            return True, self.join(wanted, sentence_to_index)
+        _write_file(self.parts / _done_name(self.shard, self.n_shards), b"")
+        if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
+            return False, 0
+        try:
+            lock = open(self.parts / _JOIN_LOCK, "a")
+        except FileNotFoundError:
+            return False, 0  # another shard joined and removed the folder meanwhile
+        with lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False, 0  # another shard is joining
+            if not (self.parts / _MANIFEST).exists():
+                return False, 0  # joined meanwhile
+            self._found = {}
+            if self.output.exists():
+                self._read_output()
+            self._read_parts()
+            return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
         """Write ``output`` from the stored datasets of the ``wanted`` keys; return how many
-        stored datasets were left out (keys gone from the input, or older tokens)."""
-        dropped = sum(1 for key, (digest, _) in self._found.items() if wanted.get(key) != digest)
-        if self._new_parts == 0 and dropped == 0 and self._output_is_current(wanted, sentence_to_index):
+        stored datasets were left out because their key is gone from the input."""
+        dropped = sum(1 for key in self._found if key not in wanted)
+        sources = {key: dict(pairs) for key, pairs in self._found.items()}
+        missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
+        if missing:
+            raise EmbedError(
+                f"{len(missing)} sentence(s) (first: {missing[0]!r}) have no vectors in {self.parts} for their "
+                "current tokens: the input changed while shards ran, or a shard stopped; run every shard again"
+            )
+        current_output = all(sources[key][digest] == self.output for key, digest in wanted.items())
+        if current_output and dropped == 0 and self._output_is_current(sentence_to_index):
             shutil.rmtree(self.parts, ignore_errors=True)
             return 0
         by_source: dict[Path, list[str]] = {}
         for key, digest in wanted.items():
-            found = self._found.get(key)
-            if found is None or found[0] != digest:
-                raise EmbedError(f"internal error: no vectors stored for sentence {key!r}")
-            by_source.setdefault(found[1], []).append(key)
+            by_source.setdefault(sources[key][digest], []).append(key)
         self._check_space(by_source)
         staging = self.output.with_name(self.output.name + ".joining.tmp")
         try:
@@ -363,10 +430,8 @@ class _Store:
         shutil.rmtree(self.parts, ignore_errors=True)
         return dropped
 
-    def _output_is_current(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> bool:
+    def _output_is_current(self, sentence_to_index: dict[str, str]) -> bool:
         if not self.output.exists():
-            return False
-        if any(self._found.get(key, ("", None))[1] != self.output for key in wanted):
             return False
         try:
             return read_sentence_index(self.output) == sentence_to_index
@@ -383,6 +448,20 @@ class _Store:
                 f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
                 "free some space and run the same command again"
             )
+
+
+def parse_shard(text: Optional[str], environ: Optional[dict] = None) -> tuple[int, int]:
+    """``"K/N"`` as ``(K, N)``; without it, torchrun's ``RANK``/``WORLD_SIZE`` (else ``(0, 1)``)."""
+    environ = dict(os.environ) if environ is None else environ
+    if text is None:
+        if "WORLD_SIZE" in environ and "RANK" in environ:
+            text = f"{environ['RANK']}/{environ['WORLD_SIZE']}"
+        else:
+            return 0, 1
+    index, _, count = text.partition("/")
+    if not (index.strip().isdigit() and count.strip().isdigit()) or not 0 <= int(index) < int(count):
+        raise ValueError(f"--shard must be K/N with 0 <= K < N (like 0/4), not {text!r}")
+    return int(index), int(count)
 
 
 def _open_ours(path: Path, manifest: dict) -> h5py.File:
@@ -432,12 +511,17 @@ def _check_manifest(found: object, expected: dict, where: Path) -> None:
     )
 
 
-def _part_number(path: Path) -> Optional[int]:
+def _part_number(path: Path) -> Optional[tuple[int, int]]:
+    """(shard, number) of a part file ``part-SSSS-NNNNNNNN.hdf5``, or None for other files."""
     name = path.name
     if not (name.startswith(_PART_PREFIX) and name.endswith(_PART_SUFFIX)):
         return None
-    digits = name[len(_PART_PREFIX) : -len(_PART_SUFFIX)]
-    return int(digits) if digits.isdigit() else None
+    shard, _, number = name[len(_PART_PREFIX) : -len(_PART_SUFFIX)].partition("-")
+    return (int(shard), int(number)) if shard.isdigit() and number.isdigit() else None
+
+
+def _done_name(shard: int, n_shards: int) -> str:
+    return f"done-{shard:04d}-of-{n_shards:04d}"
 
 
 def _write_file(path: Path, data: bytes) -> None:

@@ -24,11 +24,18 @@ def embed_cli(
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default: torch's)"),
     device: str = typer.Option("cpu", "--device", help="torch device, e.g. cpu or cuda:0"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show a progress bar with tokens/s"),
+    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: compute only share K of N (0-based); the last shard to finish joins the result. Under torchrun taken from RANK/WORLD_SIZE"),
 ) -> None:
-    """Embed every sentence of INPUT into OUTPUT.hdf5: one dataset per sentence, keyed by line."""
+    """Embed every sentence of INPUT into OUTPUT.hdf5: one dataset per sentence, keyed by line.
+
+    Several workers: torchrun --nproc_per_node N -m spacy_elmo embed ... (or --shard K/N under any
+    other scheduler, one process per K, all writing to the same OUTPUT on a shared file system).
+    """
     import torch
 
-    from ..embed_corpus import embed_corpus
+    import os
+
+    from ..embed_corpus import embed_corpus, parse_shard
     from ..formats.resolve import load_bilm
     from ..sentence_sources import SkippedLines, load_pipeline, read_sentences
 
@@ -41,6 +48,9 @@ def embed_cli(
         except ValueError as err:
             raise typer.BadParameter(f"--mix-weights must be comma-separated numbers: {err}") from err
     try:
+        shard_index, n_shards = parse_shard(shard)
+        if device == "cuda" and "LOCAL_RANK" in os.environ:
+            device = f"cuda:{int(os.environ['LOCAL_RANK'])}"  # one GPU per torchrun worker
         bilm = load_bilm(weights).to(device).eval()
         if cache_words > 0:
             bilm.enable_word_cache(cache_words)
@@ -58,6 +68,7 @@ def embed_cli(
             batch_tokens=batch_tokens,
             progress=progress,
             max_tokens=max_tokens,
+            shard=(shard_index, n_shards),
             **options,
         )
     except (FileNotFoundError, ValueError) as err:
@@ -68,6 +79,13 @@ def embed_cli(
     cache_note = f"; word cache hit rate {stats.hit_rate:.1%}" if stats is not None and stats.tokens else ""
     unreadable = f"; {skipped_lines.count} unreadable line(s) skipped (see the warnings)" if skipped_lines.count else ""
     dropped = f"; {summary.dropped} earlier dataset(s) dropped (no longer in the input)" if summary.dropped else ""
+    if not summary.joined:
+        typer.echo(
+            f"Shard {shard_index}/{n_shards} done: {summary.embedded} sentences embedded, {summary.skipped} already "
+            f"present; the last shard to finish writes {output_path}",
+            err=True,
+        )
+        return
     typer.echo(
         f"Wrote {output_path}: {summary.embedded} sentences embedded ({summary.tokens_embedded} tokens, "
         f"{rate:.0f} tokens/s), {summary.skipped} already present{cache_note}{unreadable}{dropped}",
