@@ -107,8 +107,8 @@ def test_an_hdf5_file_without_the_marker_is_never_written(tmp_path, bilm):
     with h5py.File(weights, "w") as handle:
         handle.create_dataset("CNN_proj/W_proj", data=numpy.ones((3, 2), dtype=numpy.float32))
     before = weights.read_bytes()
-    result = CliRunner().invoke(app, ["embed", str(source), str(weights), "--weights", "unused", "--no-progress"])
-    assert result.exit_code != 0
+    result = CliRunner().invoke(app, ["embed", str(source), str(weights), "--weights", str(save(bilm, tmp_path)), "--no-progress"])
+    assert result.exit_code == 1 and "spacy-elmo embed did not write" in result.output
     with pytest.raises(EmbedError, match="did not write.*choose another output file"):
         embed_corpus(bilm, read_sentences(source), weights, progress=False)
     assert weights.read_bytes() == before
