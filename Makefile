@@ -9,7 +9,7 @@ TORCH_CPU := torch==2.13.0
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# The CPU torch wheel goes in first, so the package's range (torch>=2.1) installs nothing more.
+# The CPU torch wheel goes in first, so the package's range (torch>=2.10) installs nothing more.
 install: $(PY)
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install $(TORCH_CPU)
 	$(PY) -m pip install -e ".[dev]"

@@ -1,28 +1,48 @@
 """Embedding a whole corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
 
-Layout: one float32 dataset per sentence, named by its key (see
+Layout of the result: one float32 dataset per sentence, named by its key (see
 :mod:`spacy_elmo.sentence_sources`), shaped ``(L+1, n_tokens, 2P)`` for ``layers="all"`` and
 ``(n_tokens, 2P)`` otherwise; plus ``sentence_to_index``, a one-element string dataset holding
-the JSON map from sentence text to key. Root attributes record the layer options, so that
-resuming with different ones is refused instead of mixing outputs.
+the JSON map from sentence text to key. The root attribute ``spacy_elmo_embed`` (JSON) marks
+the file as ours and records a fingerprint of the weights and of the settings that change the
+vectors; each dataset's attribute ``spacy_elmo_tokens`` is a hash of the sentence's tokens.
 
-Streaming: sentences are read lazily, ``chunk_tokens`` tokens at a time; a chunk is sorted
-by length and cut into batches of at most ``batch_tokens`` padded tokens (a large chunk means
-batches of near-equal lengths, so little work is wasted on short rows). Each batch is written,
-and the file closed, before the next is computed: memory is bounded by one batch's vectors
-plus one chunk's tokens, and a run killed while computing leaves a complete, readable file.
+Crash safety: while a run is under way, every finished batch goes into its own small HDF5 file
+in ``OUTPUT.parts/``, built in memory, written under a temporary name, flushed to disk and only
+then renamed into place; a kill, a crash or a full disk at any moment therefore loses at most
+the batch in flight, and never touches what is already there. At the end the parts (and the
+still valid datasets of an earlier ``OUTPUT``) are joined into a temporary file that replaces
+``OUTPUT`` in one rename, and the folder is removed. ``OUTPUT`` is thus always either the
+previous complete result or the new one.
 
-Resuming: chunks and batches depend only on the input, so a rerun forms the same batches,
-skips those already written and computes the rest exactly as before: the file ends up equal
-to an uninterrupted run's. A journal (``OUTPUT.journal``) names the keys of the batch being
-written; if a run dies while writing, the next one deletes those datasets and writes them again.
+Resuming: chunks and batches depend only on the input, so a rerun forms the same batches and
+skips every batch whose sentences are stored with the same tokens. A sentence whose tokens
+changed (an edited line) is computed again; sentences no longer in the input are dropped at the
+join. Other weights or other settings are refused, with the message saying how to start over
+(delete ``OUTPUT`` and ``OUTPUT.parts``, or choose another output file); so is an existing HDF5
+file without the ``spacy_elmo_embed`` attribute, which this command never writes into.
+
+Long sentences are cut into windows of ``max_tokens`` tokens (as the ``elmo`` component does),
+batched under the same ``batch_tokens`` budget, and stored as one dataset per sentence.
+
+Scaling out: with ``shard=(k, n)`` a process computes only the groups of sentences whose
+number is ``k`` modulo ``n`` (groups depend on the input only, so the split is the same in every
+process, and so are the vectors: each group is computed exactly as one process would). Each
+shard writes and resumes its own parts and, when done, leaves ``done-K-of-N`` in the folder;
+the shard that finds all ``n`` of them joins the parts (an exclusive lock makes sure only one
+does), so the result is the same single file. Nothing but the file system is shared, so any
+scheduler can run the shards (torchrun, Slurm arrays, Ray, Spark); a shard that dies is rerun
+alone.
 """
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
+import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
@@ -30,6 +50,7 @@ import h5py
 import numpy
 
 from .embed import mix_layers
+from .formats.hdf5_arrays import check_hdf5_safe
 from .nn.bilm import BiLM
 from .nn.batching import length_sorted_batches
 from .nn.inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS
@@ -38,8 +59,19 @@ from .sentence_sources import Sentence
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")
 DEFAULT_CHUNK_TOKENS = 100_000
+DEFAULT_MAX_TOKENS = 256  # the elmo component's default window
 SENTENCE_INDEX = "sentence_to_index"
-_OPTIONS_ATTR = "spacy_elmo_embed_options"
+MARKER_ATTR = "spacy_elmo_embed"
+TOKENS_ATTR = "spacy_elmo_tokens"
+FORMAT_VERSION = 2
+_OLD_OPTIONS_ATTR = "spacy_elmo_embed_options"  # files from before the fingerprints
+_MANIFEST = "manifest.json"
+_PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
+_JOIN_LOCK = "join.lock"
+
+
+class EmbedError(ValueError):
+    """A run that cannot go on as asked; the message says what to do."""
 
 
 @dataclass
@@ -49,6 +81,9 @@ class EmbedSummary:
     skipped: int = 0
     tokens_embedded: int = 0
     seconds: float = 0.0
+    windows: int = 0  # biLM sequences run (a sentence over max_tokens takes several)
+    joined: bool = False  # False: other shards are still running (the last one to finish joins)
+    dropped: int = 0  # datasets of an earlier run left out because their key is gone from the input
 
 
 def reduce_layers(
@@ -66,6 +101,34 @@ def reduce_layers(
     raise ValueError(f"layers must be one of {LAYER_MODES}, not {mode!r}")
 
 
+def parts_dir(output: PathLike) -> Path:
+    """The folder holding a run's finished batches until they are joined into ``output``."""
+    output = Path(output)
+    return output.with_name(output.name + ".parts")
+
+
+def tokens_hash(tokens: Sequence[str]) -> str:
+    """What a sentence's vectors depend on besides the weights: its tokens, in order."""
+    digest = hashlib.blake2b(digest_size=16)
+    for token in tokens:
+        raw = token.encode("utf-8", errors="surrogatepass")
+        digest.update(len(raw).to_bytes(4, "little"))
+        digest.update(raw)
+    return digest.hexdigest()
+
+
+def weights_fingerprint(bilm: BiLM) -> str:
+    """A hash of the sizes and of every weight the vectors depend on (the softmax is left out)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
+    for module in (bilm.char_encoder, bilm.forward_lstm, bilm.backward_lstm):
+        for name, tensor in sorted(module.state_dict().items()):
+            array = tensor.detach().cpu().contiguous().numpy()
+            digest.update(f"{name}:{array.dtype}:{array.shape}".encode())
+            digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 def embed_corpus(
     bilm: BiLM,
     sentences: Iterable[Sentence],
@@ -76,8 +139,12 @@ def embed_corpus(
     batch_tokens: Optional[int] = None,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     progress: bool = True,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    shard: tuple[int, int] = (0, 1),
 ) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it exists)."""
+    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist).
+
+    ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
     from tqdm import tqdm
 
     if layers not in LAYER_MODES:
@@ -85,42 +152,62 @@ def embed_corpus(
     if layers == "mix":
         if mix_weights is None or len(mix_weights) != bilm.config.n_output_layers:
             raise ValueError(f"layers='mix' needs {bilm.config.n_output_layers} mix weights, got {mix_weights}")
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+    shard_index, n_shards = shard
+    if not (n_shards >= 1 and 0 <= shard_index < n_shards):
+        raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
+    budget = batch_tokens or DEFAULT_BATCH_TOKENS
     output = Path(output)
-    options = {
-        "layers": layers,
-        "n_layers": bilm.config.n_output_layers,
-        "dim": bilm.config.output_dim,
-        "mix_weights": list(mix_weights) if layers == "mix" else None,
-        "gamma": gamma if layers == "mix" else None,
+    manifest = {
+        "format": FORMAT_VERSION,
+        "settings": {
+            "layers": layers,
+            "n_layers": bilm.config.n_output_layers,
+            "dim": bilm.config.output_dim,
+            "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
+            "gamma": float(gamma) if layers == "mix" else None,
+            "max_tokens": int(max_tokens),
+            "dtype": str(bilm.dtype).replace("torch.", ""),
+            "autocast": None if bilm.autocast_dtype is None else str(bilm.autocast_dtype).replace("torch.", ""),
+        },
+        "weights": weights_fingerprint(bilm),
     }
-    done = _open_output(output, options)
+    store = _Store(output, manifest, shard_index, n_shards)
     summary = EmbedSummary()
+    wanted: dict[str, str] = {}
     sentence_to_index: dict[str, str] = {}
     start = time.perf_counter()
+    number = -1  # groups seen so far, in every shard: the split depends on the input only
     with tqdm(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
         for chunk in _chunks(sentences, chunk_tokens):
-            for sentence in chunk:
+            hashes = [tokens_hash(s.tokens) for s in chunk]
+            for sentence, digest in zip(chunk, hashes):
                 sentence_to_index[sentence.text] = sentence.key
-            lengths = [len(s.tokens) for s in chunk]
-            for batch in length_sorted_batches(lengths, DEFAULT_BATCH_SENTENCES, batch_tokens or DEFAULT_BATCH_TOKENS):
-                todo = [chunk[i] for i in batch if chunk[i].key not in done]
-                summary.sentences += len(batch)
-                summary.skipped += len(batch) - len(todo)
-                if todo:
-                    arrays = bilm.embed_layers([s.tokens for s in todo], batch_size=len(todo), max_batch_tokens=None)
-                    _write_batch(output, [(s.key, reduce_layers(a, layers, mix_weights, gamma)) for s, a in zip(todo, arrays)])
-                    n_tokens = sum(len(s.tokens) for s in todo)
-                    summary.embedded += len(todo)
-                    summary.tokens_embedded += n_tokens
-                    bar.update(n_tokens)
+                wanted[sentence.key] = digest
+            for group in _sentence_groups(chunk, budget, max_tokens):
+                number += 1
+                if number % n_shards != shard_index:
+                    continue
+                todo = [i for i in group if not store.has(chunk[i].key, hashes[i])]
+                summary.sentences += len(group)
+                summary.skipped += len(group) - len(todo)
+                if not todo:
+                    continue
+                arrays = _embed_sentences(bilm, [chunk[i].tokens for i in todo], budget, max_tokens, summary)
+                items = [
+                    (chunk[i].key, hashes[i], reduce_layers(a, layers, mix_weights, gamma))
+                    for i, a in zip(todo, arrays)
+                ]
+                store.write_part(items)
+                n_tokens = sum(len(chunk[i].tokens) for i in todo)
+                summary.embedded += len(todo)
+                summary.tokens_embedded += n_tokens
+                bar.update(n_tokens)
                 bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
-    _write_sentence_index(output, sentence_to_index)
+    summary.joined, summary.dropped = store.finish(wanted, sentence_to_index)
     summary.seconds = time.perf_counter() - start
     return summary
-
-
-def journal_path(output: Path) -> Path:
-    return output.with_name(output.name + ".journal")
 
 
 def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:
@@ -137,62 +224,343 @@ def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[S
         yield chunk
 
 
-def _open_output(output: Path, options: dict) -> set[str]:
-    """Create ``output`` or check it matches ``options``; repair an interrupted write; return its keys."""
-    encoded = json.dumps(options, sort_keys=True)
-    if not output.exists():
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with h5py.File(output, "w") as handle:
-            handle.attrs[_OPTIONS_ATTR] = encoded
-        journal_path(output).unlink(missing_ok=True)
-        return set()
-    try:
-        handle = h5py.File(output, "a")
-    except OSError as err:
-        raise ValueError(f"{output} exists but cannot be read as HDF5 ({err}); move it away to start over") from err
-    with handle:
-        found = handle.attrs.get(_OPTIONS_ATTR)
-        if found is not None and json.loads(found) != options:
-            raise ValueError(
-                f"{output} was written with other options ({found}); use another output file "
-                f"or the same options ({encoded}) to resume"
+def _sentence_groups(chunk: list[Sentence], budget: int, max_tokens: int) -> Iterator[list[int]]:
+    """Indices into ``chunk`` embedded (and written) together: sentences of at most
+    ``max_tokens`` tokens in length-sorted batches under ``budget``, each longer one alone (its
+    windows are batched under the same budget)."""
+    short = [i for i, s in enumerate(chunk) if len(s.tokens) <= max_tokens]
+    lengths = [len(chunk[i].tokens) for i in short]
+    for batch in length_sorted_batches(lengths, DEFAULT_BATCH_SENTENCES, budget):
+        yield [short[j] for j in batch]
+    for i, sentence in enumerate(chunk):
+        if len(sentence.tokens) > max_tokens:
+            yield [i]
+
+
+def _embed_sentences(
+    bilm: BiLM, sentences: list[list[str]], budget: int, max_tokens: int, summary: EmbedSummary
+) -> list[numpy.ndarray]:
+    """Layers of each sentence; one over ``max_tokens`` is read as windows, then put together."""
+    if len(sentences) == 1 and len(sentences[0]) > max_tokens:
+        tokens = sentences[0]
+        windows = [tokens[start : start + max_tokens] for start in range(0, len(tokens), max_tokens)]
+        per_batch = max(1, budget // max_tokens)
+        pieces: list[numpy.ndarray] = []
+        for first in range(0, len(windows), per_batch):
+            group = windows[first : first + per_batch]
+            pieces += bilm.embed_layers(group, batch_size=len(group), max_batch_tokens=None)
+        summary.windows += len(windows)
+        return [numpy.concatenate(pieces, axis=1)]
+    summary.windows += len(sentences)
+    return bilm.embed_layers(sentences, batch_size=len(sentences), max_batch_tokens=None)
+
+
+@dataclass
+class _Store:
+    """The output file and its parts folder: what is stored, and writing more."""
+
+    output: Path
+    manifest: dict
+    shard: int = 0
+    n_shards: int = 1
+    # key -> ((tokens hash, file), ...): usually one pair; more after an edit, until the join
+    _found: dict[str, tuple[tuple[str, Path], ...]] = field(default_factory=dict)
+    _next_part: int = 0
+
+    def __post_init__(self) -> None:
+        self.parts = parts_dir(self.output)
+        if self.output.exists():
+            self._read_output()
+        if not self.parts.exists():
+            self._create_parts()
+        self._read_parts(own_cleanup=True)
+        (self.parts / _done_name(self.shard, self.n_shards)).unlink(missing_ok=True)  # running again
+
+    def _add(self, key: str, digest: str, path: Path) -> None:
+        kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
+        self._found[key] = kept + ((digest, path),)
+
+    # ----------------------------------------------------------------- reading what is there
+    def _read_output(self) -> None:
+        with _open_ours(self.output, self.manifest) as handle:
+            for key, dataset in handle.items():
+                if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset):
+                    self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
+
+    def _read_parts(self, own_cleanup: bool = False) -> None:
+        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers
+        (a ``.tmp`` part of a run that stopped, a part damaged on disk): never another shard's,
+        which may be running now."""
+        manifest_path = self.parts / _MANIFEST
+        try:
+            found = json.loads(manifest_path.read_text(encoding="utf8"))
+        except (OSError, ValueError) as err:
+            raise EmbedError(
+                f"{self.parts} holds no readable {_MANIFEST} ({err}); it was not written by spacy-elmo embed "
+                f"or is damaged: delete {self.parts} to start over"
+            ) from err
+        _check_manifest(found, self.manifest, self.parts)
+        mine = f"{_PART_PREFIX}{self.shard:04d}-"
+        for path in sorted(self.parts.iterdir()):
+            if path.name.endswith(".tmp"):
+                if own_cleanup and path.name.startswith(mine):
+                    path.unlink(missing_ok=True)  # a part that was being written when the run stopped
+                continue
+            parsed = _part_number(path)
+            if parsed is None:
+                continue
+            if parsed[0] == self.shard:
+                self._next_part = max(self._next_part, parsed[1] + 1)
+            try:
+                with h5py.File(path, "r") as handle:
+                    check_hdf5_safe(handle, path)
+                    entries = {
+                        key: str(dataset.attrs.get(TOKENS_ATTR, ""))
+                        for key, dataset in handle.items()
+                        if isinstance(dataset, h5py.Dataset)
+                    }
+            except OSError:
+                if own_cleanup and parsed[0] == self.shard:
+                    path.unlink(missing_ok=True)  # damaged on disk: its sentences are computed again
+                continue
+            for key, digest in entries.items():
+                self._add(key, digest, path)
+
+    def _create_parts(self) -> None:
+        """Create the folder with its manifest in one rename, so it never exists without one."""
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        _write_file(staging / _MANIFEST, json.dumps(self.manifest, sort_keys=True).encode())
+        try:
+            os.rename(staging, self.parts)
+        except OSError:  # another shard created it first: use that one
+            shutil.rmtree(staging, ignore_errors=True)
+            if not self.parts.is_dir():
+                raise
+        _sync_dir(self.parts.parent)
+
+    def has(self, key: str, digest: str) -> bool:
+        return any(stored == digest for stored, _ in self._found.get(key, ()))
+
+    # ----------------------------------------------------------------- writing
+    def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
+        """One finished batch as its own file, renamed into place once it is on disk."""
+        with h5py.File(f"part-{self._next_part}", "w", driver="core", backing_store=False) as handle:
+            for key, digest, array in items:
+                dataset = handle.create_dataset(key, data=numpy.ascontiguousarray(array, dtype=numpy.float32))
+                dataset.attrs[TOKENS_ATTR] = digest
+            handle.flush()
+            image = handle.id.get_file_image()
+        path = self.parts / f"{_PART_PREFIX}{self.shard:04d}-{self._next_part:08d}{_PART_SUFFIX}"
+        try:
+            _write_file(path, image)
+        except OSError as err:
+            raise EmbedError(
+                f"could not write {path} ({err.strerror or err}); the {len(self._found)} sentences "
+                f"finished before are safe in {self.parts}: free some space and run the same command again"
+            ) from err
+        self._next_part += 1
+        for key, digest, _ in items:
+            self._add(key, digest, path)
+
+    def finish(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> tuple[bool, int]:
+        """Mark this shard done; join if every shard is. Returns (joined, datasets dropped)."""
+        if self.n_shards == 1:
+            return True, self.join(wanted, sentence_to_index)
+        _write_file(self.parts / _done_name(self.shard, self.n_shards), b"")
+        if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
+            return False, 0
+        try:
+            lock = open(self.parts / _JOIN_LOCK, "a")
+        except FileNotFoundError:
+            return False, 0  # another shard joined and removed the folder meanwhile
+        with lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False, 0  # another shard is joining
+            if not (self.parts / _MANIFEST).exists():
+                return False, 0  # joined meanwhile
+            self._found = {}
+            if self.output.exists():
+                self._read_output()
+            self._read_parts()
+            return True, self.join(wanted, sentence_to_index)
+
+    def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
+        """Write ``output`` from the stored datasets of the ``wanted`` keys; return how many
+        stored datasets were left out because their key is gone from the input."""
+        dropped = sum(1 for key in self._found if key not in wanted)
+        sources = {key: dict(pairs) for key, pairs in self._found.items()}
+        missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
+        if missing:
+            raise EmbedError(
+                f"{len(missing)} sentence(s) (first: {missing[0]!r}) have no vectors in {self.parts} for their "
+                "current tokens: the input changed while shards ran, or a shard stopped; run every shard again"
             )
-        handle.attrs[_OPTIONS_ATTR] = encoded
-        journal = journal_path(output)
-        if journal.exists():
-            for key in json.loads(journal.read_text(encoding="utf8")):
-                if key in handle:
-                    del handle[key]  # possibly incomplete: the chunk is written again
-        keys = {key for key in handle.keys() if key != SENTENCE_INDEX}
-    journal_path(output).unlink(missing_ok=True)
-    return keys
+        current_output = all(sources[key][digest] == self.output for key, digest in wanted.items())
+        if current_output and dropped == 0 and self._output_is_current(sentence_to_index):
+            shutil.rmtree(self.parts, ignore_errors=True)
+            return 0
+        by_source: dict[Path, list[str]] = {}
+        for key, digest in wanted.items():
+            by_source.setdefault(sources[key][digest], []).append(key)
+        self._check_space(by_source)
+        staging = self.output.with_name(self.output.name + ".joining.tmp")
+        try:
+            with h5py.File(staging, "w") as target:
+                for source, keys in by_source.items():
+                    with h5py.File(source, "r") as handle:
+                        for key in keys:
+                            target.copy(handle[key], target, name=key)
+                index = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
+                index[0] = json.dumps(sentence_to_index, ensure_ascii=False)
+                target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
+            _sync_file(staging)
+        except OSError as err:
+            staging.unlink(missing_ok=True)
+            raise EmbedError(
+                f"could not write {staging} while joining the parts into {self.output} ({err}); "
+                f"every finished batch is kept in {self.parts}: free some space and run the same command again"
+            ) from err
+        os.replace(staging, self.output)
+        _sync_dir(self.output.parent)
+        shutil.rmtree(self.parts, ignore_errors=True)
+        return dropped
+
+    def _output_is_current(self, sentence_to_index: dict[str, str]) -> bool:
+        if not self.output.exists():
+            return False
+        try:
+            return read_sentence_index(self.output) == sentence_to_index
+        except (OSError, KeyError, ValueError):
+            return False
+
+    def _check_space(self, by_source: dict[Path, list[str]]) -> None:
+        """Refuse to start a join the disk cannot hold (HDF5 handles a full disk badly)."""
+        needed = sum(source.stat().st_size for source in by_source)
+        free = shutil.disk_usage(self.output.parent).free
+        if needed > free:
+            raise EmbedError(
+                f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
+                f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
+                "free some space and run the same command again"
+            )
 
 
-def _write_batch(output: Path, items: list[tuple[str, numpy.ndarray]]) -> None:
-    journal = journal_path(output)
-    _atomic_write(journal, json.dumps([key for key, _ in items]))
-    with h5py.File(output, "a") as handle:
-        for key, array in items:
-            handle.create_dataset(key, data=numpy.ascontiguousarray(array, dtype=numpy.float32))
-    journal.unlink()
+def parse_shard(text: Optional[str], environ: Optional[dict] = None) -> tuple[int, int]:
+    """``"K/N"`` as ``(K, N)``; without it, torchrun's ``RANK``/``WORLD_SIZE`` (else ``(0, 1)``)."""
+    environ = dict(os.environ) if environ is None else environ
+    if text is None:
+        if "WORLD_SIZE" in environ and "RANK" in environ:
+            text = f"{environ['RANK']}/{environ['WORLD_SIZE']}"
+        else:
+            return 0, 1
+    index, _, count = text.partition("/")
+    if not (index.strip().isdigit() and count.strip().isdigit()) or not 0 <= int(index) < int(count):
+        raise ValueError(f"--shard must be K/N with 0 <= K < N (like 0/4), not {text!r}")
+    return int(index), int(count)
 
 
-def _write_sentence_index(output: Path, sentence_to_index: dict[str, str]) -> None:
-    with h5py.File(output, "a") as handle:
-        if SENTENCE_INDEX in handle:
-            del handle[SENTENCE_INDEX]
-        dataset = handle.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
-        dataset[0] = json.dumps(sentence_to_index, ensure_ascii=False)
+def _open_ours(path: Path, manifest: dict) -> h5py.File:
+    """``path`` opened for reading, after checking it is an embedding file of these settings."""
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as err:
+        raise EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over") from err
+    try:
+        check_hdf5_safe(handle, path)
+        found = handle.attrs.get(MARKER_ATTR)
+        if found is None:
+            if _OLD_OPTIONS_ATTR in handle.attrs:
+                raise EmbedError(
+                    f"{path} was written by an older spacy-elmo embed, which recorded neither the weights "
+                    f"nor the sentences' tokens, so it cannot be resumed safely: move it away (or delete it) to start over"
+                )
+            raise EmbedError(
+                f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
+                "refusing to write into it: choose another output file"
+            )
+        try:
+            recorded = json.loads(found)
+        except ValueError as err:
+            raise EmbedError(f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over") from err
+        _check_manifest(recorded, manifest, path)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _check_manifest(found: object, expected: dict, where: Path) -> None:
+    if found == expected:
+        return
+    if not isinstance(found, dict) or found.get("format") != expected["format"]:
+        raise EmbedError(f"{where} has another layout version; delete it to start over, or choose another output file")
+    differences = []
+    if found.get("weights") != expected["weights"]:
+        differences.append("the weights")
+    old, new = found.get("settings") or {}, expected["settings"]
+    differences += [f"{name} ({old.get(name)!r}, now {new[name]!r})" for name in new if old.get(name) != new[name]]
+    output = where if where.suffix != ".parts" else where.with_name(where.name[: -len(".parts")])
+    raise EmbedError(
+        f"{where} was written with other {', '.join(differences) or 'settings'}; its vectors would not match "
+        f"new ones. To start over delete {output} and {parts_dir(output)}, or choose another output file"
+    )
+
+
+def _part_number(path: Path) -> Optional[tuple[int, int]]:
+    """(shard, number) of a part file ``part-SSSS-NNNNNNNN.hdf5``, or None for other files."""
+    name = path.name
+    if not (name.startswith(_PART_PREFIX) and name.endswith(_PART_SUFFIX)):
+        return None
+    shard, _, number = name[len(_PART_PREFIX) : -len(_PART_SUFFIX)].partition("-")
+    return (int(shard), int(number)) if shard.isdigit() and number.isdigit() else None
+
+
+def _done_name(shard: int, n_shards: int) -> str:
+    return f"done-{shard:04d}-of-{n_shards:04d}"
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, complete or not at all: written to ``path.tmp``, synced, renamed."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf8")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
+    _sync_dir(path.parent)
+
+
+def _sync_file(path: Path) -> None:
+    with open(path, "rb+") as handle:
+        os.fsync(handle.fileno())
+
+
+def _sync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def read_sentence_index(output: PathLike) -> dict[str, str]:
     """The ``sentence_to_index`` map of an embedding file."""
     with h5py.File(output, "r") as handle:
+        check_hdf5_safe(handle, output)
         raw = handle[SENTENCE_INDEX][0]
     return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)

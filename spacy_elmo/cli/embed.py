@@ -10,26 +10,34 @@ from ._app import app
 @app.command("embed")
 def embed_cli(
     input_path: Path = typer.Argument(..., help="Text (one sentence per line), JSONL ('text' field) or .spacy", exists=True, dir_okay=False),
-    output_path: Path = typer.Argument(..., help="HDF5 file to write (resumed if it exists)"),
+    output_path: Path = typer.Argument(..., help="HDF5 file to write (resumed if it or OUTPUT.parts exists)"),
     weights: Path = typer.Option(..., "--weights", "-w", help="spacy-elmo model dir, AllenNLP dir (options.json + one .hdf5), or .hdf5 with options.json beside it"),
     layers: str = typer.Option("all", "--layers", help="all | top | average | mix"),
     mix_weights: Optional[str] = typer.Option(None, "--mix-weights", help="with --layers mix: one weight per layer, comma-separated"),
     gamma: float = typer.Option(1.0, "--gamma", help="with --layers mix: scale of the mixed vector"),
     batch_tokens: Optional[int] = typer.Option(None, "--batch-tokens", help="max padded tokens per batch (bounds memory; default 8192)"),
     chunk_tokens: Optional[int] = typer.Option(None, "--chunk-tokens", help="tokens read ahead and sorted by length together (default 100000)"),
+    max_tokens: int = typer.Option(256, "--max-tokens", help="longer sentences are read as windows of this many tokens (stored as one dataset)"),
     input_format: str = typer.Option("auto", "--input-format", help="auto | text | jsonl | spacy"),
     spacy_pipeline: Optional[str] = typer.Option(None, "--spacy-pipeline", help="tokenize and split paragraphs with this pipeline (name, path, or a language code like 'en')"),
     cache_words: int = typer.Option(50_000, "--cache-words", help="word-vector cache size (0: off); outputs are identical either way"),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default: torch's)"),
     device: str = typer.Option("cpu", "--device", help="torch device, e.g. cpu or cuda:0"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show a progress bar with tokens/s"),
+    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: compute only share K of N (0-based); the last shard to finish joins the result. Under torchrun taken from RANK/WORLD_SIZE"),
 ) -> None:
-    """Embed every sentence of INPUT into OUTPUT.hdf5: one dataset per sentence, keyed by line."""
+    """Embed every sentence of INPUT into OUTPUT.hdf5: one dataset per sentence, keyed by line.
+
+    Several workers: torchrun --nproc_per_node N -m spacy_elmo embed ... (or --shard K/N under any
+    other scheduler, one process per K, all writing to the same OUTPUT on a shared file system).
+    """
     import torch
 
-    from ..embed_corpus import embed_corpus
+    import os
+
+    from ..embed_corpus import embed_corpus, parse_shard
     from ..formats.resolve import load_bilm
-    from ..sentence_sources import load_pipeline, read_sentences
+    from ..sentence_sources import SkippedLines, load_pipeline, read_sentences
 
     if threads:
         torch.set_num_threads(threads)
@@ -40,11 +48,15 @@ def embed_cli(
         except ValueError as err:
             raise typer.BadParameter(f"--mix-weights must be comma-separated numbers: {err}") from err
     try:
+        shard_index, n_shards = parse_shard(shard)
+        if device == "cuda" and "LOCAL_RANK" in os.environ:
+            device = f"cuda:{int(os.environ['LOCAL_RANK'])}"  # one GPU per torchrun worker
         bilm = load_bilm(weights).to(device).eval()
         if cache_words > 0:
             bilm.enable_word_cache(cache_words)
         nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
-        sentences = read_sentences(input_path, input_format, nlp)
+        skipped_lines = SkippedLines()
+        sentences = read_sentences(input_path, input_format, nlp, skipped=skipped_lines)
         options = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
         summary = embed_corpus(
             bilm,
@@ -55,6 +67,8 @@ def embed_cli(
             gamma=gamma,
             batch_tokens=batch_tokens,
             progress=progress,
+            max_tokens=max_tokens,
+            shard=(shard_index, n_shards),
             **options,
         )
     except (FileNotFoundError, ValueError) as err:
@@ -63,8 +77,17 @@ def embed_cli(
     rate = summary.tokens_embedded / summary.seconds if summary.seconds else 0.0
     stats = bilm.word_cache_stats()
     cache_note = f"; word cache hit rate {stats.hit_rate:.1%}" if stats is not None and stats.tokens else ""
+    unreadable = f"; {skipped_lines.count} unreadable line(s) skipped (see the warnings)" if skipped_lines.count else ""
+    dropped = f"; {summary.dropped} earlier dataset(s) dropped (no longer in the input)" if summary.dropped else ""
+    if not summary.joined:
+        typer.echo(
+            f"Shard {shard_index}/{n_shards} done: {summary.embedded} sentences embedded, {summary.skipped} already "
+            f"present; the last shard to finish writes {output_path}",
+            err=True,
+        )
+        return
     typer.echo(
         f"Wrote {output_path}: {summary.embedded} sentences embedded ({summary.tokens_embedded} tokens, "
-        f"{rate:.0f} tokens/s), {summary.skipped} already present{cache_note}",
+        f"{rate:.0f} tokens/s), {summary.skipped} already present{cache_note}{unreadable}{dropped}",
         err=True,
     )

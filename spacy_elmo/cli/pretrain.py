@@ -32,6 +32,7 @@ def pretrain_cli(
     Under torchrun (torchrun --nproc_per_node N -m spacy_elmo pretrain ...) each process trains
     on its own shard of the text with DistributedDataParallel.
     """
+    from ..pretrain.checkpoint import CheckpointError
     from ..pretrain.settings import load_config, settings_from_config
     from ..pretrain.stream import EmptyCorpusError
     from ..pretrain.train import PretrainError, pretrain
@@ -46,7 +47,7 @@ def pretrain_cli(
         config = load_config(config_path, overrides)
         settings = settings_from_config(config)
         result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet)
-    except (PretrainError, EmptyCorpusError, FileNotFoundError, ValueError) as err:
+    except (PretrainError, EmptyCorpusError, CheckpointError, FileNotFoundError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1)
     if result.stopped_by_signal is not None:

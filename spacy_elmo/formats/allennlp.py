@@ -25,7 +25,7 @@ import torch
 
 from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
-from .hdf5_arrays import open_hdf5, read_array
+from .hdf5_arrays import check_no_unused, check_shape, open_hdf5, read_array
 
 PathLike = Union[str, Path]
 
@@ -84,12 +84,23 @@ def _to_ours(array: numpy.ndarray, how: str) -> numpy.ndarray:
 
 
 def load_allennlp(options_file: PathLike, weight_file: PathLike) -> BiLM:
-    """A :class:`BiLM` with the weights of a bilm-tf/AllenNLP model, checked dataset by dataset."""
+    """A :class:`BiLM` with the weights of a bilm-tf/AllenNLP model, checked dataset by dataset.
+
+    Every dataset's shape is checked against the options before the model is allocated (so a
+    small file claiming huge sizes fails at once), every dataset must be one the options use,
+    and every value must be finite.
+    """
     config = read_options(options_file)
     with open_hdf5(weight_file) as handle:
-        has_softmax = "softmax/W" in handle
-        if has_softmax:
-            config = config.replace(vocab_size=int(handle["softmax"]["W"].shape[0]))
+        softmax = handle.get("softmax/W")
+        if isinstance(softmax, h5py.Dataset) and softmax.ndim >= 1:
+            config = config.replace(vocab_size=int(softmax.shape[0]))
+        with torch.device("meta"):  # names and shapes only: no memory is allocated
+            skeleton = BiLM(config)
+        expected = {name: shape for name, _, shape, _ in _weight_map(skeleton)}
+        for name, shape in expected.items():
+            check_shape(handle, name, shape)
+        check_no_unused(handle, set(expected), str(options_file))
         model = BiLM(config)
         with torch.no_grad():
             model.char_encoder.char_embedding.weight[0].zero_()

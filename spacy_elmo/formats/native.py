@@ -15,7 +15,7 @@ import torch
 
 from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
-from .hdf5_arrays import open_hdf5, read_array
+from .hdf5_arrays import check_shape, open_hdf5, read_array
 
 PathLike = Union[str, Path]
 
@@ -56,25 +56,72 @@ def load_model_dir(path: PathLike) -> BiLM:
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{path} is not a spacy-elmo model directory: missing {', '.join(missing)}")
-    meta = json.loads((path / CONFIG_FILE).read_text(encoding="utf8"))
-    if meta.get("format") != FORMAT_NAME:
-        raise ValueError(f"{path / CONFIG_FILE} is not a spacy-elmo model config")
-    if meta.get("version", 0) > FORMAT_VERSION:
-        raise ValueError(f"{path} was written by a newer spacy-elmo (format version {meta['version']})")
-    config = BiLMConfig.from_dict(meta["config"])
-    vocab = None
-    if (path / VOCAB_FILE).is_file():
-        vocab = json.loads((path / VOCAB_FILE).read_text(encoding="utf8"))
-    model = BiLM(config, vocab=vocab)
-    state = model.state_dict()
+    config = read_config(path / CONFIG_FILE)
+    vocab = read_vocab(path / VOCAB_FILE) if (path / VOCAB_FILE).exists() else None
+    if vocab is not None and config.vocab_size not in (0, len(vocab)):
+        raise ValueError(
+            f"{path / VOCAB_FILE} has {len(vocab)} words but {path / CONFIG_FILE} says vocab_size {config.vocab_size}"
+        )
     with open_hdf5(path / WEIGHTS_FILE) as handle:
-        extra = sorted(set(handle.keys()) - set(state))
+        with torch.device("meta"):  # names and shapes only: checked before any memory is allocated
+            skeleton = BiLM(config, vocab=vocab)
+        shapes = {name: tuple(t.shape) for name, t in skeleton.state_dict().items()}
+        extra = sorted(set(handle.keys()) - set(shapes))
         if extra:
             raise ValueError(f"{path / WEIGHTS_FILE} has arrays the config does not expect: {extra}")
-        loaded = {name: torch.from_numpy(read_array(handle, name, tuple(t.shape))) for name, t in state.items()}
+        for name, shape in shapes.items():
+            check_shape(handle, name, shape)
+        loaded = {name: torch.from_numpy(read_array(handle, name, shape)) for name, shape in shapes.items()}
+    model = BiLM(config, vocab=vocab)
     model.load_state_dict(loaded)
     model.eval()
     return model
+
+
+def _read_json(path: Path, what: str) -> object:
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the {what} ({err.strerror or err})") from err
+    if not raw.strip():
+        raise ValueError(f"{path}: the {what} is empty (0 bytes or only whitespace)")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: the {what} is not UTF-8 text (binary data at byte {err.start})") from err
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: the {what} is not valid JSON ({err})") from err
+
+
+def read_config(path: Path) -> BiLMConfig:
+    """The model config in ``config.json``; every problem is a ``ValueError`` naming the file."""
+    meta = _read_json(path, "model config")
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(meta).__name__}")
+    if meta.get("format") != FORMAT_NAME:
+        raise ValueError(f"{path} is not a spacy-elmo model config (its 'format' is not {FORMAT_NAME!r})")
+    version = meta.get("version", 0)
+    if not isinstance(version, int):
+        raise ValueError(f"{path}: 'version' must be an integer, not {version!r}")
+    if version > FORMAT_VERSION:
+        raise ValueError(f"{path} was written by a newer spacy-elmo (format version {version})")
+    if not isinstance(meta.get("config"), dict):
+        raise ValueError(f"{path}: 'config' must be a JSON object with the model's sizes")
+    try:
+        return BiLMConfig.from_dict(meta["config"])
+    except (KeyError, TypeError, ValueError) as err:
+        detail = f"missing setting {err}" if isinstance(err, KeyError) else str(err)
+        raise ValueError(f"{path}: invalid model config: {detail}") from err
+
+
+def read_vocab(path: Path) -> list[str]:
+    """The softmax vocabulary in ``vocab.json``: a JSON list of distinct strings."""
+    vocab = _read_json(path, "vocabulary")
+    if not isinstance(vocab, list) or not all(isinstance(word, str) for word in vocab):
+        raise ValueError(f"{path}: the vocabulary must be a JSON list of strings")
+    if not vocab:
+        raise ValueError(f"{path}: the vocabulary is an empty list")
+    return vocab
 
 
 def _atomic_write_text(target: Path, text: str) -> None:

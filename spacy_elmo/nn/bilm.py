@@ -91,6 +91,7 @@ class BiLM(nn.Module):
             nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
         )
         self.word_cache = None
+        self._weights_generation = 0  # bumped by weights_changed(): part of every fingerprint
         self.lstm_loop = "fused"
         self.cuda_graphs = True
         self.autocast_dtype = None
@@ -129,14 +130,14 @@ class BiLM(nn.Module):
         """What layer-0 vectors depend on: the char encoder's weights (identity and version)
         and the precision. None when changes cannot be detected (then nothing is cached)."""
         params = parameter_fingerprint(list(self.char_encoder.parameters()))
-        return None if params is None else (params, self.autocast_dtype)
+        return None if params is None else (params, self.autocast_dtype, getattr(self, "_weights_generation", 0))
 
     def weights_fingerprint(self) -> Optional[tuple]:
         """What every layer's output depends on: identity and version of every weight and
         buffer, and the precision. None when changes cannot be detected."""
         tensors = list(self.parameters()) + list(self.buffers())
         versions = parameter_fingerprint(tensors)
-        return None if versions is None else (id(self), versions, self.autocast_dtype)
+        return None if versions is None else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
 
     def encode_char_ids(self, char_ids: numpy.ndarray) -> torch.Tensor:
         """Layer-0 vectors ``(n, P)`` in the model's dtype for char ids ``(n, 50)``, no autograd."""
@@ -173,6 +174,20 @@ class BiLM(nn.Module):
                             value.clear()
         if self.word_cache is not None:
             self.word_cache.clear()
+
+    def weights_changed(self) -> None:
+        """Tell the model its weights were edited in a way torch cannot see, so that nothing
+        derived from the old values is served again.
+
+        Changes through the parameters themselves (optimizer steps, ``load_state_dict``,
+        ``param.copy_()``, ``param.mul_()`` under ``no_grad``) bump torch's version counters and
+        are noticed without this call. Edits through ``param.data`` or a numpy view of a
+        parameter (``param.detach().numpy()[...] = ...``) do not: after them call this method.
+        It frees the derived tensors and the word cache and changes :meth:`weights_fingerprint`,
+        so the ``elmo`` component's frozen-feature cache drops its entries too.
+        """
+        self._weights_generation = getattr(self, "_weights_generation", 0) + 1
+        self.clear_inference_caches()
 
     def _apply(self, fn, *args, **kwargs):  # type: ignore[override]
         self.clear_inference_caches()

@@ -5,9 +5,14 @@ every time. A parameter counts as changed when its storage or its version counte
 in-place updates (optimizer steps, ``load_state_dict``, ``copy_``) bump the version, and
 ``.to()`` or ``.data = ...`` swap the storage. The cache keeps the sources' storages alive, so a
 new tensor can never reuse an old address and be mistaken for the old weights.
+
+Threads may share a model: key, pins and value are one tuple swapped in a single assignment, so
+a reader never sees a key with another key's value, and a lock makes one thread build while the
+others wait for its result instead of building their own.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Hashable, Optional, Sequence, TypeVar
 
 import torch
@@ -35,9 +40,8 @@ class DerivedTensors:
     """Holds one value computed from a list of parameters; ``get`` rebuilds it when they change."""
 
     def __init__(self) -> None:
-        self._key: Optional[tuple[Hashable, ...]] = None
-        self._pins: tuple[torch.Tensor, ...] = ()
-        self._value: Any = None
+        self._state: Optional[tuple[Hashable, tuple[torch.Tensor, ...], Any]] = None  # key, pins, value
+        self._lock = threading.Lock()
 
     def get(self, params: Sequence[torch.Tensor], build: Callable[[], T], extra_key: Hashable = None) -> T:
         """The cached value for ``params`` (and ``extra_key``), calling ``build()`` on a change."""
@@ -47,15 +51,27 @@ class DerivedTensors:
             with torch.no_grad():
                 return build()
         key = (fingerprint, extra_key)
-        if self._key != key:
-            self.clear()  # free the old value before building the new one
+        state = self._state
+        if state is not None and state[0] == key:
+            return state[2]
+        with self._lock:
+            state = self._state
+            if state is not None and state[0] == key:
+                return state[2]  # built by another thread while this one waited
+            self._state = None  # free the old value before building the new one
             with torch.no_grad():
                 value = build()
-            self._key, self._pins, self._value = key, tuple(p.detach() for p in params), value
-        return self._value
+            self._state = (key, tuple(p.detach() for p in params), value)
+            return value
 
     def clear(self) -> None:
-        self._key, self._pins, self._value = None, (), None
+        self._state = None
+
+    @property
+    def value(self) -> Any:
+        """The value held now (None when empty)."""
+        state = self._state
+        return None if state is None else state[2]
 
     # A copy or pickle of a module starts with an empty cache: the values are cheap to rebuild
     # and would otherwise double the size of a saved model.

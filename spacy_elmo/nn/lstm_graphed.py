@@ -28,6 +28,7 @@ The same window code runs eagerly where graphs are unavailable (CPU tensors, or
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -103,7 +104,8 @@ def run_graphed(
     with torch.no_grad():
         for index in range(len(first.layers)):
             layer = _graphed_layer(stacks, index, compute_dtype, inputs)
-            layer_output = _run_windows(layer, layer_input, active, row_bucket, use_graphs)
+            with layer.lock:  # the runners' buffers serve one call at a time
+                layer_output = _run_windows(layer, layer_input, active, row_bucket, use_graphs)
             layer_output.mul_(mask)
             if index > 0 and first.use_skip_connections:
                 layer_output += layer_input
@@ -165,6 +167,7 @@ class _GraphedLayer:
         self.projection = torch.stack([layer.projection_weight.t() for layer in layers]).to(self.matmul_dtype)
         self._runners: "OrderedDict[tuple[int, bool], _WindowRunner]" = OrderedDict()
         self._scratch: dict[torch.dtype, torch.Tensor] = {}
+        self.lock = threading.Lock()  # held while a call uses the runners (threads share a model)
 
     def scratch(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
         """A buffer of ``shape`` shared by this layer's runners (they never run at once).

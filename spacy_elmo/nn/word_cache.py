@@ -7,12 +7,20 @@ gather, whatever its size. Entries are dropped when the owner's fingerprint (its
 identities and versions) changes, so a stale vector is never served. The encoder computes a
 word's vector bit-for-bit the same whatever it is batched with, so cached outputs are
 *identical* to uncached ones, not merely close.
+
+One cache may serve several threads (one ``nlp`` shared by a web server's workers): a lock
+covers every read and change of the map and the table, hit vectors are copied out before the
+lock is released (a row may be handed to another word right after), and the encoder runs on
+the misses outside the lock. Vectors computed under a fingerprint that has since changed are
+returned to their caller but never stored.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Hashable, Optional, Sequence
+
+import threading
 
 import torch
 
@@ -47,10 +55,13 @@ class WordVectorCache:
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, not {max_words}")
         self.max_words = int(max_words)
+        self._lock = threading.Lock()
+        self._generation = 0  # bumped whenever the storage is reset
         self._reset_storage()
         self._stats = WordCacheStats(max_words=self.max_words)
 
     def _reset_storage(self) -> None:
+        self._generation = getattr(self, "_generation", 0) + 1
         self._rows: OrderedDict[str, int] = OrderedDict()  # least recently used first
         self._table: Optional[torch.Tensor] = None
         self._fingerprint: Hashable = None
@@ -63,15 +74,18 @@ class WordVectorCache:
 
     @property
     def stats(self) -> WordCacheStats:
-        self._stats.size = len(self._rows)
-        return self._stats
+        with self._lock:
+            self._stats.size = len(self._rows)
+            return self._stats
 
     def reset_stats(self) -> None:
-        self._stats = WordCacheStats(max_words=self.max_words)
+        with self._lock:
+            self._stats = WordCacheStats(max_words=self.max_words)
 
     def clear(self) -> None:
         """Forget every vector (the counters stay)."""
-        self._reset_storage()
+        with self._lock:
+            self._reset_storage()
 
     def vectors(
         self,
@@ -84,43 +98,54 @@ class WordVectorCache:
 
         ``n_tokens`` is how many tokens these words stand for (for the hit rate).
         """
-        if fingerprint is None or fingerprint != self._fingerprint:
-            if self._rows:
-                self._stats.invalidations += 1
-            self._reset_storage()
-            self._fingerprint = fingerprint
-        hit_positions, hit_rows, miss_positions = [], [], []
-        for position, word in enumerate(words):
-            row = self._rows.get(word)
-            if row is None:
-                miss_positions.append(position)
-            else:
-                self._rows.move_to_end(word)
-                hit_positions.append(position)
-                hit_rows.append(row)
+        with self._lock:
+            if fingerprint is None or fingerprint != self._fingerprint:
+                if self._rows:
+                    self._stats.invalidations += 1
+                self._reset_storage()
+                self._fingerprint = fingerprint
+            generation = self._generation
+            hit_positions, hit_rows, miss_positions = [], [], []
+            for position, word in enumerate(words):
+                row = self._rows.get(word)
+                if row is None:
+                    miss_positions.append(position)
+                else:
+                    self._rows.move_to_end(word)
+                    hit_positions.append(position)
+                    hit_rows.append(row)
+            # A copy: once the lock is released, another thread may reuse these rows.
+            hits = self._table[_index(hit_rows, self._table)] if hit_positions else None
+            self._stats.tokens += n_tokens
+            self._stats.computed += len(miss_positions)
         missing = [words[p] for p in miss_positions]
         computed = compute(missing) if missing else None
-        reference = computed if computed is not None else self._table
+        reference = computed if computed is not None else hits
+        assert reference is not None, "vectors() needs at least one word"
         result = reference.new_empty(len(words), reference.shape[1])
-        if hit_positions:
-            result[_index(hit_positions, result)] = self._table[_index(hit_rows, result)]
+        if hits is not None:
+            result[_index(hit_positions, result)] = hits
         if computed is not None:
             result[_index(miss_positions, result)] = computed
-            self._store(missing, computed)
-        self._stats.tokens += n_tokens
-        self._stats.computed += len(missing)
+            with self._lock:
+                if self._generation == generation:
+                    self._store(missing, computed)
         return result
 
     def _store(self, words: list[str], vectors: torch.Tensor) -> None:
         if self._fingerprint is None:
             return  # weights whose changes cannot be detected: never keep their vectors
         words, vectors = words[-self.max_words :], vectors[-self.max_words :]
-        rows = []
-        for word in words:
+        rows, kept = [], []
+        for position, word in enumerate(words):
+            if word in self._rows:  # stored meanwhile by another thread: keep that row
+                continue
             row = self._take_row(vectors)
             self._rows[word] = row
             rows.append(row)
-        self._table[_index(rows, vectors)] = vectors
+            kept.append(position)
+        if rows:
+            self._table[_index(rows, vectors)] = vectors[_index(kept, vectors)]
 
     def _take_row(self, like: torch.Tensor) -> int:
         """The next unused row of the table (grown as needed), or the LRU entry's row when full."""

@@ -10,13 +10,20 @@ training revisits the same Docs every epoch, and least-recently-used eviction wo
 each entry just before it is needed again once the corpus outgrows the budget. The cache is
 bound to a fingerprint of the weights (identity and version counter of every tensor, the
 precision, the windowing); any change empties it, so it never serves layers of other weights.
+A lock makes each call atomic, so threads sharing one pipeline may use it.
+
+Spill folders are named ``spacy-elmo-features-HOST-PID-*``. A process killed with SIGKILL never
+removes its own, so each new cache with a ``disk_dir`` removes the folders there whose owner,
+on this host, is no longer running (folders of other hosts and of live processes are kept).
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import shutil
 import tempfile
+import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +33,38 @@ import numpy
 from spacy.tokens import Doc
 
 MB = 1024 * 1024
+SPILL_PREFIX = "spacy-elmo-features-"
+
+
+def _host_tag() -> str:
+    """This host's name as it appears in spill folder names (no dashes, so names parse)."""
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
+
+
+def _process_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by another user
+    return True
+
+
+def remove_stale_spill_dirs(disk_dir: Union[str, Path]) -> list[Path]:
+    """Delete the spill folders in ``disk_dir`` left by processes of this host that are gone."""
+    folder, removed = Path(disk_dir), []
+    if not folder.is_dir():
+        return removed
+    prefix = f"{SPILL_PREFIX}{_host_tag()}-"
+    for path in folder.iterdir():
+        if not (path.name.startswith(prefix) and path.is_dir() and not path.is_symlink()):
+            continue
+        pid_text = path.name[len(prefix) :].split("-", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _process_running(int(pid_text)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 def doc_key(doc: Doc, extra: bytes = b"") -> bytes:
@@ -78,6 +117,8 @@ class FeatureCache:
         self.max_memory_bytes = int(max_memory_mb * MB)
         self.max_disk_bytes = int(max_disk_mb * MB) if disk_dir is not None else 0
         self.disk_dir = None if disk_dir is None else Path(disk_dir)
+        if self.disk_dir is not None:
+            remove_stale_spill_dirs(self.disk_dir)
         self.stats = FeatureCacheStats()
         self._memory: dict[bytes, numpy.ndarray] = {}
         self._disk: dict[bytes, int] = {}
@@ -85,6 +126,7 @@ class FeatureCache:
         self._remove_spill_dir: Optional[weakref.finalize] = None
         self._fingerprint: Optional[Hashable] = None
         self._pins: tuple = ()
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
         return len(self._memory) + len(self._disk)
@@ -95,54 +137,58 @@ class FeatureCache:
         ``pins`` are kept alive while bound, so that the memory addresses in the fingerprint
         cannot be reused by other tensors.
         """
-        if fingerprint != self._fingerprint:
-            self.clear()
-            self._fingerprint = fingerprint
-            self._pins = tuple(pins)
+        with self._lock:
+            if fingerprint != self._fingerprint:
+                self.clear()
+                self._fingerprint = fingerprint
+                self._pins = tuple(pins)
 
     def clear(self) -> None:
         """Drop every entry (memory and disk) and forget the fingerprint; counters are kept."""
-        self._memory.clear()
-        self._disk.clear()
-        self._fingerprint = None
-        self._pins = ()
-        if self._remove_spill_dir is not None:
-            self._remove_spill_dir()
-            self._remove_spill_dir = None
-            self._spill_dir = None
-        self.stats.memory_entries = self.stats.memory_bytes = 0
-        self.stats.disk_entries = self.stats.disk_bytes = 0
+        with self._lock:
+            self._memory.clear()
+            self._disk.clear()
+            self._fingerprint = None
+            self._pins = ()
+            if self._remove_spill_dir is not None:
+                self._remove_spill_dir()
+                self._remove_spill_dir = None
+                self._spill_dir = None
+            self.stats.memory_entries = self.stats.memory_bytes = 0
+            self.stats.disk_entries = self.stats.disk_bytes = 0
 
     def get(self, key: bytes) -> Optional[numpy.ndarray]:
         """A copy of the stored array, or None (counted as a miss)."""
-        value = self._memory.get(key)
-        if value is not None:
-            self.stats.hits += 1
-            return value.copy()
-        if key in self._disk:
-            self.stats.hits += 1
-            return numpy.load(self._file(key), allow_pickle=False)
-        self.stats.misses += 1
-        return None
+        with self._lock:
+            value = self._memory.get(key)
+            if value is not None:
+                self.stats.hits += 1
+                return value.copy()
+            if key in self._disk:
+                self.stats.hits += 1
+                return numpy.load(self._file(key), allow_pickle=False)
+            self.stats.misses += 1
+            return None
 
     def put(self, key: bytes, value: numpy.ndarray) -> bool:
         """Store a copy of ``value`` if a budget has room; False when it was not stored."""
-        if key in self._memory or key in self._disk:
-            return True
-        size = int(value.nbytes)
-        if self.stats.memory_bytes + size <= self.max_memory_bytes:
-            self._memory[key] = numpy.array(value, copy=True)
-            self.stats.memory_bytes += size
-            self.stats.memory_entries += 1
-            return True
-        if self.stats.disk_bytes + size <= self.max_disk_bytes:
-            self._write(key, value)
-            self._disk[key] = size
-            self.stats.disk_bytes += size
-            self.stats.disk_entries += 1
-            return True
-        self.stats.not_stored += 1
-        return False
+        with self._lock:
+            if key in self._memory or key in self._disk:
+                return True
+            size = int(value.nbytes)
+            if self.stats.memory_bytes + size <= self.max_memory_bytes:
+                self._memory[key] = numpy.array(value, copy=True)
+                self.stats.memory_bytes += size
+                self.stats.memory_entries += 1
+                return True
+            if self.stats.disk_bytes + size <= self.max_disk_bytes:
+                self._write(key, value)
+                self._disk[key] = size
+                self.stats.disk_bytes += size
+                self.stats.disk_entries += 1
+                return True
+            self.stats.not_stored += 1
+            return False
 
     def _file(self, key: bytes) -> Path:
         assert self._spill_dir is not None
@@ -152,7 +198,7 @@ class FeatureCache:
         if self._spill_dir is None:
             assert self.disk_dir is not None
             self.disk_dir.mkdir(parents=True, exist_ok=True)
-            self._spill_dir = Path(tempfile.mkdtemp(prefix="spacy-elmo-features-", dir=self.disk_dir))
+            self._spill_dir = Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{_host_tag()}-{os.getpid()}-", dir=self.disk_dir))
             self._remove_spill_dir = weakref.finalize(self, shutil.rmtree, self._spill_dir, True)
         path = self._file(key)
         partial = path.with_suffix(".partial.npy")

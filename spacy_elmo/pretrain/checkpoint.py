@@ -6,6 +6,9 @@ negative sampler) for every process, the data position of every shard, and count
 read back with ``torch.load(..., weights_only=True)``, which refuses arbitrary objects, and
 written to a temporary file that is flushed to disk and then renamed over the old one, so a
 crash at any moment leaves either the old or the new checkpoint, never half of one.
+
+Failures are one line naming the file: a full disk while saving (the old checkpoint is still
+there), and an empty, truncated or foreign file when resuming.
 """
 from __future__ import annotations
 
@@ -49,14 +52,26 @@ def restore_rng(state: dict[str, Any], generator: Optional[torch.Generator] = No
         generator.set_state(state["sampler"])
 
 
+class CheckpointError(OSError):
+    """A checkpoint that cannot be written or read; the message names the file."""
+
+
 def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
     """Write atomically: temp file, fsync, ``os.replace``, then fsync the folder."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        torch.save({"format": FORMAT, "version": VERSION, **payload}, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+    writer: Optional[_RecordingWriter] = None
+    try:
+        with open(tmp, "wb") as handle:
+            writer = _RecordingWriter(handle)
+            torch.save({"format": FORMAT, "version": VERSION, **payload}, writer)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except (OSError, RuntimeError) as err:
+        tmp.unlink(missing_ok=True)
+        kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
+        cause = writer.error if writer is not None and writer.error is not None else err
+        raise CheckpointError(f"Could not write the checkpoint {tmp}: {_reason(cause)}{kept}") from err
     os.replace(tmp, path)
     _fsync_dir(path.parent)
 
@@ -65,12 +80,47 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint at {path}")
-    payload = torch.load(path, map_location="cpu", weights_only=True)
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path} is empty (0 bytes): it cannot be resumed; start a new run in another folder")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # a damaged zip or a refused object: torch raises many kinds
+        raise CheckpointError(
+            f"{path} cannot be read as a checkpoint ({type(err).__name__}: {_reason(err)}); "
+            "it is damaged or not a spacy-elmo checkpoint"
+        ) from err
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not a spacy-elmo pretraining checkpoint")
     if payload.get("version", 0) > VERSION:
         raise ValueError(f"{path} was written by a newer spacy-elmo (checkpoint version {payload['version']})")
     return payload
+
+
+class _RecordingWriter:
+    """A file wrapper that keeps the first ``OSError`` of a write: torch reports a failed write
+    (a full disk) only as an internal position mismatch."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+        self.error: Optional[OSError] = None
+
+    def write(self, data) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = self.error or err
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
+def _reason(err: BaseException) -> str:
+    """The first line of an error's message (torch's can run to dozens of lines)."""
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
 
 
 def _fsync_dir(folder: Path) -> None:

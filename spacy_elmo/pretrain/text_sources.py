@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterator, Optional, Union
 
+from ..sentence_sources import has_lone_surrogate
+
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 BINARY_SNIFF_BYTES = 8192
@@ -190,6 +192,10 @@ class RecordReader:
                     if text is None:
                         stats.bad_json_lines += 1
                         stats.note("json", path, f"line {line_number} is not a JSON object with a string {self.jsonl_field!r}; skipped")
+                        continue
+                    if has_lone_surrogate(text):  # a "\ud800" escape: no UTF-8 form, cannot be encoded
+                        stats.invalid_utf8_lines += 1
+                        stats.note("utf8", path, f"line {line_number} holds a lone surrogate (no UTF-8 form); skipped")
                         continue
                     if not text.strip():
                         continue

@@ -25,6 +25,7 @@ from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
 from .checkpoint import CHECKPOINT_FILE, capture_rng, load_checkpoint, restore_rng, save_checkpoint
+from .resume_settings import compare_resumed_settings
 from .corpus import count_words, make_reader, read_dev_sentences
 from .distributed import Distributed, setup_distributed, teardown_distributed
 from .encoding import BatchEncoder, EncodedBatch
@@ -140,6 +141,9 @@ class PretrainRun:
         self.optimizer = make_optimizer(self.objective.parameters(), self.settings.training)
         self.n_shards = self._n_shards(checkpoint)
         shard_states = self._restore(checkpoint)
+        if checkpoint is not None and self.step >= self.settings.training.max_steps and self.context.is_main:
+            # A kill between the final checkpoint and the export left an older model-last.
+            self.model.to_disk(self.out / MODEL_LAST)
         self.encoder = BatchEncoder(self.vocab)
         self.stream = self._stream(shard_states)
         self.dev_batches = self._dev_batches()
@@ -188,6 +192,8 @@ class PretrainRun:
             if not checkpoint_path.is_file():
                 raise PretrainError(f"--resume: no checkpoint in {self.out} ({CHECKPOINT_FILE} is missing)")
             checkpoint = load_checkpoint(checkpoint_path)
+            for message in compare_resumed_settings(self.out / CONFIG_FILE, self.settings, int(checkpoint["step"])):
+                logger.warning(message)
             if self.context.is_main:
                 truncate_metrics(self.out / METRICS_FILE, int(checkpoint["step"]))
             logger.info("Resuming from step %d of %s", checkpoint["step"], checkpoint_path)

@@ -1,7 +1,8 @@
 """``spacy-elmo embed``: allennlp-compatible layout, every input format and layer mode, and a
-run killed with SIGKILL that, resumed, ends equal to an uninterrupted run."""
+run killed with SIGKILL at random points that, resumed, ends equal to an uninterrupted run."""
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import torch
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, journal_path, read_sentence_index
+from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.sentence_sources import read_sentences
 
@@ -141,24 +142,39 @@ def test_resume_skips_keys_present_and_refuses_other_options(tmp_path, bilm):
     assert (first.embedded, first.skipped) == (30, 0)
     again = embed_corpus(bilm, read_sentences(source), output, chunk_tokens=20, progress=False)
     assert (again.embedded, again.skipped) == (0, 30)
-    with pytest.raises(ValueError, match="other options"):
+    with pytest.raises(ValueError, match="written with other layers"):
         embed_corpus(bilm, read_sentences(source), output, layers="top", progress=False)
 
 
-def test_a_write_interrupted_by_a_crash_is_redone(tmp_path, bilm):
+def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
+    """A crash while a batch is written leaves a ``.tmp`` part at most: the rerun deletes it and
+    computes that batch again; every part renamed into place before is kept."""
     source = tmp_path / "input.txt"
     source.write_text("".join(f"line {i} of the text\n" for i in range(12)), encoding="utf8")
     complete = tmp_path / "complete.hdf5"
     embed_corpus(bilm, read_sentences(source), complete, chunk_tokens=10, progress=False)
     crashed = tmp_path / "crashed.hdf5"
-    embed_corpus(bilm, read_sentences(source), crashed, chunk_tokens=10, progress=False)
-    # Simulate a crash while writing keys 4 and 5: garbage in one, the other never written.
-    with h5py.File(crashed, "a") as handle:
-        handle["4"][...] = 0.0
-        del handle["5"]
-    journal_path(crashed).write_text(json.dumps(["4", "5"]), encoding="utf8")
-    embed_corpus(bilm, read_sentences(source), crashed, chunk_tokens=10, progress=False)
-    assert not journal_path(crashed).exists()
+    import spacy_elmo.embed_corpus as module
+
+    real_write = module._write_file
+    calls = []
+
+    def crash_on_third(path, data):
+        calls.append(path)
+        if len(calls) == 3:
+            Path(str(path) + ".tmp").write_bytes(data[: len(data) // 2])  # half written, then the crash
+            raise KeyboardInterrupt
+        real_write(path, data)
+
+    monkeypatch.setattr(module, "_write_file", crash_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        embed_corpus(bilm, read_sentences(source), crashed, chunk_tokens=10, progress=False)
+    monkeypatch.setattr(module, "_write_file", real_write)
+    assert not crashed.exists() and len(list(parts_dir(crashed).glob("part-*.hdf5"))) == 1
+    assert len(list(parts_dir(crashed).glob("*.tmp"))) == 1
+    summary = embed_corpus(bilm, read_sentences(source), crashed, chunk_tokens=10, progress=False)
+    assert summary.skipped > 0 and summary.embedded < 12
+    assert not parts_dir(crashed).exists()
     assert_same_file(read_file(crashed), read_file(complete))
 
 
@@ -169,34 +185,69 @@ def assert_same_file(actual: dict, expected: dict) -> None:
         numpy.testing.assert_array_equal(actual["datasets"][key], want)
 
 
-def count_keys(path: Path) -> int:
-    """Datasets in a file another process may be writing; -1 while it cannot be read."""
-    try:
-        with h5py.File(path, "r", locking=False) as handle:
-            return len(handle.keys())
-    except (OSError, KeyError, RuntimeError):
-        return -1
+def count_stored(output: Path) -> int:
+    """Finished batches of a run in progress (parts renamed into place)."""
+    return len(list(parts_dir(output).glob("part-*.hdf5"))) if parts_dir(output).exists() else 0
 
 
-def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, model_dir, bilm):
+def embed_in_child(bilm, source: Path, output: Path) -> None:
+    embed_corpus(bilm, read_sentences(source), output, chunk_tokens=100, batch_tokens=256, progress=False)
+
+
+def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, bilm):
+    """kill -9 at three random points of one run (forked children, so no start-up cost), each
+    time resumed: nothing finished is lost, and the result equals an uninterrupted run's."""
+    import multiprocessing
+
     source = tmp_path / "input.txt"
     lines = (REPO_ROOT / "benchmarks" / "data" / "english_sample.txt").read_text(encoding="utf8").splitlines()
-    source.write_text("\n".join(lines * 2) + "\n", encoding="utf8")
+    source.write_text("\n".join(lines) + "\n", encoding="utf8")
     reference = tmp_path / "reference.hdf5"  # uninterrupted, in this process (same options, 1 thread)
-    total = embed_corpus(bilm, read_sentences(source), reference, chunk_tokens=100, progress=False).embedded
+    total = embed_corpus(bilm, read_sentences(source), reference, chunk_tokens=100, batch_tokens=256, progress=False).embedded
 
     output = tmp_path / "resumed.hdf5"
+    rng = random.Random(13)
+    fork = multiprocessing.get_context("fork")
+    previous = 0
+    for _ in range(3):
+        target = previous + rng.randint(1, 8)
+        child = fork.Process(target=embed_in_child, args=(bilm, source, output))
+        child.start()
+        deadline = time.time() + 120
+        while time.time() < deadline and child.is_alive() and count_stored(output) < target:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0.0, 0.05))  # mid-batch, mid-write or between the two
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        assert child.exitcode == -signal.SIGKILL, "the run finished before it could be killed"
+        assert not output.exists()
+        written = count_stored(output)
+        assert previous <= written  # nothing finished before is ever lost
+        previous = written
+    assert previous > 0
+    summary = embed_corpus(bilm, read_sentences(source), output, chunk_tokens=100, batch_tokens=256, progress=False)
+    assert summary.skipped > 0 and summary.embedded + summary.skipped == total
+    assert not parts_dir(output).exists()
+    assert_same_file(read_file(output), read_file(reference))
+
+
+def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
+    """The command itself, killed once after its first finished batch, then run again."""
+    source = tmp_path / "input.txt"
+    source.write_text("".join(f"line {i} says {i % 5} things\n" for i in range(200)), encoding="utf8")
+    output = tmp_path / "out.hdf5"
     command = [sys.executable, "-m", "spacy_elmo", "embed", str(source), str(output), "--weights", str(model_dir),
-               "--chunk-tokens", "100", "--no-progress", "--threads", "1"]
-    env = {**os.environ, "HDF5_USE_FILE_LOCKING": "FALSE"}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and process.poll() is None and count_keys(output) < 30:
+               "--chunk-tokens", "50", "--batch-tokens", "64", "--no-progress", "--threads", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline and process.poll() is None and count_stored(output) < 1:
         time.sleep(0.005)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, "the run finished before it could be killed"
-    written = count_keys(output)
-    assert 0 < written < total  # killed mid-way, and what it left is readable
-    subprocess.run(command, check=True, env=env, capture_output=True)
-    assert_same_file(read_file(output), read_file(reference))
+    result = subprocess.run(command, check=True, capture_output=True, text=True)
+    assert "already present" in result.stderr and not parts_dir(output).exists()
+    stored = read_file(output)
+    assert len(stored["datasets"]) == 200
+    want = bilm.embed_layers([["line", "7", "says", "2", "things"]])[0]
+    numpy.testing.assert_allclose(stored["datasets"]["7"], want, atol=1e-5, rtol=0)

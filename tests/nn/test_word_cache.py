@@ -176,9 +176,9 @@ def test_moving_the_model_frees_what_inference_derived():
     text = running_text(14, 4)
     model.embed_layers(text)
     fused = model.forward_lstm.__dict__["_fused_weight_cache"]
-    assert any(cache._value is not None for cache in fused.values())
+    assert any(cache.value is not None for cache in fused.values())
     model.double()
-    assert all(cache._value is None for cache in fused.values())
-    assert model.char_encoder.__dict__["_conv_table_cache"]._value is None
+    assert all(cache.value is None for cache in fused.values())
+    assert model.char_encoder.__dict__["_conv_table_cache"].value is None
     assert len(model.word_cache) == 0
     assert all(layers.dtype.name == "float32" for layers in model.embed_layers(text))

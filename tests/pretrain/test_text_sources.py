@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 import pytest
@@ -59,6 +60,18 @@ def test_jsonl_reads_the_text_field_and_counts_bad_lines(tmp_path):
     stats = ReadStats()
     assert [text for _, text in read_all([path], stats)] == ["One.", "Two."]
     assert stats.bad_json_lines == 2
+
+
+def test_jsonl_lone_surrogates_are_skipped_and_counted(tmp_path, caplog):
+    """json.loads accepts "\\ud800"; the text could never be encoded, so the line is skipped
+    (it used to abort the whole run)."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "One."}\n{"text": "bad \\ud800 here"}\n{"text": "Two."}\n', encoding="utf8")
+    stats = ReadStats(warn=True)
+    with caplog.at_level(logging.WARNING):
+        assert [text for _, text in read_all([path], stats)] == ["One.", "Two."]
+    assert stats.invalid_utf8_lines == 1
+    assert f"{path}: line 2 holds a lone surrogate" in caplog.text
 
 
 def test_spacy_files_give_docs(tmp_path):

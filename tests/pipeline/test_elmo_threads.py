@@ -1,0 +1,120 @@
+"""One pipeline shared by several threads gives every Doc exactly the vectors a single thread
+gives it: the word cache, the derived weight tables and the feature cache are shared state."""
+import random
+import sys
+import threading
+import time
+
+import numpy
+import pytest
+import spacy
+import torch
+
+from spacy_elmo.nn.word_cache import WordVectorCache
+
+N_THREADS = 2
+N_DOCS = 60  # per thread
+SWITCH_INTERVAL = 1e-5
+
+
+@pytest.fixture(autouse=True)
+def frequent_thread_switches():
+    """Switch threads every microsecond instead of every 5 ms, so that races show up quickly."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    yield
+    sys.setswitchinterval(previous)
+
+
+def texts(n: int, seed: int) -> list[str]:
+    """Many distinct made-up words, so a small word cache evicts and reuses rows all the time."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcdefghklmnoprstu") for _ in range(rng.randint(1, 8))) for _ in range(400)]
+    return [" ".join(rng.choices(words, k=rng.randint(1, 8))) for _ in range(n)]
+
+
+def run_threads(work, n_threads: int = N_THREADS) -> list:
+    barrier = threading.Barrier(n_threads)
+    results: list = [None] * n_threads
+    errors: list = []
+
+    def target(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = work(index)
+        except BaseException as error:  # noqa: BLE001 - reported by the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(n_threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+INPUTS = [texts(N_DOCS, seed=thread) for thread in range(N_THREADS)]
+
+
+@pytest.fixture(scope="module")
+def expected(tiny_weights) -> list:
+    """Every Doc's layers from one thread (the word cache gives the uncached path's vectors
+    bit for bit: tests/nn/test_word_cache.py)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
+    return [[nlp(text)._.elmo_layers.copy() for text in batch] for batch in INPUTS]
+
+
+@pytest.mark.parametrize("word_cache_words, initial_rows", [(24, 1024), (50_000, 4)])
+def test_two_threads_on_one_pipeline_give_the_single_thread_vectors(
+    tiny_weights, expected, monkeypatch, word_cache_words, initial_rows
+):
+    """A small cache reuses rows all the time; the default one, starting tiny, keeps growing
+    its table: both used to hand one thread's rows to another (64 of 120 Docs wrong)."""
+    monkeypatch.setattr("spacy_elmo.nn.word_cache.INITIAL_ROWS", initial_rows)
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
+    elmo.model.attrs["word_cache_words"] = word_cache_words
+    inputs = INPUTS
+    nlp("warm up")  # loads the weights before the threads start, as a server would
+
+    def work(index: int) -> list:
+        return [nlp(text)._.elmo_layers.copy() for text in inputs[index]]
+
+    outputs = run_threads(work)
+    wrong = sum(
+        not numpy.array_equal(got, want)
+        for batch_got, batch_want in zip(outputs, expected)
+        for got, want in zip(batch_got, batch_want)
+    )
+    assert wrong == 0, f"{wrong} of {sum(map(len, inputs))} Docs differ from the single-thread run"
+    stats = elmo.bilm.word_cache_stats()
+    assert stats is not None and stats.computed > 0
+    if word_cache_words == 24:
+        assert stats.evictions > 0  # the race this test is about needs rows to be reused
+    else:
+        assert elmo.bilm.word_cache._table.shape[0] > 4 * initial_rows  # grown several times
+
+
+def test_word_cache_under_threads_never_maps_two_words_to_one_row():
+    cache = WordVectorCache(8)
+
+    def vector_of(words):
+        time.sleep(0)  # let another thread run between the lookup and the store
+        return torch.tensor([[float(hash(word) % 1000), float(len(word))] for word in words])
+
+    words = [f"w{i}" for i in range(40)]
+
+    def work(index: int) -> int:
+        rng = random.Random(index)
+        bad = 0
+        for _ in range(400):
+            batch = rng.sample(words, 5)
+            got = cache.vectors(batch, len(batch), "weights", vector_of)
+            bad += int(not torch.equal(got, vector_of(batch)))
+        return bad
+
+    assert run_threads(work, 4) == [0, 0, 0, 0]
+    assert len(set(cache._rows.values())) == len(cache._rows) <= 8

@@ -1,0 +1,153 @@
+"""--resume: a damaged checkpoint or a full disk is one clear line naming the file; changed
+settings are refused or reported; a run already at max_steps re-exports model-last."""
+from __future__ import annotations
+
+import errno
+import logging
+import shutil
+import sys
+
+import pytest
+import torch
+
+from conftest import TINY_CONFIG, tiny_settings
+from spacy_elmo.nn import BiLM
+from spacy_elmo.pretrain import pretrain
+from spacy_elmo.pretrain.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from spacy_elmo.pretrain.resume_settings import ResumeSettingsError
+
+STEPS = {"training__max_steps": 6, "training__checkpoint_every": 3, "training__eval_every": 3}
+
+
+def short_run(corpus_dir, out, **extra):
+    settings, config = tiny_settings(corpus_dir, **{**STEPS, **extra})
+    pretrain(settings, out, config_text=config.to_str(), progress=False)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def finished_run(corpus_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("finished") / "out"
+    short_run(corpus_dir, out)
+    return out
+
+
+def copy_run(finished_run, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(finished_run, out)
+    return out
+
+
+def test_an_empty_checkpoint_is_one_clear_error(corpus_dir, finished_run, tmp_path):
+    out = copy_run(finished_run, tmp_path)
+    (out / "checkpoint.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError, match=r"checkpoint.pt is empty \(0 bytes\)"):
+        load_checkpoint(out / "checkpoint.pt")
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    result = CliRunner().invoke(app, ["pretrain", str(TINY_CONFIG), str(out), "--resume", "--quiet",
+                                      "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
+                                      "--training.max_steps", "6", "--training.checkpoint_every", "3", "--training.eval_every", "3"])
+    assert result.exit_code == 1
+    assert "checkpoint.pt is empty" in result.output and "Aborted" not in result.output
+
+
+def test_a_truncated_checkpoint_names_the_file(finished_run, tmp_path):
+    out = copy_run(finished_run, tmp_path)
+    path = out / "checkpoint.pt"
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(CheckpointError, match="checkpoint.pt cannot be read as a checkpoint"):
+        load_checkpoint(path)
+
+
+def test_a_full_disk_while_saving_keeps_the_old_checkpoint(tmp_path, monkeypatch):
+    path = tmp_path / "checkpoint.pt"
+    save_checkpoint(path, {"step": 1, "weights": torch.ones(3)})
+
+    def no_space(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:626] . unexpected pos 64 vs 0\nmore torch detail")
+
+    monkeypatch.setattr(torch, "save", no_space)
+    with pytest.raises(CheckpointError) as caught:
+        save_checkpoint(path, {"step": 2, "weights": torch.zeros(3)})
+    message = str(caught.value)
+    assert "checkpoint.pt.tmp" in message and "is unchanged" in message and "\n" not in message
+    assert not (tmp_path / "checkpoint.pt.tmp").exists()
+    assert load_checkpoint(path)["step"] == 1
+
+
+def test_a_real_full_disk_while_saving(tmp_path):
+    """ENOSPC from the OS (a 64 kB tmpfs; skipped where it cannot be mounted)."""
+    import subprocess
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here")
+    script = (
+        "import sys, torch\n"
+        "from spacy_elmo.pretrain.checkpoint import CheckpointError, save_checkpoint\n"
+        "try:\n"
+        "    save_checkpoint(sys.argv[1] + '/checkpoint.pt', {'w': torch.zeros(100000)})\n"
+        "except CheckpointError as err:\n"
+        "    print('ERROR', err)\n"
+    )
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    shell = f"mount -t tmpfs -o size=64k tmpfs {mount} && {sys.executable} -c \"$0\" {mount}"
+    result = subprocess.run([unshare, "-rm", "sh", "-c", shell, script], capture_output=True, text=True, timeout=120)
+    if "mount:" in result.stderr:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    assert result.stdout.startswith("ERROR Could not write the checkpoint"), result.stdout + result.stderr
+    assert "No space left on device" in result.stdout and result.stdout.count("\n") == 1
+
+
+def test_changed_model_sizes_are_refused(corpus_dir, finished_run, tmp_path):
+    out = copy_run(finished_run, tmp_path)
+    settings, _ = tiny_settings(corpus_dir, **STEPS, model__lstm_dim=48)
+    with pytest.raises(ResumeSettingsError, match=r"model.lstm_dim: .* -> 48"):
+        pretrain(settings, out, resume=True, progress=False)
+
+
+def test_changed_seed_is_reported_as_ignored_and_batch_size_as_applied(corpus_dir, finished_run, tmp_path, caplog):
+    out = copy_run(finished_run, tmp_path)
+    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 8}, system__seed=5, training__batch_tokens=1000)
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
+        pretrain(settings, out, resume=True, progress=False)
+    assert "--resume ignores the changed system.seed (0 -> 5)" in caplog.text
+    assert "training.batch_tokens changed" in caplog.text and "applies from step 6 on" in caplog.text
+    assert "max_steps" not in caplog.text
+
+
+def test_resume_at_max_steps_rewrites_model_last_from_the_checkpoint(corpus_dir, finished_run, tmp_path):
+    """A kill between the final checkpoint and the export leaves an old model-last behind."""
+    out = copy_run(finished_run, tmp_path)
+    final = load_checkpoint(out / "checkpoint.pt")
+    assert final["step"] == 6
+    stale = BiLM.from_disk(out / "model-last")
+    with torch.no_grad():
+        for param in stale.parameters():
+            param.zero_()
+    stale.to_disk(out / "model-last")
+    settings, _ = tiny_settings(corpus_dir, **STEPS)
+    result = pretrain(settings, out, resume=True, progress=False)
+    assert result.step == 6
+    exported = BiLM.from_disk(out / "model-last").state_dict()
+    for name, tensor in final["model"].items():
+        if name in exported:
+            assert torch.equal(exported[name], tensor), name
+
+
+def test_the_torch_minimum_has_no_known_weights_only_hole():
+    """torch.load(weights_only=True) could run code before 2.6 and corrupt memory before 2.10."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    (torch_requirement,) = [r for r in requirements if r.startswith("torch")]
+    minimum = tuple(int(part) for part in re.search(r">=\s*([\d.]+)", torch_requirement).group(1).split("."))
+    assert minimum >= (2, 10)
+    assert "CVE-2026-24747" in (root / "README.md").read_text()
