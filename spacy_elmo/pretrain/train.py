@@ -141,7 +141,7 @@ class PretrainRun:
         self.optimizer = make_optimizer(self.objective.parameters(), self.settings.training)
         self.n_shards = self._n_shards(checkpoint)
         shard_states = self._restore(checkpoint)
-        if checkpoint is not None and self.step >= self.settings.training.max_steps and self.context.is_main:
+        if checkpoint is not None and self._budget_done() and self.context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             self.model.to_disk(self.out / MODEL_LAST)
         self.encoder = BatchEncoder(self.vocab)
