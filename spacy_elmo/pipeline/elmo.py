@@ -177,7 +177,7 @@ class Elmo(TrainablePipe):
         self.listener_map.setdefault(component_name, [])
         if listener not in self.listener_map[component_name]:
             self.listener_map[component_name].append(listener)
-        listener.attach(self._layer_dims)
+        listener.attach(self._layer_dims, component_name)
         if self.model.has_dim("nO"):
             listener.set_upstream_dims(*self._layer_dims())
 
