@@ -6,6 +6,7 @@ Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) use
 mix of the layers; the biLM itself only changes if some listener has ``grad_factor > 0``.
 """
 import logging
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -21,6 +22,7 @@ from ..models.bilm import get_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener, replace_listener_cfg
 from ..nn.bilm import BiLM
+from .config_sizes import component_model_config, write_bilm_sizes
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
 from .feature_cache import FeatureCache, doc_key
 from .weights import load_bilm_weights
@@ -101,6 +103,7 @@ def make_elmo(
         feature_cache_mb=feature_cache_mb,
         feature_cache_dir=feature_cache_dir,
         feature_cache_disk_mb=feature_cache_disk_mb,
+        nlp=nlp,
     )
 
 
@@ -120,13 +123,16 @@ class Elmo(TrainablePipe):
         feature_cache_mb: float = 1024.0,
         feature_cache_dir: Optional[PathLike] = None,
         feature_cache_disk_mb: float = 10240.0,
+        nlp: Optional[Language] = None,
     ) -> None:
         self.vocab = vocab
         self.model = model
         # nlp.replace_listeners asks the upstream model for these: each listener of a component
         # becomes its own copy of the biLM (see models/standalone.py).
         model.attrs["replace_listener"] = replace_listener
-        model.attrs["replace_listener_cfg"] = replace_listener_cfg
+        model.attrs["replace_listener_cfg"] = self._replace_listener_cfg_hook()
+        # The pipeline whose config this component keeps truthful about its weights' sizes.
+        self._nlp = weakref.ref(nlp) if nlp is not None else None
         self.name = name
         self.listener_map: Dict[str, List[ElmoLayersListener]] = {}
         self.cfg: Dict[str, Any] = {}
@@ -153,6 +159,27 @@ class Elmo(TrainablePipe):
         self._pending_weights = None
         self._clear_feature_cache()
         self._sync_listener_dims()
+        self._describe_weights()
+
+    def _describe_weights(self) -> None:
+        """Write the loaded biLM's sizes into the pipeline's config (see config_sizes.py)."""
+        bilm = self.bilm
+        model_cfg = component_model_config(self._nlp() if self._nlp is not None else None, self)
+        if bilm is not None and model_cfg is not None:
+            write_bilm_sizes(model_cfg, bilm.config)
+
+    def _replace_listener_cfg_hook(self) -> Callable[[Dict[str, Any], Dict[str, Any]], Dict[str, Any]]:
+        """``replace_listener_cfg`` that first reads pending weights, so the ``bilm`` block of
+        the standalone copy has the sizes of the weights it will hold. A closure, not a bound
+        method: Thinc deep-copies model attrs, and a method would copy the whole component."""
+
+        def hook(elmo_model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]) -> Dict[str, Any]:
+            self._load_pending_weights()
+            if self.bilm is not None:
+                write_bilm_sizes(elmo_model_cfg, self.bilm.config)
+            return replace_listener_cfg(elmo_model_cfg, tok2vec_cfg)
+
+        return hook
 
     def _ensure_weights(self) -> None:
         if self._pending_weights is not None:
@@ -345,6 +372,8 @@ class Elmo(TrainablePipe):
         random biLM of the configured size (with a warning: that is rarely what you want).
         """
         self._clear_feature_cache()
+        if nlp is not None:
+            self._nlp = weakref.ref(nlp)
         if weights is not None:
             self.load_weights(weights)
         elif self._pending_weights is not None:
@@ -353,6 +382,7 @@ class Elmo(TrainablePipe):
             logger.warning("The '%s' component has no weights: using a randomly initialised biLM", self.name)
         self.model.initialize()
         self._sync_listener_dims()
+        self._describe_weights()
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError
@@ -393,3 +423,4 @@ class Elmo(TrainablePipe):
         if self.bilm is not None:
             self._pending_weights = None
             self._sync_listener_dims()
+            self._describe_weights()
