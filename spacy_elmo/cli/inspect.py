@@ -14,7 +14,9 @@ def inspect_cli(
     ),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also write a bar chart of the weights to this PNG"),
 ) -> None:
-    """Print each ELMo listener's softmax layer weights and gamma."""
+    """Print each ELMo listener's softmax layer weights, gamma and layer_norm, and which mix
+    token._.elmo uses when the elmo component has mix_from."""
+    from ..pipeline import Elmo
     from ..pipeline.mixes import learned_mixes, plot_mixes
 
     nlp = _load(pipeline)
@@ -30,6 +32,11 @@ def inspect_cli(
             bar = "#" * round(40 * weight)
             typer.echo(f"  layer {layer}  {weight:.4f}  {bar}")
         typer.echo(f"  gamma    {mix.gamma:.4f}")
+        typer.echo(f"  layer_norm  {str(mix.layer_norm).lower()}")
+    for name, component in nlp.pipeline:
+        mix_from = getattr(component, "mix_from", None)
+        if isinstance(component, Elmo) and mix_from is not None:
+            typer.echo(f"{name}: token._.elmo uses the mix of '{mix_from}' (mix_from)")
     if plot is not None:
         plot_mixes(mixes, plot)
         typer.echo(f"Wrote {plot}")

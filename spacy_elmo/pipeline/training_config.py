@@ -98,6 +98,7 @@ factory = "elmo"
 weights = null
 layer_weights = null
 gamma = 1.0
+mix_from = null
 set_vector_hooks = true
 feature_cache_mb = 1024
 feature_cache_dir = null
