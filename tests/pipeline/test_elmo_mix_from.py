@@ -145,3 +145,14 @@ def test_removing_the_component_is_noticed(tiny_weights):
     nlp.remove_pipe("ner")
     with pytest.raises(ValueError, match="no component of that name follows it"):
         nlp("The bank .")
+
+
+def test_set_at_load_time_as_the_readme_shows(tiny_weights, tmp_path):
+    nlp = build(tiny_weights, "learned", mix_from=None)
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p", config={"components": {"elmo": {"mix_from": "ner"}}})
+    docs, vectors = doc_vectors(loaded)
+    for got, feature in zip(vectors, ner_elmo_features(loaded, docs)):
+        numpy.testing.assert_array_equal(got, feature)
+    loaded.to_disk(tmp_path / "q")
+    assert spacy.load(tmp_path / "q").get_pipe("elmo").mix_from == "ner"
