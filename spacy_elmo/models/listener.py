@@ -10,6 +10,7 @@ frozen.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Iterable, List, Optional, Tuple
 
 from spacy.tokens import Doc
@@ -59,12 +60,15 @@ class ElmoLayersListener(Model):
         if grad_factor < 0:
             raise ValueError(f"grad_factor must not be negative, not {grad_factor}")
         dims = {"nL": None, "nO": None}
-        Model.__init__(self, name=self.name, forward=forward, dims=dims, attrs={"grad_factor": grad_factor})
+        Model.__init__(self, name=self.name, forward=forward, init=_init, dims=dims, attrs={"grad_factor": grad_factor})
         self.upstream_name = upstream_name
         self._batch_id: Optional[int] = None
         self._outputs: Optional[List[Floats3d]] = None
         self._backprop: Optional[Callable] = None
         self._upstream_dims: Optional[Callable[[], Tuple[int, int]]] = None
+        self._component: Optional[str] = None  # the listening component, once attached
+        self._init_batch_id: Optional[int] = None  # sample Docs seen at initialize: no warning
+        self._warned = False
 
     @property
     def grad_factor(self) -> float:
@@ -85,9 +89,10 @@ class ElmoLayersListener(Model):
         self.set_dim("nL", n_layers, force=True)
         self.set_dim("nO", width, force=True)
 
-    def attach(self, upstream_dims: Callable[[], Tuple[int, int]]) -> None:
+    def attach(self, upstream_dims: Callable[[], Tuple[int, int]], component: Optional[str] = None) -> None:
         """Let the upstream component tell its dims on demand: it may load weights lazily."""
         self._upstream_dims = upstream_dims
+        self._component = component
 
     def layer_dims(self) -> Tuple[int, int]:
         """(number of layers, width) of the upstream layers, asking the upstream if unknown."""
@@ -121,7 +126,35 @@ def forward(model: ElmoLayersListener, docs: List[Doc], is_train: bool):
                 "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
                 "component must also be listed in [training] annotating_components"
             )
+    if not is_train:
+        _warn_if_unannotated(model, docs)
     return [_doc_layers(model, doc) for doc in docs], _no_backprop
+
+
+def _init(model: ElmoLayersListener, X: Optional[List[Doc]] = None, Y: Optional[object] = None) -> None:
+    # Initialization predicts on sample Docs the elmo component has not annotated: expected.
+    model._init_batch_id = model.get_batch_id(X) if X else None
+
+
+def _warn_if_unannotated(model: ElmoLayersListener, docs: List[Doc]) -> None:
+    """Warn once per listener when prediction Docs carry no elmo layers: the features would be
+    all zeros, so the component runs on a fraction of its input without any error."""
+    if model._warned or (model._init_batch_id is not None and model.get_batch_id(docs) == model._init_batch_id):
+        return
+    has_layers = Doc.has_extension(LAYERS_ATTR)
+    missing = sum(1 for doc in docs if len(doc) and (not has_layers or getattr(doc._, LAYERS_ATTR) is None))
+    if not missing:
+        return
+    model._warned = True
+    who = f"of '{model._component}'" if model._component else f"(upstream '{model.upstream_name}')"
+    warnings.warn(
+        f"The ELMo listener {who} found no elmo layers on {missing} of {len(docs)} Docs and uses "
+        "all-zero ELMo features for them: the elmo component did not run before it (disabled, "
+        "excluded or removed?). Keep it enabled, or give this component its own biLM copy with "
+        "nlp.replace_listeners(\"elmo\", COMPONENT, [\"model.tok2vec.elmo\"]). Warned once.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _doc_layers(model: ElmoLayersListener, doc: Doc) -> Floats3d:

@@ -5,12 +5,14 @@ the upstream biLM, so the component keeps working after being sourced into anoth
 after the ``elmo`` component is removed or retrained. spaCy asks the upstream model for two
 hooks, both defined here: :func:`replace_listener_cfg` rewrites the listener's config block and
 :func:`replace_listener` builds the node that replaces the listener. The learned layer mix that
-follows the listener stays where it is, with its weights.
+follows the listener stays where it is, with its weights. The path ``model.tok2vec`` (the
+spacy-transformers habit) also works; other paths are refused with the listener's path.
 """
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, Iterator, List, Optional
+import sys
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -85,31 +87,83 @@ def _no_backprop(d_layers: List[Floats3d]) -> List[Doc]:
 def replace_listener_cfg(elmo_model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]) -> Dict[str, Any]:
     """The config block that takes the listener's place: the elmo model's block as ``bilm`` and
     the listener's own mix settings, so the saved config rebuilds the replaced model.
+
+    spaCy writes the block at the path the caller named. The listener sits inside the
+    component's ``ElmoTok2Vec`` (``model.tok2vec.elmo`` in the shipped configs); given the
+    spacy-transformers habit ``model.tok2vec`` instead, the whole tok2vec block is returned with
+    only the listener's block replaced, so the saved config still matches the model. Any other
+    path is refused before anything changes, naming the listener's path.
     """
-    blocks = list(_listener_blocks(tok2vec_cfg))
-    if len(blocks) != 1:
+    found = list(_listener_blocks(tok2vec_cfg))
+    if len(found) != 1:
         raise ValueError(
             f"replace_listeners for an elmo component needs exactly one {LISTENER_ARCHITECTURE} "
-            f"block in the component's [model.tok2vec] config, found {len(blocks)}"
+            f"block in the component's [model.tok2vec] config, found {len(found)}"
         )
-    listener_cfg = blocks[0]
+    location, listener_cfg = found[0]
     new_cfg: Dict[str, Any] = {"@architectures": STANDALONE_ARCHITECTURE, "bilm": _plain(elmo_model_cfg)}
     for key in SHARED_SETTINGS:
         if key in listener_cfg:
             new_cfg[key] = _plain(listener_cfg[key])
-    return new_cfg
+    request = _replace_listeners_request()
+    if request is None:  # not called by spaCy's replace_listeners: the block alone
+        return new_cfg
+    path, tok2vec_name, pipe_name = request
+    listener_path = ".".join([TOK2VEC_PATH, *map(str, location)])
+    if path == listener_path:
+        return new_cfg
+    if path == TOK2VEC_PATH:
+        return _with_block(tok2vec_cfg, location, new_cfg)
+    raise ValueError(
+        f"replace_listeners: the ELMo listener of '{pipe_name}' is at '{listener_path}', not "
+        f"'{path}': call nlp.replace_listeners('{tok2vec_name}', '{pipe_name}', ['{listener_path}'])"
+    )
 
 
-def _listener_blocks(cfg: Any) -> Iterator[Dict[str, Any]]:
-    """Every ElmoListener.v1 block in a (nested) config section."""
+TOK2VEC_PATH = "model.tok2vec"  # where spaCy takes the tok2vec_cfg it passes to the hook from
+
+
+def _replace_listeners_request() -> Optional[Tuple[str, str, str]]:
+    """(listener path, tok2vec name, component name) of the ``Language.replace_listeners`` call
+    that asked for this block, or ``None`` when there is none.
+
+    spaCy passes the hook no path, but the right block depends on it, and a block written at
+    the wrong path gives a pipeline that saves and then fails to load; the caller's frame holds
+    the path. Without it (another caller, another spaCy) the block alone is returned, as before.
+    """
+    frame = sys._getframe(1)
+    for _ in range(4):
+        frame = frame.f_back
+        if frame is None:
+            return None
+        names = frame.f_locals
+        if frame.f_code.co_name == "replace_listeners" and isinstance(names.get("listener_path"), str):
+            return names["listener_path"], str(names.get("tok2vec_name")), str(names.get("pipe_name"))
+    return None
+
+
+def _with_block(cfg: Dict[str, Any], location: Tuple[Any, ...], block: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of ``cfg`` with the block at ``location`` (keys and list indices) replaced."""
+    if not location:
+        return block
+    copied = _plain(cfg)
+    parent = copied
+    for key in location[:-1]:
+        parent = parent[key]
+    parent[location[-1]] = block
+    return copied
+
+
+def _listener_blocks(cfg: Any, location: Tuple[Any, ...] = ()) -> Iterator[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
+    """(location, block) of every ElmoListener.v1 block in a (nested) config section."""
     if isinstance(cfg, dict):
         if cfg.get("@architectures") == LISTENER_ARCHITECTURE:
-            yield cfg
-        for value in cfg.values():
-            yield from _listener_blocks(value)
+            yield location, cfg
+        for key, value in cfg.items():
+            yield from _listener_blocks(value, location + (key,))
     elif isinstance(cfg, (list, tuple)):
-        for value in cfg:
-            yield from _listener_blocks(value)
+        for index, value in enumerate(cfg):
+            yield from _listener_blocks(value, location + (index,))
 
 
 def _plain(value: Any) -> Any:

@@ -21,8 +21,10 @@ from ..models.bilm import get_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener, replace_listener_cfg
 from ..nn.bilm import BiLM
+from .config_sizes import component_model_config, write_bilm_sizes
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
 from .feature_cache import FeatureCache, doc_key
+from .mixes import elmo_mix_nodes
 from .weights import load_bilm_weights
 
 logger = logging.getLogger("spacy_elmo")
@@ -59,6 +61,7 @@ install_extensions()
         "weights": None,
         "layer_weights": None,
         "gamma": 1.0,
+        "mix_from": None,
         "set_vector_hooks": True,
         "feature_cache_mb": 1024.0,
         "feature_cache_dir": None,
@@ -72,6 +75,7 @@ def make_elmo(
     weights: Optional[str],
     layer_weights: Optional[List[float]],
     gamma: float,
+    mix_from: Optional[str],
     set_vector_hooks: bool,
     feature_cache_mb: float,
     feature_cache_dir: Optional[str],
@@ -84,6 +88,9 @@ def make_elmo(
         from disk carries its own copy and never reads it. In training configs prefer
         ``[initialize.components.elmo] weights``.
     layer_weights, gamma: the mix behind ``token._.elmo`` (``None``: average of the layers).
+    mix_from: the name of a later component (e.g. ``"ner"``) whose learned ELMo mix
+        ``token._.elmo`` uses instead of ``layer_weights``/``gamma``: the exact features that
+        component reads (layer norm and fixed weights included).
     set_vector_hooks: make ``.vector`` and ``.similarity`` use the ELMo vectors.
     feature_cache_mb: memory budget of the frozen-feature cache: while training with a frozen
         biLM, each Doc's layers are computed once and reused in later epochs (0: off).
@@ -97,10 +104,12 @@ def make_elmo(
         weights=weights,
         layer_weights=layer_weights,
         gamma=gamma,
+        mix_from=mix_from,
         set_vector_hooks=set_vector_hooks,
         feature_cache_mb=feature_cache_mb,
         feature_cache_dir=feature_cache_dir,
         feature_cache_disk_mb=feature_cache_disk_mb,
+        nlp=nlp,
     )
 
 
@@ -116,22 +125,30 @@ class Elmo(TrainablePipe):
         weights: Optional[PathLike] = None,
         layer_weights: Optional[Sequence[float]] = None,
         gamma: float = 1.0,
+        mix_from: Optional[str] = None,
         set_vector_hooks: bool = True,
         feature_cache_mb: float = 1024.0,
         feature_cache_dir: Optional[PathLike] = None,
         feature_cache_disk_mb: float = 10240.0,
+        nlp: Optional[Language] = None,
     ) -> None:
         self.vocab = vocab
         self.model = model
         # nlp.replace_listeners asks the upstream model for these: each listener of a component
         # becomes its own copy of the biLM (see models/standalone.py).
         model.attrs["replace_listener"] = replace_listener
-        model.attrs["replace_listener_cfg"] = replace_listener_cfg
+        model.attrs["replace_listener_cfg"] = _ReplaceListenerCfg(self)
+        # The pipeline whose config this component keeps truthful about its weights' sizes
+        # (a plain reference: a weak one would make the pipeline unpicklable).
+        self._nlp = nlp
         self.name = name
-        self.listener_map: Dict[str, List[ElmoLayersListener]] = {}
+        self.listener_map = {}  # see the property below
         self.cfg: Dict[str, Any] = {}
         self.layer_weights = None if layer_weights is None else [float(w) for w in layer_weights]
         self.gamma = float(gamma)
+        self.mix_from = mix_from
+        # The component named by mix_from, found when spaCy links the pipeline (find_listeners).
+        self._mix_component: Optional[Any] = None
         self.set_vector_hooks = set_vector_hooks
         self._pending_weights: Optional[PathLike] = weights
         self.feature_cache: Optional[FeatureCache] = None
@@ -153,6 +170,14 @@ class Elmo(TrainablePipe):
         self._pending_weights = None
         self._clear_feature_cache()
         self._sync_listener_dims()
+        self._describe_weights()
+
+    def _describe_weights(self) -> None:
+        """Write the loaded biLM's sizes into the pipeline's config (see config_sizes.py)."""
+        bilm = self.bilm
+        model_cfg = component_model_config(self._nlp, self)
+        if bilm is not None and model_cfg is not None:
+            write_bilm_sizes(model_cfg, bilm.config)
 
     def _ensure_weights(self) -> None:
         if self._pending_weights is not None:
@@ -166,6 +191,17 @@ class Elmo(TrainablePipe):
 
     # ------------------------------------------------------------------ listeners
     @property
+    def listener_map(self) -> Dict[str, List[ElmoLayersListener]]:
+        return self._listener_map
+
+    @listener_map.setter
+    def listener_map(self, value: Dict[str, List[ElmoLayersListener]]) -> None:
+        # spaCy resets the map before it links the pipeline again (add/remove/rename a
+        # component, load): the mix_from component is then looked up again too.
+        self._listener_map = value
+        self._mix_component = None
+
+    @property
     def listeners(self) -> List[ElmoLayersListener]:
         return [m for c in self.listening_components for m in self.listener_map[c]]
 
@@ -177,7 +213,7 @@ class Elmo(TrainablePipe):
         self.listener_map.setdefault(component_name, [])
         if listener not in self.listener_map[component_name]:
             self.listener_map[component_name].append(listener)
-        listener.attach(self._layer_dims)
+        listener.attach(self._layer_dims, component_name)
         if self.model.has_dim("nO"):
             listener.set_upstream_dims(*self._layer_dims())
 
@@ -192,6 +228,8 @@ class Elmo(TrainablePipe):
     def find_listeners(self, component: Any) -> None:
         """Register the ELMo listeners inside a later component's model (spaCy calls this)."""
         names = ("*", self.name)
+        if self.mix_from is not None and getattr(component, "name", None) == self.mix_from:
+            self._mix_component = component
         if isinstance(getattr(component, "model", None), Model):
             for node in component.model.walk():
                 if isinstance(node, ElmoLayersListener) and node.upstream_name in names:
@@ -252,11 +290,38 @@ class Elmo(TrainablePipe):
         return self.compute_layers(list(docs), use_cache=self._training)
 
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
-        weights = self._mix_weights()
-        for doc, doc_layers in zip(docs, layers):
-            set_elmo_attributes(doc, doc_layers, self._mix(doc_layers, weights))
+        if self.mix_from is not None:
+            # the whole batch at once, as the component itself mixes it: the same numbers
+            vectors = list(self.learned_mix().predict(list(layers)))
+        else:
+            weights = self._mix_weights()
+            vectors = [self._mix(doc_layers, weights) for doc_layers in layers]
+        for doc, doc_layers, doc_vectors in zip(docs, layers, vectors):
+            set_elmo_attributes(doc, doc_layers, doc_vectors)
             if self.set_vector_hooks:
                 set_vector_hooks(doc)
+
+    def learned_mix(self) -> Model[List[Floats3d], List[Floats2d]]:
+        """The ``spacy_elmo.scalar_mix.v1`` node of the ``mix_from`` component, the one its
+        listener (or its biLM copy after ``replace_listeners``) feeds."""
+        component = self._mix_component
+        if component is None:
+            raise ValueError(
+                f"The '{self.name}' component has mix_from = '{self.mix_from}', but no component "
+                f"of that name follows it in the pipeline"
+            )
+        mixes = [mix for _, mix in elmo_mix_nodes(component.model)]
+        if len(mixes) != 1:
+            raise ValueError(
+                f"mix_from = '{self.mix_from}' needs a component with exactly one ELMo listener "
+                f"(or biLM copy) in its model; '{self.mix_from}' has {len(mixes)}"
+            )
+        if not mixes[0].has_param("gamma"):
+            raise ValueError(
+                f"mix_from = '{self.mix_from}': the '{self.mix_from}' component's ELMo mix is not "
+                "initialized yet; call nlp.initialize() (or train the pipeline) first"
+            )
+        return mixes[0]
 
     def _mix_weights(self):
         n_layers = self.model.get_dim("nL")
@@ -345,6 +410,8 @@ class Elmo(TrainablePipe):
         random biLM of the configured size (with a warning: that is rarely what you want).
         """
         self._clear_feature_cache()
+        if nlp is not None:
+            self._nlp = nlp
         if weights is not None:
             self.load_weights(weights)
         elif self._pending_weights is not None:
@@ -353,6 +420,7 @@ class Elmo(TrainablePipe):
             logger.warning("The '%s' component has no weights: using a randomly initialised biLM", self.name)
         self.model.initialize()
         self._sync_listener_dims()
+        self._describe_weights()
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError
@@ -393,3 +461,26 @@ class Elmo(TrainablePipe):
         if self.bilm is not None:
             self._pending_weights = None
             self._sync_listener_dims()
+            self._describe_weights()
+
+
+class _ReplaceListenerCfg:
+    """``replace_listener_cfg`` that first reads the component's pending weights, so the
+    ``bilm`` block of the standalone copy has the sizes of the weights it will hold.
+
+    An object rather than a closure or bound method: it must pickle (with the pipeline), and
+    Thinc deep-copies model attrs on ``Model.copy``, which must not copy the whole component.
+    """
+
+    def __init__(self, component: Elmo) -> None:
+        self.component = component
+
+    def __call__(self, elmo_model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]) -> Dict[str, Any]:
+        self.component._load_pending_weights()
+        bilm = self.component.bilm
+        if bilm is not None:
+            write_bilm_sizes(elmo_model_cfg, bilm.config)
+        return replace_listener_cfg(elmo_model_cfg, tok2vec_cfg)
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "_ReplaceListenerCfg":
+        return self

@@ -24,6 +24,20 @@ class LearnedMix:
     weights: tuple[float, ...]
     gamma: float
     fixed: bool = False  # weights given in the config (fixed_layer_weights), not learned
+    layer_norm: bool = False  # each layer normalized per token before mixing
+
+
+def elmo_mix_nodes(model: Model) -> list[tuple[Model, Model]]:
+    """(source, mix) for every ELMo feature chain in a component's model: a listener, or the
+    standalone ``elmo_layers`` that ``nlp.replace_listeners`` put in its place, followed by its
+    ``spacy_elmo.scalar_mix.v1``."""
+    pairs = []
+    for node in model.walk():
+        for source, following in zip(node.layers, node.layers[1:]):
+            is_source = isinstance(source, ElmoLayersListener) or source.name == "elmo_layers"
+            if is_source and following.name == "elmo_scalar_mix":
+                pairs.append((source, following))
+    return pairs
 
 
 def learned_mixes(nlp: Language) -> list[LearnedMix]:
@@ -33,10 +47,7 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
         model = getattr(component, "model", None)
         if not isinstance(model, Model):
             continue
-        # a listener, or the standalone biLM copy that nlp.replace_listeners put in its place
-        sources = [node for node in model.walk() if isinstance(node, ElmoLayersListener) or node.name == "elmo_layers"]
-        mixes = [node for node in model.walk() if node.name == "elmo_scalar_mix"]
-        for source, mix in zip(sources, mixes):
+        for source, mix in elmo_mix_nodes(model):
             if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
                 continue
             weights = mix.ops.to_numpy(layer_weights(mix))
@@ -45,7 +56,8 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
             fixed = mix.attrs.get("fixed_layer_weights") is not None
             upstream = source.upstream_name if isinstance(source, ElmoLayersListener) else None
             grad_factor = float(source.attrs["grad_factor"])
-            found.append(LearnedMix(name, upstream, grad_factor, weights, gamma, fixed))
+            layer_norm = bool(mix.attrs.get("layer_norm", False))
+            found.append(LearnedMix(name, upstream, grad_factor, weights, gamma, fixed, layer_norm))
     return found
 
 

@@ -58,3 +58,40 @@ def test_pipeline_without_listeners(tmp_path):
     result = CliRunner().invoke(app, ["inspect", str(tmp_path / "blank")])
     assert result.exit_code == 1
     assert "no component with an initialized ELMo listener" in result.output
+
+
+def fake_installed_package(site, pipeline_dir, name="en_elmo_test_pkg", version="0.0.1"):
+    """What ``spacy package`` + pip install leave: an importable package with a dist-info."""
+    import shutil
+
+    package = site / name
+    shutil.copytree(pipeline_dir, package / f"{name}-{version}")
+    (package / "meta.json").write_text(f'{{"lang": "en", "name": "{name[3:]}", "version": "{version}"}}')
+    (package / "__init__.py").write_text(
+        "from spacy.util import load_model_from_init_py\n\n"
+        "def load(**overrides):\n    return load_model_from_init_py(__file__, **overrides)\n"
+    )
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return name
+
+
+def test_accepts_an_installed_package_name(pipeline_dir, tmp_path, monkeypatch):
+    name = fake_installed_package(tmp_path, pipeline_dir)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path / name)  # no directory of that name where we run
+    result = CliRunner().invoke(app, ["inspect", name])
+    assert result.exit_code == 0, result.output
+    assert "tagger (listens to 'elmo', grad_factor 0)" in result.output
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_neither_package_nor_directory(tmp_path, kind):
+    target = tmp_path / "nothing_here"
+    if kind == "file":
+        target.write_text("x")
+    result = CliRunner().invoke(app, ["inspect", str(target)])
+    assert result.exit_code == 1
+    expected = "is a file, not a pipeline directory" if kind == "file" else "neither an installed package nor a directory"
+    assert expected in result.output

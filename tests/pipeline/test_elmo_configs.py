@@ -54,3 +54,13 @@ def test_pairs_differ_only_in_elmo(elmo_name, baseline_name):
 def test_baseline_trains(tmp_path, train_pipeline):
     nlp = spacy.load(train_pipeline("ner_baseline.cfg", tmp_path, {}))
     assert nlp.pipe_names == ["ner"]
+
+
+@pytest.mark.parametrize("name", ["ner_elmo.cfg", "ner_baseline.cfg", "tagger_elmo.cfg", "tagger_baseline.cfg"])
+def test_fill_config_leaves_the_shipped_configs_unchanged(name, tmp_path):
+    """``spacy init fill-config`` has nothing to add: every default is written out."""
+    from spacy.cli.init_config import fill_config
+
+    fill_config(tmp_path / name, CONFIGS / name, silent=True)
+    filled = load_config(tmp_path / name, interpolate=False)
+    assert filled == load_config(CONFIGS / name, interpolate=False)

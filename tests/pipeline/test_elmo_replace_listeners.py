@@ -228,3 +228,32 @@ def test_learned_mix_is_still_reported(replaced, trained_ner):
     (after,) = learned_mixes(nlp)
     assert after.upstream is None and before.upstream == "elmo"
     assert after.weights == before.weights and after.gamma == before.gamma
+
+
+def test_tok2vec_path_replaces_only_the_listener_block(trained_ner, tmp_path, no_pickle):
+    """The spacy-transformers habit ``["model.tok2vec"]``: the saved config must still match the
+    model (it used to turn the whole tok2vec block into ElmoStandalone, and loading failed)."""
+    nlp = spacy.load(trained_ner)
+    ents, features = entities(nlp), ner_features(nlp)
+    tok2vec_before = nlp.config["components"]["ner"]["model"]["tok2vec"]
+    nlp.replace_listeners("elmo", "ner", ["model.tok2vec"])
+    tok2vec_cfg = nlp.config["components"]["ner"]["model"]["tok2vec"]
+    assert tok2vec_cfg["@architectures"] == "spacy_elmo.ElmoTok2Vec.v1"
+    assert tok2vec_cfg["elmo"]["@architectures"] == STANDALONE_ARCHITECTURE
+    assert {k: v for k, v in tok2vec_cfg.items() if k != "elmo"} == {
+        k: v for k, v in tok2vec_before.items() if k != "elmo"
+    }
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    assert entities(loaded) == ents
+    assert_same_features(ner_features(loaded), features)
+
+
+@pytest.mark.parametrize("path", ["model", "model.tok2vec.embed"])
+def test_other_paths_are_refused_at_once_naming_the_listener_path(trained_ner, path):
+    nlp = spacy.load(trained_ner)
+    config_before = nlp.config.to_str()
+    with pytest.raises(ValueError, match=r"listener of 'ner' is at 'model\.tok2vec\.elmo'"):
+        nlp.replace_listeners("elmo", "ner", [path])
+    assert nlp.config.to_str() == config_before  # nothing changed
+    assert "ner" in nlp.get_pipe("elmo").listener_map

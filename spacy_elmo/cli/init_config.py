@@ -1,0 +1,42 @@
+"""``spacy-elmo init-config``: a complete training config whose components listen to ELMo."""
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._app import app
+
+
+@app.command("init-config")
+def init_config_cli(
+    output_file: Path = typer.Argument(..., help="Where to write the config ('-' for stdout)", dir_okay=False, allow_dash=True),
+    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="Comma-separated components that use ELMo features: ner, tagger"),
+    weights: Optional[Path] = typer.Option(None, "--weights", "-w", help="ELMo weights ([paths] elmo): spacy-elmo model dir, AllenNLP dir, or .hdf5 with options.json beside it"),
+    gpu: bool = typer.Option(False, "--gpu", "-G", help="Settings for training on a GPU (spacy train --gpu-id 0)"),
+    lang: str = typer.Option("en", "--lang", "-l", help="Language code of the pipeline"),
+) -> None:
+    """Write a spacy train config: elmo first, each component with an ELMo listener in its tok2vec."""
+    from ..pipeline.training_config import config_text, training_config
+
+    names = [name.strip() for name in pipeline.split(",") if name.strip()]
+    if weights is not None and not weights.exists():
+        typer.echo(f"Error: --weights {weights} does not exist", err=True)
+        raise typer.Exit(code=1)
+    try:
+        config = training_config(names, weights=None if weights is None else weights.resolve(), gpu=gpu, lang=lang)
+    except ValueError as err:
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(code=1) from err
+    elmo = "" if weights is not None else " --paths.elmo WEIGHTS"
+    device = " --gpu-id 0" if gpu else ""
+    header = (
+        f"# Written by spacy-elmo init-config --pipeline {','.join(names)}{' --gpu' if gpu else ''}. Train with:\n"
+        f"#   python -m spacy train CONFIG --output OUTPUT --paths.train TRAIN.spacy --paths.dev DEV.spacy{elmo}{device}\n\n"
+    )
+    text = header + config_text(config)
+    if str(output_file) == "-":
+        typer.echo(text, nl=False)
+        return
+    output_file.parent.mkdir(parents=True, exist_ok=True)
+    output_file.write_text(text, encoding="utf8")
+    typer.echo(f"Wrote {output_file}", err=True)

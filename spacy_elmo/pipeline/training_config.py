@@ -1,0 +1,264 @@
+"""A complete ``spacy train`` config with ELMo features, wired as the shipped configs are.
+
+``spacy init config --pipeline elmo,ner`` cannot know that ``ner`` should listen to ``elmo``:
+it builds an ``elmo`` component nothing reads. Here every task's tok2vec is
+``spacy_elmo.ElmoTok2Vec.v1`` with a ``spacy_elmo.ElmoListener.v1`` inside (its own learned mix
+of the biLM layers), and the weights are read once, in ``[initialize.components.elmo]``. The
+result is filled by spaCy, as ``spacy init config`` does, so every default is written out.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from string import Template
+from typing import Optional, Sequence, Union
+
+from thinc.api import Config
+
+#: The components that get an ELMo listener, with their model block (``$name``: the component).
+TASK_MODELS = {
+    "ner": """
+[components.$name]
+factory = "ner"
+moves = null
+update_with_oracle_cut_size = 100
+incorrect_spans_key = null
+
+[components.$name.model]
+@architectures = "spacy.TransitionBasedParser.v2"
+state_type = "ner"
+extra_state_tokens = false
+hidden_width = 64
+maxout_pieces = 2
+use_upper = true
+nO = null
+""",
+    "tagger": """
+[components.$name]
+factory = "tagger"
+label_smoothing = 0.0
+overwrite = false
+neg_prefix = "!"
+
+[components.$name.model]
+@architectures = "spacy.Tagger.v2"
+nO = null
+normalize = false
+""",
+}
+
+TOK2VEC = """
+[components.$name.model.tok2vec]
+@architectures = "spacy_elmo.ElmoTok2Vec.v1"
+maxout_pieces = 3
+
+[components.$name.model.tok2vec.elmo]
+@architectures = "spacy_elmo.ElmoListener.v1"
+upstream = "elmo"
+layer_norm = false
+layer_dropout = 0.0
+grad_factor = 0.0
+fixed_layer_weights = null
+
+[components.$name.model.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = $${components.$name.model.tok2vec.encode.width}
+attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
+rows = [5000, 1000, 2500, 2500]
+include_static_vectors = false
+
+[components.$name.model.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 4
+window_size = 1
+maxout_pieces = 3
+"""
+
+BASE = """
+[paths]
+train = null
+dev = null
+vectors = null
+init_tok2vec = null
+elmo = $weights
+
+[system]
+gpu_allocator = "pytorch"
+seed = 0
+
+[nlp]
+lang = "$lang"
+pipeline = $pipeline
+batch_size = 128
+
+[components]
+
+[components.elmo]
+factory = "elmo"
+weights = null
+layer_weights = null
+gamma = 1.0
+mix_from = null
+set_vector_hooks = true
+feature_cache_mb = 1024
+feature_cache_dir = null
+feature_cache_disk_mb = 10240
+
+[components.elmo.model]
+@architectures = "spacy_elmo.BiLM.v1"
+char_embed_dim = 16
+filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
+n_highway = 2
+activation = "relu"
+lstm_dim = 4096
+projection_dim = 512
+n_layers = 2
+cell_clip = 3.0
+proj_clip = 3.0
+use_skip_connections = true
+max_tokens = 256
+batch_max_tokens = $batch_max_tokens
+word_cache_words = $word_cache_words
+
+[corpora]
+
+[corpora.train]
+@readers = "spacy.Corpus.v1"
+path = $${paths.train}
+max_length = 0
+gold_preproc = false
+limit = 0
+augmenter = null
+
+[corpora.dev]
+@readers = "spacy.Corpus.v1"
+path = $${paths.dev}
+max_length = 0
+gold_preproc = false
+limit = 0
+augmenter = null
+
+[training]
+dev_corpus = "corpora.dev"
+train_corpus = "corpora.train"
+seed = $${system.seed}
+gpu_allocator = $${system.gpu_allocator}
+dropout = 0.1
+accumulate_gradient = 1
+patience = 1600
+max_epochs = 0
+max_steps = 20000
+eval_frequency = 200
+frozen_components = []
+annotating_components = []
+before_to_disk = null
+before_update = null
+
+[training.batcher]
+@batchers = "spacy.batch_by_words.v1"
+discard_oversize = false
+tolerance = 0.2
+get_length = null
+
+[training.batcher.size]
+@schedules = "compounding.v1"
+start = 100
+stop = 1000
+compound = 1.001
+t = 0.0
+
+[training.logger]
+@loggers = "spacy.ConsoleLogger.v1"
+progress_bar = false
+
+[training.optimizer]
+@optimizers = "Adam.v1"
+beta1 = 0.9
+beta2 = 0.999
+L2_is_weight_decay = true
+L2 = 0.01
+grad_clip = 1.0
+use_averages = false
+eps = 1e-08
+learn_rate = 0.001
+
+[initialize]
+vectors = $${paths.vectors}
+init_tok2vec = $${paths.init_tok2vec}
+vocab_data = null
+lookups = null
+before_init = null
+after_init = null
+
+[initialize.components]
+
+# the weights are read once, at initialization; the trained pipeline carries its own copy
+[initialize.components.elmo]
+weights = $${paths.elmo}
+"""
+
+# On a GPU the word cache is not used and larger biLM batches fit.
+HARDWARE = {
+    False: {"batch_max_tokens": 2048, "word_cache_words": 50000},
+    True: {"batch_max_tokens": 8192, "word_cache_words": 0},
+}
+
+
+def training_config(
+    pipeline: Sequence[str],
+    *,
+    weights: Optional[Union[str, Path]] = None,
+    gpu: bool = False,
+    lang: str = "en",
+) -> Config:
+    """The filled config for ``elmo`` followed by ``pipeline`` (e.g. ``["ner", "tagger"]``).
+
+    weights: the default of ``[paths] elmo`` (``None``: give ``--paths.elmo`` to spacy train).
+    gpu: settings for training on a GPU (``spacy train --gpu-id 0``).
+    """
+    from spacy.util import load_model_from_config
+
+    tasks = [name for name in pipeline if name != "elmo"]
+    unknown = [name for name in tasks if name not in TASK_MODELS]
+    if unknown or not tasks:
+        raise ValueError(
+            f"--pipeline takes components that listen to ELMo, from {', '.join(TASK_MODELS)}; "
+            f"got {', '.join(pipeline) or 'none'}"
+        )
+    if len(set(tasks)) != len(tasks):
+        raise ValueError(f"--pipeline names a component twice: {', '.join(pipeline)}")
+    text = Template(BASE).substitute(
+        weights=_config_value(None if weights is None else str(weights)),
+        lang=lang,
+        pipeline=_config_value(["elmo", *tasks]),
+        **HARDWARE[gpu],
+    )
+    for name in tasks:
+        text += Template(TASK_MODELS[name] + TOK2VEC).substitute(name=name)
+    nlp = load_model_from_config(Config().from_str(text, interpolate=False), auto_fill=True, validate=False)
+    filled = nlp.config
+    return Config({key: filled[key] for key in [*SECTION_ORDER, *filled] if key in filled})
+
+
+SECTION_ORDER = ("paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize")
+
+
+def config_text(config: Config) -> str:
+    """``config.to_str()`` with every section followed by its subsections, as a person writes
+    a config (Thinc writes all sections of one depth before the next)."""
+    blocks = config.to_str(interpolate=False).strip().split("\n\n")
+    names = [block.split("\n", 1)[0].strip("[]") for block in blocks]
+    rank = {name: i for i, name in enumerate(names)}
+
+    def key(name: str) -> tuple:
+        parts = name.split(".")
+        return tuple(rank.get(".".join(parts[: i + 1]), -1) for i in range(len(parts)))
+
+    return "\n\n".join(block for _, block in sorted(zip(map(key, names), blocks))) + "\n"
+
+
+def _config_value(value) -> str:
+    """A Python value in config syntax (JSON, with null)."""
+    import json
+
+    return json.dumps(value)

@@ -1,0 +1,79 @@
+"""``nlp.config`` describes the biLM actually inside, not the random-init sizes of the config.
+
+The shipped configs say 4096/512 with 7 filters (the original ELMo); the tiny weights used
+here have lstm_dim 32, projection_dim 8 and 3 filters, so every stale value shows.
+"""
+import shutil
+
+import numpy
+import spacy
+from spacy.training import Example
+from spacy.util import load_config, load_model_from_config
+from thinc.api import Config
+
+from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.pipeline.config_sizes import SIZE_KEYS
+
+from .conftest import CONFIGS, toy_docs
+
+
+def tiny_sizes() -> dict:
+    data = TINY_CONFIG.to_dict()
+    return {key: data[key] for key in SIZE_KEYS}
+
+
+def sizes(model_cfg) -> dict:
+    return {key: model_cfg[key] for key in SIZE_KEYS}
+
+
+def ner_elmo(overrides):
+    config = Config().from_disk(CONFIGS / "ner_elmo.cfg", overrides=overrides)
+    return load_model_from_config(config, auto_fill=True)
+
+
+def test_initialize_with_weights_writes_their_sizes(tiny_weights, tmp_path):
+    nlp = ner_elmo({"paths.elmo": str(tiny_weights)})
+    assert sizes(nlp.config["components"]["elmo"]["model"]) != tiny_sizes()  # the config's own
+    examples = [Example(nlp.make_doc(d.text), d) for d in toy_docs(nlp, 4, seed=2)]
+    nlp.initialize(lambda: examples)
+    assert sizes(nlp.config["components"]["elmo"]["model"]) == tiny_sizes()
+    nlp.to_disk(tmp_path)
+    saved = load_config(tmp_path / "config.cfg")
+    assert sizes(saved["components"]["elmo"]["model"]) == tiny_sizes()
+    assert saved["components"]["elmo"]["model"]["max_tokens"] == 256  # run settings untouched
+
+
+def test_weights_read_on_first_use_update_the_config(nlp_tiny):
+    nlp_tiny("The bank .")
+    assert sizes(nlp_tiny.config["components"]["elmo"]["model"]) == tiny_sizes()
+
+
+def test_replace_listeners_bilm_block_has_the_real_sizes(trained_ner):
+    nlp = spacy.load(trained_ner)
+    nlp.replace_listeners("elmo", "ner", ["model.tok2vec.elmo"])
+    block = nlp.config["components"]["ner"]["model"]["tok2vec"]["elmo"]["bilm"]
+    assert sizes(block) == tiny_sizes()
+
+
+def test_replace_listeners_with_pending_weights(tiny_weights):
+    nlp = ner_elmo({"components.elmo.weights": str(tiny_weights)})
+    assert nlp.get_pipe("elmo").bilm is None  # not read yet
+    nlp.replace_listeners("elmo", "ner", ["model.tok2vec.elmo"])
+    assert sizes(nlp.config["components"]["ner"]["model"]["tok2vec"]["elmo"]["bilm"]) == tiny_sizes()
+    assert sizes(nlp.config["components"]["elmo"]["model"]) == tiny_sizes()
+
+
+def test_older_pipeline_with_random_init_sizes_still_loads(trained_ner, tmp_path):
+    """Pipelines saved before this change have the config's sizes in config.cfg."""
+    old = tmp_path / "old"
+    shutil.copytree(trained_ner, old)
+    config = load_config(old / "config.cfg", interpolate=False)
+    config["components"]["elmo"]["model"].update(lstm_dim=4096, projection_dim=512, n_highway=2)
+    config.to_disk(old / "config.cfg")
+    text = "Alice works at Acme in Paris ."
+    expected = spacy.load(trained_ner)(text)
+    nlp = spacy.load(old)
+    doc = nlp(text)
+    numpy.testing.assert_array_equal(doc._.elmo_layers, expected._.elmo_layers)
+    assert [(e.start, e.end, e.label_) for e in doc.ents] == [(e.start, e.end, e.label_) for e in expected.ents]
+    assert sizes(nlp.config["components"]["elmo"]["model"]) == tiny_sizes()  # described on load
