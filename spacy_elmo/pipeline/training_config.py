@@ -50,14 +50,17 @@ TOK2VEC = """
 [components.$name.model.tok2vec]
 @architectures = "spacy_elmo.ElmoTok2Vec.v1"
 maxout_pieces = 3
+elmo_output = null
 
 [components.$name.model.tok2vec.elmo]
 @architectures = "spacy_elmo.ElmoListener.v1"
 upstream = "elmo"
-layer_norm = false
+layer_norm = $layer_norm
 layer_dropout = 0.0
 grad_factor = 0.0
 fixed_layer_weights = null
+mix_dropout = 0.0
+weights_l2 = 0.0
 
 [components.$name.model.tok2vec.embed]
 @architectures = "spacy.MultiHashEmbed.v2"
@@ -197,6 +200,9 @@ after_init = null
 weights = $${paths.elmo}
 """
 
+#: The listener's layer norm per task, as the dev split chose it (configs/*_elmo.cfg say how).
+LAYER_NORM = {"ner": "true", "tagger": "false"}
+
 # On a GPU the word cache is not used and larger biLM batches fit.
 HARDWARE = {
     False: {"batch_max_tokens": 2048, "word_cache_words": 50000},
@@ -234,7 +240,7 @@ def training_config(
         **HARDWARE[gpu],
     )
     for name in tasks:
-        text += Template(TASK_MODELS[name] + TOK2VEC).substitute(name=name)
+        text += Template(TASK_MODELS[name] + TOK2VEC).substitute(name=name, layer_norm=LAYER_NORM[name])
     nlp = load_model_from_config(Config().from_str(text, interpolate=False), auto_fill=True, validate=False)
     filled = nlp.config
     return Config({key: filled[key] for key in [*SECTION_ORDER, *filled] if key in filled})
