@@ -377,3 +377,19 @@ def test_ner_small_and_published_workflows(project):
     compared = {(c["other"], c["baseline"]) for c in results["comparisons"] if c["test"] is not None}
     assert {("ner-small-elmo", "ner-small-baseline"), ("ner-elmo-published", "ner-baseline"),
             ("tagger-small-elmo-published", "tagger-small-baseline")} <= compared
+
+
+def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
+    """A fresh measurement of model-best gives the dev perplexity the run logged for it: the
+    run's evaluation never reads weights older than the ones it saves."""
+    run_dir = project["dir"] / "training" / "bilm"
+    if not (run_dir / "model-best").is_dir():
+        pytest.skip("needs the biLM of test_workflow_end_to_end")
+    logged = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    best = min(logged, key=lambda record: record["dev_perplexity"])
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "dev_perplexity.py"), str(run_dir)],
+                          cwd=project["dir"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    measured = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert measured["forward"] == pytest.approx(best["dev_perplexity_forward"], rel=1e-6)
+    assert measured["backward"] == pytest.approx(best["dev_perplexity_backward"], rel=1e-6)
