@@ -453,7 +453,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--readme", type=lambda s: Path(s) if s else None, default=None,
                         help="README to update between the results markers (empty: none)")
     args = parser.parse_args(argv)
-    report_md, readme_section, table, results = build(args)
+    try:
+        report_md, readme_section, table, results = build(args)
+    except ValueError as e:  # a malformed input file, named in the message
+        msg.fail(str(e), exits=1)
     (args.output_dir / "report.md").write_text(report_md + "\n", encoding="utf-8")
     (args.output_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     if args.readme:

@@ -224,3 +224,12 @@ def test_targets_say_whether_and_by_how_much(built):
     small = targets[("tagger", "small")]
     assert not small["met"] and small["setting"] is None and "not measured" in small["text"]
     assert "**met** (ner-elmo: +" in built["report"]
+
+
+def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys):
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "ner-elmo.seed0.json").write_text("[1, 2]")
+    with pytest.raises(SystemExit):
+        report.main(["--metrics-dir", str(tmp_path / "metrics"), "--training-dir", str(tmp_path),
+                     "--bilm-dir", str(tmp_path / "bilm"), "--output-dir", str(tmp_path / "out")])
+    assert "ner-elmo.seed0.json: expected a JSON object" in " ".join(capsys.readouterr().out.split())

@@ -161,7 +161,9 @@ def run_workflow(project: dict, *var_args: str, archives_dir: Path) -> subproces
     env = {**os.environ, "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
            "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "spacy", "project", "run", "all", str(project["dir"]), *var_args]
-    return subprocess.run(cmd, cwd=project["dir"], env=env, capture_output=True, text=True, timeout=600)
+    # alone on 2 cores the whole run takes 2-3 minutes; the limit only catches a hang, with room
+    # for a machine shared with other work
+    return subprocess.run(cmd, cwd=project["dir"], env=env, capture_output=True, text=True, timeout=1500)
 
 
 def plain(proc: subprocess.CompletedProcess) -> str:
