@@ -147,11 +147,13 @@ def _warn_if_unannotated(model: ElmoLayersListener, docs: List[Doc]) -> None:
         return
     model._warned = True
     who = f"of '{model._component}'" if model._component else f"(upstream '{model.upstream_name}')"
+    upstream = "elmo" if model.upstream_name == "*" else model.upstream_name
     warnings.warn(
         f"The ELMo listener {who} found no elmo layers on {missing} of {len(docs)} Docs and uses "
         "all-zero ELMo features for them: the elmo component did not run before it (disabled, "
         "excluded or removed?). Keep it enabled, or give this component its own biLM copy with "
-        "nlp.replace_listeners(\"elmo\", COMPONENT, [\"model.tok2vec.elmo\"]). Warned once.",
+        f"nlp.replace_listeners(\"{upstream}\", \"{model._component or 'COMPONENT'}\", "
+        "[\"model.tok2vec.elmo\"]). Warned once.",
         UserWarning,
         stacklevel=3,
     )
