@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import shutil
+import socket
 import tempfile
 import threading
 import weakref

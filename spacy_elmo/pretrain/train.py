@@ -25,7 +25,6 @@ from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
 from .checkpoint import CHECKPOINT_FILE, capture_rng, load_checkpoint, restore_rng, save_checkpoint
-from .resume_settings import compare_resumed_settings
 from .corpus import count_words, make_reader, read_dev_sentences
 from .distributed import Distributed, setup_distributed, teardown_distributed
 from .encoding import BatchEncoder, EncodedBatch
@@ -34,6 +33,7 @@ from .initialization import fresh_model, load_existing_model, same_architecture,
 from .metrics import METRICS_FILE, append_metrics, truncate_metrics
 from .objective import LanguageModelObjective
 from .optim import decay_progress, learning_rate_at, make_optimizer, set_learning_rate
+from .resume_settings import compare_resumed_settings
 from .run_record import RunRecord
 from .sentences import Segmenter
 from .settings import PretrainSettings

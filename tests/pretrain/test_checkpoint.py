@@ -8,7 +8,7 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.pretrain.checkpoint import capture_rng, load_checkpoint, restore_rng, save_checkpoint
+from spacy_elmo.pretrain.checkpoint import CheckpointError, capture_rng, load_checkpoint, restore_rng, save_checkpoint
 
 
 def draws(generator):
@@ -48,8 +48,9 @@ def test_arbitrary_pickled_objects_are_refused(tmp_path):
 
     path = tmp_path / "c.pt"
     torch.save({"format": "spacy-elmo-pretrain-checkpoint", "version": 1, "payload": Sneaky()}, path, pickle_module=pickle)
-    with pytest.raises(pickle.UnpicklingError):
+    with pytest.raises(CheckpointError, match="UnpicklingError") as caught:
         load_checkpoint(path)
+    assert isinstance(caught.value.__cause__, pickle.UnpicklingError)
 
 
 def test_other_files_are_not_taken_for_checkpoints(tmp_path):
