@@ -95,7 +95,10 @@ def test_config_has_the_standalone_block(replaced):
     assert block["@architectures"] == STANDALONE_ARCHITECTURE
     assert block["bilm"] == nlp.config["components"]["elmo"]["model"]
     assert "upstream" not in block
-    assert (block["layer_norm"], block["layer_dropout"], block["grad_factor"]) == (False, 0.0, 0.0)
+    listener = Config().from_disk(CONFIGS / "ner_elmo.cfg")["components"]["ner"]["model"]["tok2vec"]["elmo"]
+    assert (block["layer_norm"], block["layer_dropout"], block["grad_factor"]) == (
+        listener["layer_norm"], listener["layer_dropout"], listener["grad_factor"])
+    assert (block["mix_dropout"], block["weights_l2"]) == (listener["mix_dropout"], listener["weights_l2"])
 
 
 def test_ner_works_without_the_elmo_component(replaced):
