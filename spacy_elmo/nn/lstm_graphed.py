@@ -157,13 +157,9 @@ class _GraphedLayer:
         self.cell_clip, self.proj_clip = options.cell_clip, options.proj_clip
         self.state_dtype = like.dtype
         self.matmul_dtype = compute_dtype or like.dtype
-        # Candidate-gate columns doubled (exact in floating point): one sigmoid covers all four
-        # gates, tanh(j) = 2 sigmoid(2j) - 1 (see lstm_inference).
-        scale = torch.ones(4 * cell, dtype=like.dtype, device=like.device)
-        scale[cell : 2 * cell] = 2.0
-        self.bias = torch.stack([layer.gate_bias(options.forget_bias) * scale for layer in layers])
-        self.input_weight = torch.stack([layer.input_weight.t() * scale for layer in layers]).to(self.matmul_dtype)
-        self.recurrent = torch.stack([layer.recurrent_weight.t() * scale for layer in layers]).to(self.matmul_dtype)
+        self.bias = torch.stack([layer.gate_bias(options.forget_bias) for layer in layers])
+        self.input_weight = torch.stack([layer.input_weight.t() for layer in layers]).to(self.matmul_dtype)
+        self.recurrent = torch.stack([layer.recurrent_weight.t() for layer in layers]).to(self.matmul_dtype)
         self.projection = torch.stack([layer.projection_weight.t() for layer in layers]).to(self.matmul_dtype)
         self._runners: "OrderedDict[tuple[int, bool], _WindowRunner]" = OrderedDict()
         self._scratch: dict[torch.dtype, torch.Tensor] = {}

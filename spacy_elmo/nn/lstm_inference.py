@@ -9,11 +9,16 @@ Only valid without autograd (it overwrites tensors that backward would need). Pe
 - each step adds the recurrent product into that step's gate slice, updates the cell state in
   place, and writes the projection straight into the layer's output buffer, which is also
   where the next step reads its hidden state from: no per-step concatenation or copies;
-- ``tanh`` costs about four times ``sigmoid`` per element on CPUs, so both tanh's of the cell
-  are computed as ``tanh(x) = 2 sigmoid(2x) - 1``: the candidate gate's pre-activations are
-  doubled (its recurrent weights once, in the cached copy), so one ``sigmoid_`` covers all
-  four gates. The identity is exact in real arithmetic; in float32 it differs from ``tanh``
-  by about one unit in the last place of 1.0 (1e-7 absolute).
+- the stacked weights keep each matrix's own row layout (output units by inputs) and the
+  matmuls read them through a transposed view: each output is then a dot product of two
+  contiguous rows, which the BLAS sums in vector lanes. Stored the other way round (inputs by
+  outputs, contiguous), the 512 or 4096 products of the projection were summed one by one,
+  and the loop's float32 error against a float64 reference was 2-3x the reference loop's
+  (1.6e-6 vs 6.0e-7 on 60-token sentences of the project's biLM); it is now no larger.
+  Embedding speed is the same either way (measured end to end at both model sizes);
+- the cell uses ``tanh`` itself. An earlier version computed it as ``2 sigmoid(2x) - 1`` to
+  save time, which cost accuracy near zero (the subtraction cancels); with current torch,
+  ``tanh_`` is no slower than ``sigmoid_`` on CPUs.
 """
 from __future__ import annotations
 
@@ -43,8 +48,8 @@ class FusedWeights:
     """One layer's weights for both directions, laid out for batched matmuls."""
 
     bias: torch.Tensor  # (dirs, 4C), forget bias included
-    recurrent: torch.Tensor  # (dirs, P, 4C), candidate-gate columns doubled
-    projection: torch.Tensor  # (dirs, C, P)
+    recurrent: torch.Tensor  # (dirs, P, 4C): a transposed view of the (dirs, 4C, P) weights
+    projection: torch.Tensor  # (dirs, C, P): a transposed view of the (dirs, P, C) weights
 
 
 def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
@@ -56,13 +61,10 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     params = [p for layer in layers for p in (layer.bias, layer.recurrent_weight, layer.projection_weight)]
 
     def build() -> FusedWeights:
-        recurrent = torch.stack([layer.recurrent_weight.t() for layer in layers])
-        cell = layers[0].cell_dim
-        recurrent[..., cell : 2 * cell] *= 2.0  # candidate gate doubled: see the module docstring
         return FusedWeights(
             bias=torch.stack([layer.gate_bias(first.forget_bias) for layer in layers]),
-            recurrent=recurrent,
-            projection=torch.stack([layer.projection_weight.t() for layer in layers]),
+            recurrent=torch.stack([layer.recurrent_weight for layer in layers]).transpose(1, 2),
+            projection=torch.stack([layer.projection_weight for layer in layers]).transpose(1, 2),
         )
 
     return cache.get(params, build, extra_key=first.forget_bias)
@@ -117,7 +119,6 @@ def _run_layer(
         for d, layer in enumerate(layers):
             source = inputs[d, start:stop, :rows].reshape(-1, dim)
             torch.addmm(weights.bias[d], source, layer.input_weight.t(), out=pre_gates[d].view(-1, 4 * cell))
-        pre_gates[..., cell : 2 * cell] *= 2.0
         for t in range(start, stop):
             n = rows_at(t)
             gates = pre_gates[:, t - start, :n]
@@ -142,13 +143,13 @@ def cell_step_(
 ) -> None:
     """LSTM cell update in place: ``memory`` becomes c_t, ``cell_output`` o_t * tanh(c_t).
 
-    ``gates`` hold the pre-activations (i, 2j, f, o): the candidate's are doubled.
+    ``gates`` hold the pre-activations (i, j, f, o) and are overwritten.
     """
-    gates.sigmoid_()
-    in_gate, forget_gate, out_gate = gates[..., :cell], gates[..., 2 * cell : 3 * cell], gates[..., 3 * cell :]
-    candidate = gates[..., cell : 2 * cell].mul_(2.0).sub_(1.0)  # tanh(j) = 2 sigmoid(2j) - 1
+    in_gate = gates[..., :cell].sigmoid_()
+    candidate = gates[..., cell : 2 * cell].tanh_()
+    forget_and_out = gates[..., 2 * cell :].sigmoid_()
+    forget_gate, out_gate = forget_and_out[..., :cell], forget_and_out[..., cell:]
     memory.mul_(forget_gate).addcmul_(in_gate, candidate)
     if cell_clip:
         memory.clamp_(-cell_clip, cell_clip)
-    # o * tanh(c) = o * (2 sigmoid(2c) - 1)
-    torch.mul(memory, 2.0, out=cell_output).sigmoid_().mul_(2.0).sub_(1.0).mul_(out_gate)
+    torch.tanh(memory, out=cell_output).mul_(out_gate)
