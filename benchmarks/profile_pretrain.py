@@ -90,7 +90,10 @@ def main() -> None:
         tokens = vectors.detach()[inverse].reshape(*ids.shape[:2], -1)
         both = torch.stack([tokens, reverse_padded(tokens, sorted_lengths)]).requires_grad_(True)
         stacks = [model.forward_lstm, model.backward_lstm]
-        layers = timer.run("LSTM fwd", lambda: run_stacks(stacks, both, sorted_lengths))
+        # As in training (objective.py: final_boundary=False): each direction stops one step
+        # early, since the boundary read last predicts nothing.
+        steps = (sorted_lengths - 1).clamp(min=0)
+        layers = timer.run("LSTM fwd", lambda: run_stacks(stacks, both, steps))
         grads = [torch.randn_like(layer) for layer in layers]
         timer.run("LSTM bwd", lambda: torch.autograd.backward(layers, grads))
         hidden = torch.randn(int(batch.n_tokens), model.config.projection_dim, requires_grad=True)

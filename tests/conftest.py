@@ -1,4 +1,5 @@
-"""Shared test setup: one torch thread (the CI machine has two cores), fixture locations."""
+"""Shared test setup: one torch thread (the CI machine has two cores), fixture locations,
+the tiny random biLM and the tiny listening tagger that tests in several folders use."""
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,35 @@ def allennlp_fixtures() -> Path:
     if not (ALLENNLP_FIXTURES / "lm_weights.hdf5").is_file():
         pytest.skip(f"AllenNLP reference fixtures not found at {ALLENNLP_FIXTURES}")
     return ALLENNLP_FIXTURES
+
+
+def random_tiny_bilm(seed: int = 0, scale: float = 0.2):
+    """A tiny biLM with random weights of ``scale``, large enough that context visibly changes
+    the vectors (the default initialisation barely mixes a tiny model's inputs)."""
+    from spacy_elmo.nn import TINY_CONFIG, BiLM
+
+    torch.manual_seed(seed)
+    bilm = BiLM(TINY_CONFIG)
+    with torch.no_grad():
+        for param in bilm.parameters():
+            param.normal_(0.0, scale)
+    return bilm.eval()
+
+
+#: A small tagger whose tok2vec listens to ``elmo``: the cheapest pipeline with a listener.
+TINY_TAGGER_MODEL = {
+    "@architectures": "spacy.Tagger.v2",
+    "tok2vec": {
+        "@architectures": "spacy_elmo.ElmoTok2Vec.v1",
+        "elmo": {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo"},
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": 8,
+            "attrs": ["NORM"],
+            "rows": [100],
+            "include_static_vectors": False,
+        },
+        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "depth": 1, "window_size": 1, "maxout_pieces": 2},
+    },
+}
+

@@ -14,6 +14,8 @@ from typing import Optional, Sequence, Union
 
 from thinc.api import Config
 
+from .elmo import DEFAULT_ELMO_MODEL
+
 #: The components that get an ELMo listener, with their model block (``$name``: the component).
 TASK_MODELS = {
     "ner": """
@@ -107,39 +109,15 @@ feature_cache_mb = 1024
 feature_cache_dir = null
 feature_cache_disk_mb = 10240
 
-[components.elmo.model]
-@architectures = "spacy_elmo.BiLM.v1"
-char_embed_dim = 16
-filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-n_highway = 2
-activation = "relu"
-lstm_dim = 4096
-projection_dim = 512
-n_layers = 2
-cell_clip = 3.0
-proj_clip = 3.0
-use_skip_connections = true
-max_tokens = 256
-batch_max_tokens = $batch_max_tokens
-word_cache_words = $word_cache_words
-
 [corpora]
 
 [corpora.train]
 @readers = "spacy.Corpus.v1"
 path = $${paths.train}
-max_length = 0
-gold_preproc = false
-limit = 0
-augmenter = null
 
 [corpora.dev]
 @readers = "spacy.Corpus.v1"
 path = $${paths.dev}
-max_length = 0
-gold_preproc = false
-limit = 0
-augmenter = null
 
 [training]
 dev_corpus = "corpora.dev"
@@ -237,11 +215,13 @@ def training_config(
         weights=_config_value(None if weights is None else str(weights)),
         lang=lang,
         pipeline=_config_value(["elmo", *tasks]),
-        **HARDWARE[gpu],
     )
     for name in tasks:
         text += Template(TASK_MODELS[name] + TOK2VEC).substitute(name=name, layer_norm=LAYER_NORM[name])
-    nlp = load_model_from_config(Config().from_str(text, interpolate=False), auto_fill=True, validate=False)
+    config = Config().from_str(text, interpolate=False)
+    # the factory's default biLM (the original size), with the hardware's batch and cache
+    config["components"]["elmo"]["model"] = {**DEFAULT_ELMO_MODEL, **HARDWARE[gpu]}
+    nlp = load_model_from_config(config, auto_fill=True, validate=False)
     filled = nlp.config
     return Config({key: filled[key] for key in [*SECTION_ORDER, *filled] if key in filled})
 

@@ -106,6 +106,21 @@ def exact_nll_sum(hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor
     return total
 
 
+def log_expected_counts(
+    sampler: LogUniformSampler,
+    targets: torch.Tensor,
+    negatives: torch.Tensor,
+    device: torch.device,
+    dtype: Optional[torch.dtype] = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log of how often the draws are expected to hit each target and each negative: the
+    correction that makes the sampled logits estimate the full softmax."""
+    log_draws = math.log(negatives.shape[0])
+    return tuple(  # type: ignore[return-value]
+        sampler.log_probability(ids).to(device=device, dtype=dtype) + log_draws for ids in (targets, negatives)
+    )
+
+
 def sampled_softmax_nll(
     hidden: torch.Tensor,
     output: nn.Linear,
@@ -114,9 +129,8 @@ def sampled_softmax_nll(
     sampler: LogUniformSampler,
 ) -> torch.Tensor:
     """Sampled-softmax NLL of each row's target against the shared ``negatives``, ``(N,)``."""
-    n_draws, n_rows = negatives.shape[0], targets.shape[0]
-    log_expected_true = sampler.log_probability(targets).to(hidden.device) + math.log(n_draws)
-    log_expected_neg = sampler.log_probability(negatives).to(hidden.device) + math.log(n_draws)
+    n_rows = targets.shape[0]
+    log_expected_true, log_expected_neg = log_expected_counts(sampler, targets, negatives, hidden.device)
 
     # One gather for targets and negatives: each gather's backward fills a (V, P) gradient.
     ids = torch.cat([targets, negatives])
@@ -175,10 +189,7 @@ def fused_sampled_nll_sum(
     sampler: LogUniformSampler,
 ) -> torch.Tensor:
     """``sampled_softmax_nll(...).sum()`` with a hand-written backward (same dtype throughout)."""
-    n_draws = negatives.shape[0]
-    dtype = hidden.dtype
-    log_expected_true = sampler.log_probability(targets).to(device=hidden.device, dtype=dtype) + math.log(n_draws)
-    log_expected_neg = sampler.log_probability(negatives).to(device=hidden.device, dtype=dtype) + math.log(n_draws)
+    log_expected_true, log_expected_neg = log_expected_counts(sampler, targets, negatives, hidden.device, hidden.dtype)
     return _FusedSampledNllSum.apply(hidden, output.weight, output.bias, targets, negatives, log_expected_true, log_expected_neg)
 
 

@@ -386,7 +386,17 @@ class PretrainRun:
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
-        bar = tqdm(total=settings.max_steps or None, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True, mininterval=0.5)
+        # The bar counts what the budget counts: tokens when max_tokens is set, else steps.
+        by_tokens = bool(settings.max_tokens)
+        bar = tqdm(
+            total=(settings.max_tokens if by_tokens else settings.max_steps) or None,
+            initial=self.tokens if by_tokens else self.step,
+            unit="tok" if by_tokens else "step",
+            unit_scale=by_tokens,
+            disable=not self.progress,
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
         epoch = 0
         try:
             while not self._budget_done():
@@ -402,9 +412,9 @@ class PretrainRun:
                 self.since_eval[0] += step_loss * n_tokens
                 self.since_eval[1] += n_tokens
                 running = sum(a for a, _ in window) / sum(b for _, b in window)
-                bar.update(1)
+                bar.update(n_tokens if by_tokens else 1)
                 bar.set_postfix(
-                    {"tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}", "loss": f"{running:.3f}", "ppl": f"{_exp(running):.1f}"},
+                    {"step": self.step, "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}", "loss": f"{running:.3f}", "ppl": f"{_exp(running):.1f}"},
                     refresh=False,
                 )
                 finished = self._budget_done() or time_up

@@ -29,14 +29,11 @@ from spacy_elmo.embed_corpus import (
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.sentence_sources import SkippedLines, read_sentences
 
+from ..conftest import random_tiny_bilm
+
 
 def make_bilm(seed: int) -> BiLM:
-    torch.manual_seed(seed)
-    model = BiLM(TINY_CONFIG)
-    with torch.no_grad():
-        for param in model.parameters():
-            param.normal_(0.0, 0.5)
-    return model.eval()
+    return random_tiny_bilm(seed, scale=0.5)
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,12 @@ from pathlib import Path
 import h5py
 import numpy
 import pytest
-import torch
 
 from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, parse_shard, parts_dir, read_sentence_index
-from spacy_elmo.nn import TINY_CONFIG, BiLM
+from spacy_elmo.nn import BiLM
 from spacy_elmo.sentence_sources import read_sentences
+
+from ..conftest import random_tiny_bilm
 
 OPTIONS = dict(chunk_tokens=60, batch_tokens=64, progress=False)
 N_LINES = 80
@@ -22,12 +23,7 @@ N_LINES = 80
 
 @pytest.fixture(scope="module")
 def bilm() -> BiLM:
-    torch.manual_seed(0)
-    model = BiLM(TINY_CONFIG)
-    with torch.no_grad():
-        for param in model.parameters():
-            param.normal_(0.0, 0.5)
-    return model.eval()
+    return random_tiny_bilm(0, scale=0.5)
 
 
 @pytest.fixture

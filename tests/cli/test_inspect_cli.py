@@ -1,4 +1,5 @@
 """``spacy-elmo inspect``: each listener's learned layer weights and gamma, and the plot."""
+import copy
 import pytest
 import spacy
 import torch
@@ -9,21 +10,8 @@ from spacy_elmo import BiLM
 from spacy_elmo.cli import app
 from spacy_elmo.nn.config import TINY_CONFIG
 
-TAGGER_MODEL = {
-    "@architectures": "spacy.Tagger.v2",
-    "tok2vec": {
-        "@architectures": "spacy_elmo.ElmoTok2Vec.v1",
-        "elmo": {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo"},
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": 8,
-            "attrs": ["NORM"],
-            "rows": [100],
-            "include_static_vectors": False,
-        },
-        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "depth": 1, "window_size": 1, "maxout_pieces": 2},
-    },
-}
+from ..conftest import TINY_TAGGER_MODEL
+
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +21,7 @@ def pipeline_dir(tmp_path_factory):
     BiLM(TINY_CONFIG).to_disk(weights)
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"weights": str(weights)})
-    nlp.add_pipe("tagger", config={"model": TAGGER_MODEL})
+    nlp.add_pipe("tagger", config={"model": copy.deepcopy(TINY_TAGGER_MODEL)})
     examples = [Example.from_dict(nlp.make_doc("the river bank"), {"tags": ["D", "N", "N"]})]
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(3):

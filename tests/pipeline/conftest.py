@@ -11,7 +11,8 @@ import torch
 from spacy.tokens import DocBin
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.config import TINY_CONFIG
+
+from ..conftest import random_tiny_bilm
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = REPO_ROOT / "configs"
@@ -23,12 +24,7 @@ def pytest_configure(config):
 
 def random_bilm(seed: int = 0) -> BiLM:
     """A tiny biLM with weights large enough that context visibly changes the vectors."""
-    torch.manual_seed(seed)
-    bilm = BiLM(TINY_CONFIG)
-    with torch.no_grad():
-        for param in bilm.parameters():
-            param.normal_(0.0, 0.2)
-    return bilm.eval()
+    return random_tiny_bilm(seed, scale=0.2)
 
 
 @pytest.fixture

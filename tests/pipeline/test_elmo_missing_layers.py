@@ -3,6 +3,7 @@
 With the ``elmo`` component disabled, excluded or removed, ``ner`` and ``tagger`` would run on
 all-zero ELMo features without a word; training already raises for this.
 """
+import copy
 import warnings
 
 import pytest
@@ -11,24 +12,10 @@ from spacy.training import Example
 from spacy.util import load_model_from_config
 from thinc.api import Config
 
+from ..conftest import TINY_TAGGER_MODEL
 from .conftest import CONFIGS, toy_docs
 
 TEXTS = ["Alice works at Acme in Paris .", "Eve met Farid in Osaka ."]
-TAGGER_MODEL = {
-    "@architectures": "spacy.Tagger.v2",
-    "tok2vec": {
-        "@architectures": "spacy_elmo.ElmoTok2Vec.v1",
-        "elmo": {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo"},
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": 8,
-            "attrs": ["NORM"],
-            "rows": [100],
-            "include_static_vectors": False,
-        },
-        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "depth": 1, "window_size": 1, "maxout_pieces": 2},
-    },
-}
 
 
 def elmo_warnings(run) -> list[str]:
@@ -48,7 +35,7 @@ def ner_and_tagger(tiny_weights, tmp_path_factory):
     """elmo, ner and tagger (both listening), initialized: the pipeline directory."""
     config = Config().from_disk(CONFIGS / "ner_elmo.cfg", overrides={"paths.elmo": str(tiny_weights)})
     nlp = load_model_from_config(config, auto_fill=True)
-    nlp.add_pipe("tagger", config={"model": TAGGER_MODEL})
+    nlp.add_pipe("tagger", config={"model": copy.deepcopy(TINY_TAGGER_MODEL)})
     examples = [Example(nlp.make_doc(doc.text), doc) for doc in toy_docs(nlp, 8, seed=5)]
     init_warnings = elmo_warnings(lambda: nlp.initialize(lambda: examples))
     assert init_warnings == []  # sample Docs at initialization carry no layers: expected, silent

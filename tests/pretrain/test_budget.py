@@ -85,3 +85,38 @@ def test_resume_with_lstm_dropout_and_decay_matches_an_uninterrupted_run_exactly
     rates = [r["learning_rate"] for r in read_metrics(tmp_path / "straight" / "metrics.jsonl")]
     assert rates == sorted(rates, reverse=True) and rates[-1] < 0.01
     assert RunRecord.from_disk(tmp_path / "cut").stopped_by == "max_tokens"
+
+
+class _RecordingBar:
+    """Stands in for tqdm: keeps what the bar was told."""
+
+    made: list = []
+
+    def __init__(self, **kwargs):
+        self.kwargs, self.position = kwargs, kwargs.get("initial", 0)
+        _RecordingBar.made.append(self)
+
+    def update(self, n):
+        self.position += n
+
+    def set_postfix(self, *args, **kwargs):
+        pass
+
+    def write(self, text):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_the_progress_bar_counts_what_the_budget_counts(corpus_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr("spacy_elmo.pretrain.train.tqdm", _RecordingBar)
+    _RecordingBar.made = []
+    settings, _ = tiny_settings(corpus_dir, training__max_steps=1000, training__max_tokens=2000, **FAST)
+    by_tokens = pretrain(settings, tmp_path / "tokens", progress=True)
+    settings, _ = tiny_settings(corpus_dir, training__max_steps=3, training__max_tokens=0, **FAST)
+    by_steps = pretrain(settings, tmp_path / "steps", progress=True)
+    tokens_bar, steps_bar = _RecordingBar.made
+    assert (tokens_bar.kwargs["total"], tokens_bar.kwargs["unit"]) == (2000, "tok")
+    assert tokens_bar.position == by_tokens.tokens >= 2000
+    assert (steps_bar.kwargs["total"], steps_bar.kwargs["unit"], steps_bar.position) == (3, "step", by_steps.step)
