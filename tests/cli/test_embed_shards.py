@@ -14,7 +14,7 @@ import torch
 
 from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, parse_shard, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.sentence_sources import read_sentences
+from spacy_elmo.corpora.keyed_sentences import read_sentences
 
 OPTIONS = dict(chunk_tokens=60, batch_tokens=64, progress=False)
 N_LINES = 80
