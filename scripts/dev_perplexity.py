@@ -16,13 +16,13 @@ from typing import Optional, Sequence
 
 import torch
 
+from spacy_elmo.corpora.segmenter import Segmenter
 from spacy_elmo.nn.batching import length_sorted_batches
 from spacy_elmo.pretrain.corpus import read_dev_sentences
 from spacy_elmo.pretrain.distributed import Distributed
 from spacy_elmo.pretrain.encoding import BatchEncoder
 from spacy_elmo.pretrain.evaluate import dev_perplexity
 from spacy_elmo.pretrain.initialization import load_existing_model, vocabulary_of
-from spacy_elmo.pretrain.sentences import Segmenter
 from spacy_elmo.pretrain.settings import load_config, settings_from_config
 
 

@@ -1,11 +1,11 @@
 """Embedding a whole corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
 
 Layout of the result: one float32 dataset per sentence, named by its key (see
-:mod:`spacy_elmo.sentence_sources`), shaped ``(L+1, n_tokens, 2P)`` for ``layers="all"`` and
-``(n_tokens, 2P)`` otherwise; plus ``sentence_to_index``, a one-element string dataset holding
-the JSON map from sentence text to key. The root attribute ``spacy_elmo_embed`` (JSON) marks
-the file as ours and records a fingerprint of the weights and of the settings that change the
-vectors; each dataset's attribute ``spacy_elmo_tokens`` is a hash of the sentence's tokens.
+:mod:`spacy_elmo.corpora.keyed_sentences`), shaped ``(L+1, n_tokens, 2P)`` for ``layers="all"``
+and ``(n_tokens, 2P)`` otherwise; plus ``sentence_to_index``, a one-element string dataset
+holding the JSON map from sentence text to key. The root attribute ``spacy_elmo_embed`` (JSON)
+marks the file as ours and records a fingerprint of the weights and of the settings that change
+the vectors; each dataset's attribute ``spacy_elmo_tokens`` is a hash of the sentence's tokens.
 
 Crash safety: while a run is under way, every finished batch goes into its own small HDF5 file
 in ``OUTPUT.parts/``, built in memory, written under a temporary name, flushed to disk and only
@@ -49,12 +49,12 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 import h5py
 import numpy
 
+from .corpora.keyed_sentences import Sentence
 from .embed import mix_layers
 from .formats.hdf5_arrays import check_hdf5_safe
 from .nn.bilm import BiLM
 from .nn.batching import length_sorted_batches
 from .nn.inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS
-from .sentence_sources import Sentence
 
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")

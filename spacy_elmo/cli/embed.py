@@ -19,6 +19,7 @@ def embed_cli(
     chunk_tokens: Optional[int] = typer.Option(None, "--chunk-tokens", help="tokens read ahead and sorted by length together (default 100000)"),
     max_tokens: int = typer.Option(256, "--max-tokens", help="longer sentences are read as windows of this many tokens (stored as one dataset)"),
     input_format: str = typer.Option("auto", "--input-format", help="auto | text | jsonl | spacy"),
+    max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="longer input lines are skipped (counted, logged with file and line), never cut (default 16 MiB)", min=1),
     spacy_pipeline: Optional[str] = typer.Option(None, "--spacy-pipeline", help="tokenize and split paragraphs with this pipeline (name, path, or a language code like 'en')"),
     cache_words: int = typer.Option(50_000, "--cache-words", help="word-vector cache size (0: off); outputs are identical either way"),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default: torch's)"),
@@ -35,9 +36,10 @@ def embed_cli(
 
     import os
 
+    from ..corpora.keyed_sentences import SkippedLines, read_sentences
+    from ..corpora.pipelines import load_pipeline
     from ..embed_corpus import embed_corpus, parse_shard
     from ..formats.resolve import load_bilm
-    from ..sentence_sources import SkippedLines, load_pipeline, read_sentences
 
     if threads:
         torch.set_num_threads(threads)
@@ -56,7 +58,8 @@ def embed_cli(
             bilm.enable_word_cache(cache_words)
         nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
         skipped_lines = SkippedLines()
-        sentences = read_sentences(input_path, input_format, nlp, skipped=skipped_lines)
+        limits = {"max_line_bytes": max_line_bytes} if max_line_bytes else {}
+        sentences = read_sentences(input_path, input_format, nlp, skipped=skipped_lines, **limits)
         options = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
         summary = embed_corpus(
             bilm,

@@ -8,9 +8,10 @@ from typing import Iterator, Union
 
 from tqdm import tqdm
 
-from .sentences import SegmentStats, Segmenter, Sentence
+from ..corpora.files import guess_format, list_corpus_files
+from ..corpora.records import ReadStats, RecordReader
+from ..corpora.segmenter import SegmentStats, Segmenter, Tokens
 from .settings import CorpusSettings
-from .text_sources import ReadStats, RecordReader, list_corpus_files
 from .vocab import WordCounter
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -18,7 +19,7 @@ logger = logging.getLogger("spacy_elmo.pretrain")
 
 def make_reader(path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter) -> RecordReader:
     files = list_corpus_files(path)
-    needs_spacy = any(f.suffix.lower() == ".spacy" for f in files)
+    needs_spacy = any(guess_format(f) == "spacy" for f in files)
     return RecordReader(
         files,
         max_line_bytes=settings.max_line_bytes,
@@ -27,7 +28,7 @@ def make_reader(path: Union[str, Path], settings: CorpusSettings, segmenter: Seg
     )
 
 
-def iter_sentences(reader: RecordReader, segmenter: Segmenter, stats: ReadStats) -> Iterator[Sentence]:
+def iter_sentences(reader: RecordReader, segmenter: Segmenter, stats: ReadStats) -> Iterator[Tokens]:
     for _, sentences in segmenter.segment(reader.records(stats=stats)):
         yield from sentences
 
@@ -50,7 +51,7 @@ def count_words(
 
 def read_dev_sentences(
     path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter, limit: int
-) -> tuple[list[Sentence], ReadStats]:
+) -> tuple[list[Tokens], ReadStats]:
     """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
     stats = ReadStats(warn=True)
     reader = make_reader(path, settings, segmenter)

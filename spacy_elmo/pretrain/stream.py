@@ -14,9 +14,9 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Iterator, Sequence
 
+from ..corpora.records import ReadStats, RecordPosition, RecordReader
+from ..corpora.segmenter import Segmenter, Tokens
 from ..nn.batching import length_sorted_batches
-from .sentences import Segmenter, Sentence
-from .text_sources import ReadStats, RecordPosition, RecordReader
 
 
 class EmptyCorpusError(ValueError):
@@ -74,7 +74,7 @@ class ShardStream:
         self.shard, self.n_shards, self.seed = shard, n_shards, seed
         self.state = state
 
-    def __iter__(self) -> Iterator[tuple[list[Sentence], ShardState]]:
+    def __iter__(self) -> Iterator[tuple[list[Tokens], ShardState]]:
         state = self.state
         epoch_has_sentences = state.chunk_start != RecordPosition()
         while True:
@@ -92,14 +92,14 @@ class ShardStream:
             else:
                 state = ShardState(state.epoch, next_start.file_index, next_start.offset, next_start.record_index)
 
-    def _read_chunk(self, start: RecordPosition) -> tuple[list[Sentence], RecordPosition, bool]:
+    def _read_chunk(self, start: RecordPosition) -> tuple[list[Tokens], RecordPosition, bool]:
         """Sentences of this shard from ``start`` until the chunk is full or the pass ends."""
         own = (
             (position, payload)
             for position, payload in self.reader.records(start, ReadStats())
             if (position.record_index - 1) % self.n_shards == self.shard
         )
-        sentences: list[Sentence] = []
+        sentences: list[Tokens] = []
         end = start
         for position, record_sentences in self.segmenter.segment(own):
             sentences.extend(record_sentences)
@@ -108,7 +108,7 @@ class ShardStream:
                 return sentences, end, False
         return sentences, end, True
 
-    def _batches(self, sentences: list[Sentence], state: ShardState) -> list[list[Sentence]]:
+    def _batches(self, sentences: list[Tokens], state: ShardState) -> list[list[Tokens]]:
         rng = random.Random(f"{self.seed}/{self.shard}/{state.epoch}/{state.file_index}/{state.offset}")
         order = list(range(len(sentences)))
         rng.shuffle(order)
@@ -130,11 +130,11 @@ class RankStream:
             raise ValueError("A process needs at least one shard")
         self.streams = list(streams)
 
-    def __iter__(self) -> Iterator[tuple[list[Sentence], dict[int, ShardState]]]:
+    def __iter__(self) -> Iterator[tuple[list[Tokens], dict[int, ShardState]]]:
         iterators = [iter(stream) for stream in self.streams]
         states = {stream.shard: stream.state for stream in self.streams}
         while True:
-            sentences: list[Sentence] = []
+            sentences: list[Tokens] = []
             for stream, iterator in zip(self.streams, iterators):
                 batch, states[stream.shard] = next(iterator)
                 sentences.extend(batch)

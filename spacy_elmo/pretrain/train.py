@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, TypeVar, Union
 import torch
 from tqdm import tqdm
 
+from ..corpora.segmenter import Segmenter
 from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
@@ -35,7 +36,6 @@ from .objective import LanguageModelObjective
 from .optim import decay_progress, learning_rate_at, make_optimizer, set_learning_rate
 from .resume_settings import compare_resumed_settings
 from .run_record import RunRecord
-from .sentences import Segmenter
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .stream import BatchPlan, EmptyCorpusError, RankStream, ShardState, ShardStream, shards_of_rank

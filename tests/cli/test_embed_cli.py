@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.sentence_sources import read_sentences
+from spacy_elmo.corpora.keyed_sentences import read_sentences
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LINES = [

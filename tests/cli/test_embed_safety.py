@@ -27,7 +27,7 @@ from spacy_elmo.embed_corpus import (
     read_sentence_index,
 )
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.sentence_sources import SkippedLines, read_sentences
+from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 
 from ..conftest import random_tiny_bilm
 

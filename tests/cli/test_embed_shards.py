@@ -11,9 +11,9 @@ import h5py
 import numpy
 import pytest
 
+from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, parse_shard, parts_dir, read_sentence_index
 from spacy_elmo.nn import BiLM
-from spacy_elmo.sentence_sources import read_sentences
 
 from ..conftest import random_tiny_bilm
 

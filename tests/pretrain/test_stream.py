@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from spacy_elmo.pretrain.sentences import Segmenter
+from spacy_elmo.corpora.records import RecordReader
+from spacy_elmo.corpora.segmenter import Segmenter
 from spacy_elmo.pretrain.settings import CorpusSettings
 from spacy_elmo.pretrain.stream import BatchPlan, EmptyCorpusError, RankStream, ShardStream, shards_of_rank
-from spacy_elmo.pretrain.text_sources import RecordReader
 
 PLAN = BatchPlan(batch_tokens=40, max_sentences=8, chunk_sentences=10)
 

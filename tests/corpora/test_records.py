@@ -5,11 +5,11 @@ import json
 import logging
 import os
 
-import pytest
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
-from spacy_elmo.pretrain.text_sources import ReadStats, RecordPosition, RecordReader, list_corpus_files
+from spacy_elmo.corpora.files import list_corpus_files
+from spacy_elmo.corpora.records import ReadStats, RecordPosition, RecordReader
 
 
 def read_all(files, stats=None, start=RecordPosition(), **kwargs):
@@ -101,14 +101,9 @@ def test_reading_restarts_exactly_after_any_record(tmp_path):
         assert position.record_index == index + 1
 
 
-def test_missing_path_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="not found"):
-        list_corpus_files(tmp_path / "nope")
-
-
-def test_folders_are_read_recursively_in_sorted_order_without_hidden_files(tmp_path):
-    (tmp_path / "sub").mkdir()
-    (tmp_path / ".hidden").write_text("secret\n")
-    (tmp_path / "sub" / "b.txt").write_text("b\n")
-    (tmp_path / "a.txt").write_text("a\n")
-    assert [p.name for p in list_corpus_files(tmp_path)] == ["a.txt", "b.txt"]
+def test_ndjson_and_json_files_are_jsonl_as_for_embed(tmp_path):
+    (tmp_path / "a.ndjson").write_text('{"text": "one"}\n')
+    (tmp_path / "b.json").write_text('{"text": "two"}\n{"oops": 1}\n')
+    stats = ReadStats()
+    assert [text for _, text in read_all(list_corpus_files(tmp_path), stats)] == ["one", "two"]
+    assert stats.bad_json_lines == 1

@@ -1,4 +1,4 @@
-"""Records to sentences of tokens, with the spaCy pipeline named in the config.
+"""Pretraining's records to sentences of tokens, with the spaCy pipeline named in the config.
 
 The default is ``spacy.blank(lang)`` plus a ``sentencizer``: fast, rule-based, and the
 tokenization a user's spaCy pipeline will see downstream. Tokens are cut to
@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar
 
-from .settings import CorpusSettings
+from .pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
 
+if TYPE_CHECKING:  # a type only: importing it runs pretrain/__init__, which imports this module
+    from ..pretrain.settings import CorpusSettings
+
+# These warnings belong to the pretraining run that segments through this module; they stay in its log.
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 Context = TypeVar("Context")
-Sentence = list[str]
+Tokens = list[str]  # one sentence, as its tokens
 PIPE_GROUP = 256
 
 
 @dataclass
 class SegmentStats:
+    """What the length limits changed, for the run's log and ``corpus_stats.json``."""
+
     tokens: int = 0
     sentences: int = 0
     cut_tokens: int = 0
@@ -37,17 +43,19 @@ class SegmentStats:
         return text
 
 
-def load_pipeline(settings: CorpusSettings) -> Any:
-    """The spaCy ``Language`` that tokenizes and splits sentences."""
+def load_segmenter_pipeline(settings: CorpusSettings) -> Any:
+    """The spaCy ``Language`` that tokenizes and splits sentences.
+
+    A named pipeline is used as it is: without a sentence splitter each record is one sentence
+    (a warning says so), where ``embed`` would add a sentencizer."""
     import spacy
 
     if settings.pipeline:
         nlp = spacy.load(settings.pipeline)
-        if not any(nlp.has_pipe(name) for name in ("sentencizer", "senter", "parser")):
+        if not splits_sentences(nlp):
             logger.warning("Pipeline %s has no sentencizer, senter or parser: each record is one sentence", settings.pipeline)
     else:
-        nlp = spacy.blank(settings.lang)
-        nlp.add_pipe("sentencizer")
+        nlp = blank_with_sentencizer(settings.lang)
     nlp.max_length = max(nlp.max_length, settings.max_line_bytes + 1)
     return nlp
 
@@ -58,7 +66,7 @@ class Segmenter:
     def __init__(self, settings: CorpusSettings, nlp: Any = None) -> None:
         self.settings = settings
         # A pretokenized corpus never needs spaCy unless it has .spacy files: load it lazily.
-        self.nlp = nlp if nlp is not None or settings.pretokenized else load_pipeline(settings)
+        self.nlp = nlp if nlp is not None or settings.pretokenized else load_segmenter_pipeline(settings)
         self.stats = SegmentStats()
 
     @property
@@ -66,7 +74,7 @@ class Segmenter:
         """The spaCy vocab ``.spacy`` files are read with."""
         return (self.nlp if self.nlp is not None else self._load()).vocab
 
-    def segment(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Sentence]]]:
+    def segment(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
         """Yield each record's context with its sentences, in input order.
 
         Texts go through ``nlp.pipe`` in groups; a ``Doc`` that already has sentence boundaries
@@ -85,24 +93,23 @@ class Segmenter:
                     yield from self._flush(waiting)
         yield from self._flush(waiting)
 
-    def _flush(self, waiting: list[tuple[Any, Context]]) -> Iterator[tuple[Context, list[Sentence]]]:
+    def _flush(self, waiting: list[tuple[Any, Context]]) -> Iterator[tuple[Context, list[Tokens]]]:
         if not waiting:
             return
         group = list(waiting)
         waiting.clear()
         nlp = self.nlp if self.nlp is not None else self._load()
         for doc, context in nlp.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
-            sentences = doc.sents if doc.has_annotation("SENT_START") else [doc]
-            yield context, self._finish([token.text for token in sent] for sent in sentences)
+            yield context, self._finish([token.text for token in sent] for sent in sentence_spans(doc))
 
     def _load(self) -> Any:
-        self.nlp = load_pipeline(self.settings)
+        self.nlp = load_segmenter_pipeline(self.settings)
         return self.nlp
 
-    def _finish(self, raw_sentences: Iterable[Iterable[str]]) -> list[Sentence]:
+    def _finish(self, raw_sentences: Iterable[Iterable[str]]) -> list[Tokens]:
         limit = self.settings.max_token_chars
         size = self.settings.max_sentence_tokens
-        result: list[Sentence] = []
+        result: list[Tokens] = []
         for raw in raw_sentences:
             tokens = []
             for token in raw:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import spacy
 
-from spacy_elmo.pretrain.sentences import Segmenter
+from spacy_elmo.corpora.segmenter import Segmenter
 from spacy_elmo.pretrain.settings import CorpusSettings
 
 
