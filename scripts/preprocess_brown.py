@@ -24,10 +24,8 @@ spaCy's tokenizer produces (UPOS PUNCT).
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -177,21 +175,9 @@ def _subset_stats(docs: Sequence) -> dict:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("brown_dir", nargs="?", default="assets/brown", type=Path)
-    parser.add_argument("output_dir", nargs="?", default="corpus/pos", type=Path)
-    parser.add_argument("--limit-train", type=int, action="append", default=[],
-                        metavar="N", help="also write train_N.spacy with the first N "
-                        "training sentences (repeatable)")
-    args = parser.parse_args(argv)
-    if any(n <= 0 for n in args.limit_train):
-        parser.error("--limit-train must be positive")
-    start = time.time()
-    convert(args.brown_dir, args.output_dir, args.limit_train)
-    from wasabi import msg
-
-    msg.info(f"Done in {time.time() - start:.1f}s")
-    return 0
+    return corpus_output.converter_main(
+        __doc__.split("\n\n")[0], convert, ("brown_dir", "assets/brown"), "corpus/pos", unit="sentences", argv=argv
+    )
 
 
 if __name__ == "__main__":

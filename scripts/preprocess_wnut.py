@@ -27,10 +27,8 @@ whitespace inside a token becomes ``_``.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -174,21 +172,9 @@ def convert(input_path: Path, output_dir: Path, limit_train: Sequence[int] = ())
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("input_path", nargs="?", default="assets/wnut16/ner.txt", type=Path)
-    parser.add_argument("output_dir", nargs="?", default="corpus/ner", type=Path)
-    parser.add_argument("--limit-train", type=int, action="append", default=[],
-                        metavar="N", help="also write train_N.spacy with the first N "
-                        "training tweets (repeatable)")
-    args = parser.parse_args(argv)
-    if any(n <= 0 for n in args.limit_train):
-        parser.error("--limit-train must be positive")
-    start = time.time()
-    convert(args.input_path, args.output_dir, args.limit_train)
-    from wasabi import msg
-
-    msg.info(f"Done in {time.time() - start:.1f}s")
-    return 0
+    return corpus_output.converter_main(
+        __doc__.split("\n\n")[0], convert, ("input_path", "assets/wnut16/ner.txt"), "corpus/ner", unit="tweets", argv=argv
+    )
 
 
 if __name__ == "__main__":
