@@ -9,12 +9,12 @@ import numpy
 import torch
 from torch import nn
 
-from .char_cnn import CharEncoder
 from .config import BiLMConfig
 from .derived_cache import DerivedTensors, parameter_fingerprint
 from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
 from .lstm import LstmStack, run_stacks
-from .word_cache import WordCacheStats, WordVectorCache
+from .words.char_cnn import CharEncoder
+from .words.word_cache import WordCacheStats, WordVectorCache
 
 PathLike = Union[str, Path]
 

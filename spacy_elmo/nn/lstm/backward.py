@@ -9,7 +9,7 @@ input-weight, recurrent-weight, projection and input gradients are each one matm
 step once the loop is done. Elementwise work stays inside the loops, on one step's rows: whole
 ``(dirs, total, C)`` temporaries cost more in fresh memory than they save in op calls.
 
-Everything per position is packed (:mod:`.lstm_packing`): padding is neither stored nor computed.
+Everything per position is packed (:mod:`.packing`): padding is neither stored nor computed.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Optional
 import torch
 from torch.autograd.function import once_differentiable
 
-from .lstm_packing import StepLayout, pack, previous_step, unpack
+from .packing import StepLayout, pack, previous_step, unpack
 
 
 def run_layer_by_hand(

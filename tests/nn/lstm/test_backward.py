@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from spacy_elmo.nn.lstm import LstmStack, active_rows
-from spacy_elmo.nn.lstm_backward import run_layer_by_hand
-from spacy_elmo.nn.lstm_fused import run_fused
-from spacy_elmo.nn.lstm_packing import step_layout
+from spacy_elmo.nn.lstm.backward import run_layer_by_hand
+from spacy_elmo.nn.lstm.fused import run_fused
+from spacy_elmo.nn.lstm.packing import step_layout
 
 
 def _stacks(

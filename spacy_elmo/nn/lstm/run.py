@@ -5,11 +5,11 @@ two directions), the input-to-gate products of all steps come from one big matmu
 loop, and rows sorted by length mean only the rows still running are computed at each step.
 Four loops implement this, chosen by what the caller needs:
 
-- :mod:`.lstm_inference`: no autograd; writes into preallocated buffers in place (fastest).
-- :mod:`.lstm_fused`: autograd-safe (pretraining, fine-tuning), and the mixed-precision path.
-- :mod:`.lstm_graphed`: no autograd, on GPUs where launches dominate (small batches): windows
+- :mod:`.inference`: no autograd; writes into preallocated buffers in place (fastest).
+- :mod:`.fused`: autograd-safe (pretraining, fine-tuning), and the mixed-precision path.
+- :mod:`.graphed`: no autograd, on GPUs where launches dominate (small batches): windows
   of steps recorded and replayed as CUDA graphs (full precision or mixed).
-- :mod:`.lstm_reference`: one direction at a time, plainly written; the tests' yardstick.
+- :mod:`.reference`: one direction at a time, plainly written; the tests' yardstick.
 
 All four work on *time-major* inputs ``(directions, time, batch, dim)``: a time step's rows
 are then one contiguous block per direction.
@@ -23,10 +23,10 @@ import numpy
 import torch
 from torch import nn
 
-from .lstm_fused import run_fused
-from .lstm_graphed import graphs_available, graphs_pay, run_graphed
-from .lstm_inference import run_inference
-from .lstm_reference import run_per_direction
+from .fused import run_fused
+from .graphed import graphs_available, graphs_pay, run_graphed
+from .inference import run_inference
+from .reference import run_per_direction
 
 
 class ProjectedLstmLayer(nn.Module):
@@ -157,7 +157,7 @@ def run_time_major(
     """:func:`run_stacks` on time-major ``(n_stacks, time, batch, dim)`` inputs and outputs.
 
     Without autograd: on a GPU the CUDA-graph window loop where it pays (small batches and
-    small or reduced-precision matmuls, see :data:`.lstm_graphed.GRAPH_MAX_ROWS`; never when
+    small or reduced-precision matmuls, see :data:`.graphed.GRAPH_MAX_ROWS`; never when
     ``cuda_graphs`` is False), elsewhere the in-place inference loop. The autograd-safe fused loop runs when gradients are
     needed or a lower ``compute_dtype`` is asked for off the graph path; ``per_direction``
     asks for the reference loop; ``windowed`` the window loop (graphed on a GPU unless
