@@ -12,14 +12,13 @@ from torch import nn
 from .config import BiLMConfig
 from .derived_cache import DerivedTensors, parameter_fingerprint
 from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
-from .lstm import LstmStack, run_stacks
+from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
 from .words.char_cnn import CharEncoder
 from .words.word_cache import WordCacheStats, WordVectorCache
 
 PathLike = Union[str, Path]
 
 DEFAULT_WORD_CACHE_WORDS = 50_000
-LSTM_LOOPS = ("fused", "per_direction", "windowed")
 AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -148,13 +147,12 @@ class BiLM(nn.Module):
             return self.char_encoder(ids).to(self.dtype)
 
     def lstm_options(self) -> dict:
-        """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options."""
-        return dict(
-            compute_dtype=self.autocast_dtype,
-            per_direction=self.lstm_loop == "per_direction",
-            cuda_graphs=self.cuda_graphs,
-            windowed=self.lstm_loop == "windowed",
-        )
+        """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options.
+
+        Which loop they select, and when, is decided and documented in one place:
+        :mod:`spacy_elmo.nn.lstm.run`.
+        """
+        return loop_options(self.lstm_loop, self.cuda_graphs, self.autocast_dtype)
 
     def _check_lstm_loop(self) -> None:
         if self.lstm_loop not in LSTM_LOOPS:

@@ -1,90 +1,55 @@
-"""ELMo's directional LSTM stacks: parameters, and the entry point that runs them.
+"""Running LSTM stacks, and the one place that decides which time loop runs.
 
-Both directions of a layer run in one time loop (one batched recurrent matmul per step for the
-two directions), the input-to-gate products of all steps come from one big matmul before the
-loop, and rows sorted by length mean only the rows still running are computed at each step.
-Four loops implement this, chosen by what the caller needs:
+Every loop computes the same function of the same parameters (:mod:`.stack`); they differ in
+what they allow and how fast they are. All take *time-major* inputs
+``(directions, time, batch, dim)`` with rows sorted longest first, so that the rows still
+running at step t are the first ``active[t]`` and a step's rows are one contiguous block.
+:func:`run_time_major` runs the first loop whose condition holds (``README.md`` here has the
+same table with the measurements behind it):
 
-- :mod:`.inference`: no autograd; writes into preallocated buffers in place (fastest).
-- :mod:`.fused`: autograd-safe (pretraining, fine-tuning), and the mixed-precision path.
-- :mod:`.graphed`: no autograd, on GPUs where launches dominate (small batches): windows
-  of steps recorded and replayed as CUDA graphs (full precision or mixed).
-- :mod:`.reference`: one direction at a time, plainly written; the tests' yardstick.
+1. ``per_direction`` -> :mod:`.reference`: one direction at a time, plainly written; the
+   yardstick the other loops are tested against.
+2. dropout masks (``layer_dropout`` > 0, two layers or more) -> :mod:`.fused`: the masks
+   are for training, so gradients flow.
+3. no autograd, and ``windowed`` or a small batch on a GPU (:func:`.graphed.graphs_pay`) ->
+   :mod:`.graphed`: windows of steps replayed as CUDA graphs, where kernel launches cost as
+   much as the arithmetic (run eagerly off GPUs or with ``cuda_graphs`` False).
+4. autograd, or a ``compute_dtype`` below the inputs' dtype -> :mod:`.fused`: nothing that
+   autograd keeps is overwritten; in full precision each layer is one op with a hand-written
+   backward pass (:mod:`.backward`, on the packed layout of :mod:`.packing`).
+5. otherwise -> :mod:`.inference`: everything in place in preallocated buffers, the fastest.
 
-All four work on *time-major* inputs ``(directions, time, batch, dim)``: a time step's rows
-are then one contiguous block per direction.
+A model states its wishes as ``BiLM.lstm_loop`` (one of :data:`LSTM_LOOPS`), ``cuda_graphs``
+and ``autocast_dtype``; :func:`loop_options` turns them into this module's keywords.
 """
 from __future__ import annotations
 
-import math
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy
 import torch
-from torch import nn
 
 from .fused import run_fused
 from .graphed import graphs_available, graphs_pay, run_graphed
 from .inference import run_inference
 from .reference import run_per_direction
 
+if TYPE_CHECKING:
+    from .stack import LstmStack
 
-class ProjectedLstmLayer(nn.Module):
-    """Parameters of one LSTM layer with a projected (and clipped) output, no peepholes.
-
-    Gates are stored in TensorFlow's order (input, candidate, forget, output) so bilm-tf
-    weights map onto them directly. The forget bias is added at run time, not stored.
-    """
-
-    def __init__(self, input_dim: int, cell_dim: int, projection_dim: int) -> None:
-        super().__init__()
-        self.input_dim, self.cell_dim, self.projection_dim = input_dim, cell_dim, projection_dim
-        self.input_weight = nn.Parameter(torch.empty(4 * cell_dim, input_dim))
-        self.recurrent_weight = nn.Parameter(torch.empty(4 * cell_dim, projection_dim))
-        self.bias = nn.Parameter(torch.zeros(4 * cell_dim))
-        self.projection_weight = nn.Parameter(torch.empty(projection_dim, cell_dim))
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        bound = 1.0 / math.sqrt(self.cell_dim)
-        for weight in (self.input_weight, self.recurrent_weight, self.projection_weight):
-            nn.init.uniform_(weight, -bound, bound)
-        nn.init.zeros_(self.bias)
-
-    def gate_bias(self, forget_bias: float) -> torch.Tensor:
-        """The stored bias plus the run-time forget bias (TF adds it to the forget gate only)."""
-        if not forget_bias:
-            return self.bias
-        shift = torch.zeros_like(self.bias)
-        shift[2 * self.cell_dim : 3 * self.cell_dim] = forget_bias
-        return self.bias + shift
+#: ``BiLM.lstm_loop``'s choices: the selection above, the reference loop, the window loop.
+LSTM_LOOPS = ("fused", "per_direction", "windowed")
 
 
-class LstmStack(nn.Module):
-    """An L-layer LSTM language model reading in one direction."""
-
-    def __init__(
-        self,
-        input_dim: int,
-        cell_dim: int,
-        projection_dim: int,
-        n_layers: int,
-        cell_clip: Optional[float] = None,
-        proj_clip: Optional[float] = None,
-        use_skip_connections: bool = True,
-        forget_bias: float = 1.0,
-    ) -> None:
-        super().__init__()
-        dims = [input_dim] + [projection_dim] * (n_layers - 1)
-        self.layers = nn.ModuleList(ProjectedLstmLayer(d, cell_dim, projection_dim) for d in dims)
-        self.cell_clip = cell_clip
-        self.proj_clip = proj_clip
-        self.use_skip_connections = use_skip_connections
-        self.forget_bias = forget_bias
-
-    def forward(self, inputs: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """Per-layer outputs ``(batch, time, projection_dim)`` for rows sorted longest first."""
-        return [out[0] for out in run_stacks([self], inputs.unsqueeze(0), lengths)]
+def loop_options(lstm_loop: str, cuda_graphs: bool, compute_dtype: Optional[torch.dtype]) -> dict[str, Any]:
+    """Keyword arguments of :func:`run_time_major` for a model's ``lstm_loop`` (one of
+    :data:`LSTM_LOOPS`), ``cuda_graphs`` and autocast dtype."""
+    return dict(
+        compute_dtype=compute_dtype,
+        per_direction=lstm_loop == "per_direction",
+        cuda_graphs=cuda_graphs,
+        windowed=lstm_loop == "windowed",
+    )
 
 
 def active_rows(lengths: Sequence[int], steps: int) -> list[int]:
@@ -95,7 +60,7 @@ def active_rows(lengths: Sequence[int], steps: int) -> list[int]:
     return (lengths[None, :] > numpy.arange(steps)[:, None]).sum(axis=1).tolist()
 
 
-def layer_input_masks(stacks: Sequence[LstmStack], inputs: torch.Tensor, p: float) -> list[torch.Tensor]:
+def layer_input_masks(stacks: Sequence["LstmStack"], inputs: torch.Tensor, p: float) -> list[torch.Tensor]:
     """Inverted-dropout masks ``(n_stacks, time, batch, P)`` (0 or ``1/(1-p)``), one per layer
     above the first; none when ``p`` is 0 or there is one layer."""
     if not 0.0 <= p < 1.0:
@@ -108,7 +73,7 @@ def layer_input_masks(stacks: Sequence[LstmStack], inputs: torch.Tensor, p: floa
     return [inputs.new_empty(shape).bernoulli_(1.0 - p).div_(1.0 - p) for _ in range(n_layers - 1)]
 
 
-def needs_autograd(stacks: Sequence[LstmStack], inputs: torch.Tensor) -> bool:
+def needs_autograd(stacks: Sequence["LstmStack"], inputs: torch.Tensor) -> bool:
     """True when gradients must flow: then the in-place inference loop may not be used."""
     if not torch.is_grad_enabled():
         return False
@@ -116,14 +81,7 @@ def needs_autograd(stacks: Sequence[LstmStack], inputs: torch.Tensor) -> bool:
 
 
 def run_stacks(
-    stacks: Sequence[LstmStack],
-    inputs: torch.Tensor,
-    lengths: torch.Tensor,
-    compute_dtype: Optional[torch.dtype] = None,
-    per_direction: bool = False,
-    cuda_graphs: bool = True,
-    windowed: bool = False,
-    layer_dropout: float = 0.0,
+    stacks: Sequence["LstmStack"], inputs: torch.Tensor, lengths: torch.Tensor, **options: Any
 ) -> list[torch.Tensor]:
     """Run several same-shaped stacks (e.g. forward and backward) in one time loop.
 
@@ -131,21 +89,17 @@ def run_stacks(
     left to right (reverse the backward direction's rows before calling). ``lengths`` holds
     each row's length, sorted in decreasing order. Returns one ``(n_stacks, batch, time, P)``
     tensor per layer, zero at padded positions; every row starts from a zero state.
-    ``compute_dtype`` (e.g. ``torch.bfloat16``) runs the matmuls in that precision, keeping
-    the cell state and the outputs in the inputs' dtype. ``per_direction`` runs the plain
-    reference loop instead (one stack at a time); ``cuda_graphs`` False keeps a GPU off the
-    CUDA-graph loop; ``windowed`` asks for the window loop (without autograd) on any device.
-    ``layer_dropout`` (training only) drops the inputs of layers 1.. (see :func:`run_time_major`).
+    ``options`` are :func:`run_time_major`'s (which loop, precision, dropout).
     """
     steps = inputs.shape[2]
     active = active_rows([int(n) for n in lengths.tolist()], steps)
     time_major = inputs.transpose(1, 2).contiguous()
-    outputs = run_time_major(stacks, time_major, active, compute_dtype, per_direction, cuda_graphs, windowed, layer_dropout)
+    outputs = run_time_major(stacks, time_major, active, **options)
     return [out.transpose(1, 2).contiguous() for out in outputs]
 
 
 def run_time_major(
-    stacks: Sequence[LstmStack],
+    stacks: Sequence["LstmStack"],
     inputs: torch.Tensor,
     active: Sequence[int],
     compute_dtype: Optional[torch.dtype] = None,
@@ -156,12 +110,11 @@ def run_time_major(
 ) -> list[torch.Tensor]:
     """:func:`run_stacks` on time-major ``(n_stacks, time, batch, dim)`` inputs and outputs.
 
-    Without autograd: on a GPU the CUDA-graph window loop where it pays (small batches and
-    small or reduced-precision matmuls, see :data:`.graphed.GRAPH_MAX_ROWS`; never when
-    ``cuda_graphs`` is False), elsewhere the in-place inference loop. The autograd-safe fused loop runs when gradients are
-    needed or a lower ``compute_dtype`` is asked for off the graph path; ``per_direction``
-    asks for the reference loop; ``windowed`` the window loop (graphed on a GPU unless
-    ``cuda_graphs`` is False, eager elsewhere).
+    The loop is chosen as the module docstring's table says. ``compute_dtype`` (e.g.
+    ``torch.bfloat16``) runs the matmuls in that precision, keeping the cell state and the
+    outputs in the inputs' dtype. ``per_direction`` asks for the reference loop (one stack at a
+    time); ``cuda_graphs`` False keeps a GPU off CUDA graphs; ``windowed`` asks for the window
+    loop (without autograd) on any device, graphed on a GPU unless ``cuda_graphs`` is False.
 
     ``layer_dropout`` > 0 (pretraining) drops, with fresh masks from torch's global generator,
     the input of every layer above the first, as bilm-tf's ``DropoutWrapper(input_keep_prob)``
