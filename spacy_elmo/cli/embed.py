@@ -36,7 +36,7 @@ def embed_cli(
     import os
 
     from ..embed_corpus import embed_corpus, parse_shard
-    from ..formats.resolve import load_bilm
+    from ..loading import load_bilm
     from ..sentence_sources import SkippedLines, load_pipeline, read_sentences
 
     if threads:
