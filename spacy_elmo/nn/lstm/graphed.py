@@ -158,7 +158,7 @@ class _GraphedLayer:
         self.state_dtype = like.dtype
         self.matmul_dtype = compute_dtype or like.dtype
         # Candidate-gate columns doubled (exact in floating point): one sigmoid covers all four
-        # gates, tanh(j) = 2 sigmoid(2j) - 1 (see lstm_inference).
+        # gates, tanh(j) = 2 sigmoid(2j) - 1 (see inference.py).
         scale = torch.ones(4 * cell, dtype=like.dtype, device=like.device)
         scale[cell : 2 * cell] = 2.0
         self.bias = torch.stack([layer.gate_bias(options.forget_bias) * scale for layer in layers])

@@ -1,4 +1,4 @@
-"""The hand-written LSTM backward pass (lstm_backward) against the loop autograd records.
+"""The hand-written LSTM backward pass (nn/lstm/backward.py) against the loop autograd records.
 
 Both run the same fused forward math; the backward passes are written independently, so equal
 gradients in float64 (clips active, uneven lengths) pin the hand-written one down.
