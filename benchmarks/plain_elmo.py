@@ -18,7 +18,7 @@ import torch
 from torch.nn import functional as F
 
 from spacy_elmo.nn import BiLM
-from spacy_elmo.nn.char_ids import encode_sentences
+from spacy_elmo.nn.words.char_ids import encode_sentences
 
 
 def plain_embed_layers(model: BiLM, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[numpy.ndarray]:

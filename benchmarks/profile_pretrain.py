@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_pretrain import make_sentences, training_step  # noqa: E402
-from spacy_elmo.nn import lstm_fused  # noqa: E402
+from spacy_elmo.nn.lstm import fused as lstm_fused  # noqa: E402
 from spacy_elmo.nn.bilm import reverse_padded  # noqa: E402
 from spacy_elmo.nn.lstm import run_stacks  # noqa: E402
 from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402

@@ -39,7 +39,7 @@ def embed_cli(
     from ..corpora.keyed_sentences import SkippedLines, read_sentences
     from ..corpora.pipelines import load_pipeline
     from ..embed_corpus import embed_corpus, parse_shard
-    from ..formats.resolve import load_bilm
+    from ..loading import load_bilm
 
     if threads:
         torch.set_num_threads(threads)

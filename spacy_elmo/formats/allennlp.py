@@ -1,6 +1,8 @@
 """bilm-tf / AllenNLP weights: ``options.json`` plus an ``.hdf5`` in bilm-tf's variable layout.
 
-The mapping, for each piece of our model:
+This module knows the files, not the model: it reads and writes a :class:`BiLMConfig` and the
+weights as numpy arrays named as in ``BiLM.state_dict()`` (``BiLM.from_allennlp`` and
+``BiLM.to_allennlp`` turn them into a model and back). The mapping, for each piece of the model:
 - ``char_embed`` (261, d): rows for ids 1..261; our table has an extra zero row 0 for padding.
 - ``CNN/W_cnn_i`` (1, width, d, n) and ``CNN/b_cnn_i``: convolution i.
 - ``CNN_high_i/W_transform|W_carry`` (in, out) and biases: highway i; bilm-tf's carry gate
@@ -17,19 +19,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Callable, Iterator, Mapping, Union
 
 import h5py
 import numpy
-import torch
 
-from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
 from .hdf5_arrays import check_no_unused, check_shape, open_hdf5, read_array
 
 PathLike = Union[str, Path]
+StateArrays = dict[str, numpy.ndarray]
 
 _LSTM_PREFIX = "RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
+_CHARS = "char_encoder."  # the state-dict names of the char-CNN, highway and projection
+_STACKS = ("forward_lstm", "backward_lstm")  # ... and of the LSTMs, RNN_0 and RNN_1
 
 
 def read_options(options_file: PathLike) -> BiLMConfig:
@@ -45,97 +48,112 @@ def read_options(options_file: PathLike) -> BiLMConfig:
     return BiLMConfig.from_options(options)
 
 
-def _weight_map(model: BiLM) -> Iterator[tuple[str, torch.Tensor, tuple[int, ...], str]]:
-    """(dataset, tensor slice, stored shape, how the stored array maps onto the tensor)."""
-    config = model.config
-    encoder = model.char_encoder
-    d = config.char_embed_dim
-    yield "char_embed", encoder.char_embedding.weight[1:], (config.n_characters - 1, d), "same"
-    for i, ((width, n), conv) in enumerate(zip(config.filters, encoder.convolutions)):
-        yield f"CNN/W_cnn_{i}", conv.weight, (1, width, d, n), "conv"
-        yield f"CNN/b_cnn_{i}", conv.bias, (n,), "same"
+def dataset_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
+    """Every dataset of a bilm-tf file for ``config`` and its shape, in the order they are written."""
+    d, nf, p, c = config.char_embed_dim, config.n_filters, config.projection_dim, config.lstm_dim
+    shapes: dict[str, tuple[int, ...]] = {"char_embed": (config.n_characters - 1, d)}
+    for i, (width, n) in enumerate(config.filters):
+        shapes[f"CNN/W_cnn_{i}"] = (1, width, d, n)
+        shapes[f"CNN/b_cnn_{i}"] = (n,)
+    for i in range(config.n_highway):
+        shapes.update({f"CNN_high_{i}/W_transform": (nf, nf), f"CNN_high_{i}/W_carry": (nf, nf)})
+        shapes.update({f"CNN_high_{i}/b_transform": (nf,), f"CNN_high_{i}/b_carry": (nf,)})
+    shapes.update({"CNN_proj/W_proj": (nf, p), "CNN_proj/b_proj": (p,)})
+    for prefix, _ in _lstm_layers(config):  # every layer's input is P wide (layer 0: the projection)
+        shapes.update({prefix + "W_0": (p + p, 4 * c), prefix + "B": (4 * c,), prefix + "W_P_0": (c, p)})
+    if config.vocab_size:
+        shapes.update({"softmax/W": (config.vocab_size, p), "softmax/b": (config.vocab_size,)})
+    return shapes
+
+
+def _lstm_layers(config: BiLMConfig) -> Iterator[tuple[str, str]]:
+    """(dataset prefix, state-dict prefix) of every LSTM layer, forward direction first."""
+    for direction, stack in enumerate(_STACKS):
+        for layer in range(config.n_layers):
+            yield _LSTM_PREFIX.format(direction=direction, layer=layer), f"{stack}.layers.{layer}."
+
+
+def _state_from_file(config: BiLMConfig, read: Callable[[str], numpy.ndarray]) -> StateArrays:
+    """The state-dict arrays, from ``read(dataset)`` in the order of :func:`dataset_shapes`."""
+    char_embed = read("char_embed")  # ids 1..261: id 0 (padding) gets a zero row
+    padding = numpy.zeros_like(char_embed[:1])
+    state = {_CHARS + "char_embedding.weight": numpy.concatenate([padding, char_embed])}
+    for i in range(len(config.filters)):  # (1, width, in, out) -> (out, in, width)
+        state[f"{_CHARS}convolutions.{i}.weight"] = read(f"CNN/W_cnn_{i}")[0].transpose(2, 1, 0)
+        state[f"{_CHARS}convolutions.{i}.bias"] = read(f"CNN/b_cnn_{i}")
+    for i in range(config.n_highway):  # one linear map: the transform rows, then the gate rows
+        weights = [read(f"CNN_high_{i}/W_{part}").T for part in ("transform", "carry")]
+        biases = [read(f"CNN_high_{i}/b_{part}") for part in ("transform", "carry")]
+        state[f"{_CHARS}highway.layers.{i}.weight"] = numpy.concatenate(weights)
+        state[f"{_CHARS}highway.layers.{i}.bias"] = numpy.concatenate(biases)
+    state[_CHARS + "projection.weight"] = read("CNN_proj/W_proj").T
+    state[_CHARS + "projection.bias"] = read("CNN_proj/b_proj")
+    for prefix, ours in _lstm_layers(config):
+        gates = read(prefix + "W_0").T  # (4C, input + P): the input's columns, then the state's
+        state[ours + "input_weight"] = gates[:, : config.projection_dim]
+        state[ours + "recurrent_weight"] = gates[:, config.projection_dim :]
+        state[ours + "bias"] = read(prefix + "B")
+        state[ours + "projection_weight"] = read(prefix + "W_P_0").T
+    if config.vocab_size:
+        state["softmax.weight"], state["softmax.bias"] = read("softmax/W"), read("softmax/b")
+    return state
+
+
+def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> StateArrays:
+    """The datasets of :func:`dataset_shapes` from the state-dict arrays: the inverse of
+    :func:`_state_from_file` (the padding row of the char table is not stored)."""
+    stored = {"char_embed": state[_CHARS + "char_embedding.weight"][1:]}
+    for i in range(len(config.filters)):
+        stored[f"CNN/W_cnn_{i}"] = state[f"{_CHARS}convolutions.{i}.weight"].transpose(2, 1, 0)[None]
+        stored[f"CNN/b_cnn_{i}"] = state[f"{_CHARS}convolutions.{i}.bias"]
     nf = config.n_filters
-    for i, layer in enumerate(encoder.highway.layers):
-        yield f"CNN_high_{i}/W_transform", layer.weight[:nf], (nf, nf), "transpose"
-        yield f"CNN_high_{i}/W_carry", layer.weight[nf:], (nf, nf), "transpose"
-        yield f"CNN_high_{i}/b_transform", layer.bias[:nf], (nf,), "same"
-        yield f"CNN_high_{i}/b_carry", layer.bias[nf:], (nf,), "same"
-    p, c = config.projection_dim, config.lstm_dim
-    yield "CNN_proj/W_proj", encoder.projection.weight, (nf, p), "transpose"
-    yield "CNN_proj/b_proj", encoder.projection.bias, (p,), "same"
-    for direction, stack in enumerate((model.forward_lstm, model.backward_lstm)):
-        for k, layer in enumerate(stack.layers):
-            prefix = _LSTM_PREFIX.format(direction=direction, layer=k)
-            i_dim = layer.input_dim
-            yield prefix + "W_0", torch.cat([layer.input_weight, layer.recurrent_weight], 1), (i_dim + p, 4 * c), "lstm"
-            yield prefix + "B", layer.bias, (4 * c,), "same"
-            yield prefix + "W_P_0", layer.projection_weight, (c, p), "transpose"
-    if model.softmax is not None:
-        yield "softmax/W", model.softmax.weight, (config.vocab_size, p), "same"
-        yield "softmax/b", model.softmax.bias, (config.vocab_size,), "same"
+    for i in range(config.n_highway):
+        weight, bias = state[f"{_CHARS}highway.layers.{i}.weight"], state[f"{_CHARS}highway.layers.{i}.bias"]
+        stored[f"CNN_high_{i}/W_transform"], stored[f"CNN_high_{i}/W_carry"] = weight[:nf].T, weight[nf:].T
+        stored[f"CNN_high_{i}/b_transform"], stored[f"CNN_high_{i}/b_carry"] = bias[:nf], bias[nf:]
+    stored["CNN_proj/W_proj"] = state[_CHARS + "projection.weight"].T
+    stored["CNN_proj/b_proj"] = state[_CHARS + "projection.bias"]
+    for prefix, ours in _lstm_layers(config):
+        gates = numpy.concatenate([state[ours + "input_weight"], state[ours + "recurrent_weight"]], axis=1)
+        stored[prefix + "W_0"] = gates.T
+        stored[prefix + "B"] = state[ours + "bias"]
+        stored[prefix + "W_P_0"] = state[ours + "projection_weight"].T
+    if config.vocab_size:
+        stored["softmax/W"], stored["softmax/b"] = state["softmax.weight"], state["softmax.bias"]
+    return stored
 
 
-def _to_ours(array: numpy.ndarray, how: str) -> numpy.ndarray:
-    if how == "conv":  # (1, width, in, out) -> (out, in, width)
-        return array[0].transpose(2, 1, 0)
-    if how in ("transpose", "lstm"):
-        return array.T
-    return array
+def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMConfig, StateArrays]:
+    """The config and the state-dict arrays of a bilm-tf/AllenNLP model, checked dataset by dataset.
 
-
-def load_allennlp(options_file: PathLike, weight_file: PathLike) -> BiLM:
-    """A :class:`BiLM` with the weights of a bilm-tf/AllenNLP model, checked dataset by dataset.
-
-    Every dataset's shape is checked against the options before the model is allocated (so a
-    small file claiming huge sizes fails at once), every dataset must be one the options use,
-    and every value must be finite.
+    Every dataset's shape is checked against the options before any is read (so a small file
+    claiming huge sizes fails at once), every dataset must be one the options use, and every
+    value must be finite.
     """
     config = read_options(options_file)
     with open_hdf5(weight_file) as handle:
         softmax = handle.get("softmax/W")
         if isinstance(softmax, h5py.Dataset) and softmax.ndim >= 1:
             config = config.replace(vocab_size=int(softmax.shape[0]))
-        with torch.device("meta"):  # names and shapes only: no memory is allocated
-            skeleton = BiLM(config)
-        expected = {name: shape for name, _, shape, _ in _weight_map(skeleton)}
+        expected = dataset_shapes(config)
         for name, shape in expected.items():
             check_shape(handle, name, shape)
         check_no_unused(handle, set(expected), str(options_file))
-        model = BiLM(config)
-        with torch.no_grad():
-            model.char_encoder.char_embedding.weight[0].zero_()
-            for name, tensor, shape, how in _weight_map(model):
-                array = _to_ours(read_array(handle, name, shape), how)
-                if how == "lstm":
-                    layer = _lstm_layer(model, name)
-                    layer.input_weight.copy_(torch.from_numpy(numpy.ascontiguousarray(array[:, : layer.input_dim])))
-                    layer.recurrent_weight.copy_(torch.from_numpy(numpy.ascontiguousarray(array[:, layer.input_dim :])))
-                else:
-                    tensor.copy_(torch.from_numpy(numpy.ascontiguousarray(array)))
-    model.eval()
-    return model
+        state = _state_from_file(config, lambda name: read_array(handle, name, expected[name]))
+    return config, state
 
 
-def _lstm_layer(model: BiLM, name: str):
-    direction = int(name[len("RNN_")])
-    layer = int(name.split("/Cell")[1].split("/")[0])
-    stack = model.forward_lstm if direction == 0 else model.backward_lstm
-    return stack.layers[layer]
-
-
-def save_allennlp(model: BiLM, options_file: PathLike, weight_file: PathLike) -> None:
-    """Write the model in bilm-tf's layout; :func:`load_allennlp` reads it back bit for bit."""
+def write_allennlp(
+    options_file: PathLike, weight_file: PathLike, config: BiLMConfig, state: Mapping[str, numpy.ndarray]
+) -> None:
+    """Write ``options.json`` and the ``.hdf5`` in bilm-tf's layout from the state-dict arrays;
+    :func:`read_allennlp` reads them back bit for bit."""
     Path(options_file).parent.mkdir(parents=True, exist_ok=True)
     Path(weight_file).parent.mkdir(parents=True, exist_ok=True)
-    Path(options_file).write_text(json.dumps(model.config.to_options(), indent=2), encoding="utf8")
+    Path(options_file).write_text(json.dumps(config.to_options(), indent=2), encoding="utf8")
+    stored = _file_from_state(config, state)
     with h5py.File(weight_file, "w") as handle:
-        for name, tensor, shape, how in _weight_map(model):
-            ours = tensor.detach().to("cpu", torch.float32).numpy()
-            if how == "conv":
-                stored = ours.transpose(2, 1, 0)[None]
-            elif how in ("transpose", "lstm"):
-                stored = ours.T
-            else:
-                stored = ours
-            assert stored.shape == shape, (name, stored.shape, shape)
-            handle.create_dataset(name, data=numpy.ascontiguousarray(stored, dtype=numpy.float32))
+        for name, shape in dataset_shapes(config).items():
+            array = stored[name]
+            assert array.shape == shape, (name, array.shape, shape)
+            handle.create_dataset(name, data=numpy.ascontiguousarray(array, dtype=numpy.float32))

@@ -1,19 +1,21 @@
 """Our own model directory: ``config.json``, ``weights.hdf5`` (named float arrays) and, when the
 model has an output softmax, ``vocab.json`` (a JSON list, so any token string survives). Nothing in it is executable: loading reads JSON,
 plain text and arrays only.
+
+This module knows the files, not the model: it reads and writes a :class:`BiLMConfig`, the
+vocabulary and arrays named as in ``BiLM.state_dict()``. The caller says which names and shapes
+the config implies (``BiLM.state_shapes``), so that every array is checked before any is read.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Union
+from typing import Mapping, Optional, Sequence, Union
 
 import h5py
 import numpy
-import torch
 
-from ..nn.bilm import BiLM
 from ..nn.config import BiLMConfig
 from .hdf5_arrays import check_shape, open_hdf5, read_array
 
@@ -31,25 +33,31 @@ def is_model_dir(path: PathLike) -> bool:
     return (path / CONFIG_FILE).is_file() and (path / WEIGHTS_FILE).is_file()
 
 
-def save_model_dir(model: BiLM, path: PathLike) -> None:
+def write_model_dir(
+    path: PathLike,
+    config: BiLMConfig,
+    state: Mapping[str, numpy.ndarray],
+    vocab: Optional[Sequence[str]] = None,
+) -> None:
     """Write the model directory; each file goes to a temp name first, then is renamed."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "config": model.config.to_dict()}
+    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "config": config.to_dict()}
     _atomic_write_text(path / CONFIG_FILE, json.dumps(meta, indent=2))
     tmp = path / (WEIGHTS_FILE + ".tmp")
     with h5py.File(tmp, "w") as handle:
-        for name, tensor in model.state_dict().items():
-            handle.create_dataset(name, data=tensor.detach().cpu().numpy())
+        for name, array in state.items():
+            handle.create_dataset(name, data=array)
     os.replace(tmp, path / WEIGHTS_FILE)
-    if model.vocab is not None:
-        _atomic_write_text(path / VOCAB_FILE, json.dumps(model.vocab, ensure_ascii=False))
+    if vocab is not None:
+        _atomic_write_text(path / VOCAB_FILE, json.dumps(list(vocab), ensure_ascii=False))
     elif (path / VOCAB_FILE).exists():
         (path / VOCAB_FILE).unlink()
 
 
-def load_model_dir(path: PathLike) -> BiLM:
-    """Rebuild a :class:`BiLM` from :func:`save_model_dir`'s output, checking every array."""
+def read_model_config(path: PathLike) -> tuple[BiLMConfig, Optional[list[str]]]:
+    """The config and vocabulary (None without ``vocab.json``) of :func:`write_model_dir`'s output,
+    checked to agree with each other; the weights are read by :func:`read_model_weights`."""
     path = Path(path)
     if not path.is_dir():
         raise FileNotFoundError(f"Model directory not found: {path}")
@@ -62,20 +70,20 @@ def load_model_dir(path: PathLike) -> BiLM:
         raise ValueError(
             f"{path / VOCAB_FILE} has {len(vocab)} words but {path / CONFIG_FILE} says vocab_size {config.vocab_size}"
         )
-    with open_hdf5(path / WEIGHTS_FILE) as handle:
-        with torch.device("meta"):  # names and shapes only: checked before any memory is allocated
-            skeleton = BiLM(config, vocab=vocab)
-        shapes = {name: tuple(t.shape) for name, t in skeleton.state_dict().items()}
+    return config, vocab
+
+
+def read_model_weights(path: PathLike, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, numpy.ndarray]:
+    """The arrays of the model directory's ``weights.hdf5``, which must hold exactly ``shapes``
+    (name -> shape): all are checked before any is read, and every value must be finite."""
+    weights = Path(path) / WEIGHTS_FILE
+    with open_hdf5(weights) as handle:
         extra = sorted(set(handle.keys()) - set(shapes))
         if extra:
-            raise ValueError(f"{path / WEIGHTS_FILE} has arrays the config does not expect: {extra}")
+            raise ValueError(f"{weights} has arrays the config does not expect: {extra}")
         for name, shape in shapes.items():
             check_shape(handle, name, shape)
-        loaded = {name: torch.from_numpy(read_array(handle, name, shape)) for name, shape in shapes.items()}
-    model = BiLM(config, vocab=vocab)
-    model.load_state_dict(loaded)
-    model.eval()
-    return model
+        return {name: read_array(handle, name, shape) for name, shape in shapes.items()}
 
 
 def _read_json(path: Path, what: str) -> object:

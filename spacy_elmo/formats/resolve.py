@@ -1,4 +1,4 @@
-"""One path in, a loaded :class:`BiLM` out, whichever of the supported layouts the path holds.
+"""Which biLM files a path holds, whichever of the supported layouts it is.
 
 Accepted, in this order:
 
@@ -9,14 +9,14 @@ Accepted, in this order:
 
 Anything else is refused with a message that names the path and what is missing. The wording
 is a table (:data:`MESSAGES`) so that a caller speaking to other users (the ``elmo``
-component) can pass its own; the search itself is the same for every caller.
+component) can pass its own; the search itself is the same for every caller. Loading what is
+found is :func:`spacy_elmo.loading.load_bilm`'s job: this module reads no weights.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
-from ..nn.bilm import BiLM
 from .native import CONFIG_FILE, WEIGHTS_FILE, is_model_dir
 
 PathLike = Union[str, Path]
@@ -71,21 +71,19 @@ class _Unusable(Exception):
         self.fields = fields
 
 
-def load_bilm(path: PathLike, *, messages: Messages = MESSAGES) -> BiLM:
-    """Load the biLM at ``path`` (see the module docstring for the layouts understood).
+def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
+    """AllenNLP's (options, weights) files for ``path``, or None when ``path`` is a spacy-elmo
+    model directory (see the module docstring for the layouts understood).
 
     ``messages`` words the errors (see :data:`MESSAGES` for the problems it must cover).
     """
     path = Path(path)
     try:
-        allennlp_files = _locate(path)
+        return _locate(path)
     except _Unusable as unusable:
         kind, template = messages[unusable.problem]
         fields = dict(path=path, options=OPTIONS_FILE, config=CONFIG_FILE, weights=WEIGHTS_FILE)
         raise kind(template.format(**fields, **unusable.fields)) from None
-    if allennlp_files is None:
-        return BiLM.from_disk(path)
-    return BiLM.from_allennlp(*allennlp_files)
 
 
 def _locate(path: Path) -> Optional[tuple[Path, Path]]:

@@ -20,8 +20,8 @@ from ..nn.batching import length_sorted_batches
 from ..nn.bilm import DEFAULT_WORD_CACHE_WORDS, BiLM
 from ..nn.inference import embed_batch
 from ..nn.config import BiLMConfig
-from ..nn.word_batch import encode_padded
-from ..nn.word_cache import WordVectorCache
+from ..nn.words.word_batch import encode_padded
+from ..nn.words.word_cache import WordVectorCache
 from .segments import Segment, iter_segments
 from .torch_bilm import TorchBiLM, get_torch_bilm, set_torch_bilm
 

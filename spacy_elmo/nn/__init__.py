@@ -1,4 +1,24 @@
-"""Plain PyTorch modules of the biLM: no spaCy or Thinc imports here."""
+"""Plain PyTorch modules of the biLM: no spaCy or Thinc imports here.
+
+Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
+
+1. words -> char ids ``(batch, time, 50)`` framed by BOS/EOS: :mod:`.words.char_ids` (one word
+   at a time) or :mod:`.words.word_batch` (each distinct word once); callers do this step;
+2. layer 0, char ids -> one vector per token: the char-CNN, highway and projection of
+   :mod:`.words.char_cnn` (:mod:`.words.char_cnn_inference` without autograd,
+   :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);
+3. the backward direction's rows reversed and both directions stacked: :mod:`.bilm`;
+4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``run`` module
+   picks the loop: in place, CUDA graphs, autograd-safe fused, or the reference);
+5. rows put back in input order, BOS/EOS dropped, layer 0 doubled: :mod:`.bilm`.
+
+:meth:`BiLM.embed_layers` runs the same steps per batch of sentences (:mod:`.inference`,
+batched by length in :mod:`.batching`), with layer 0 from the word cache
+(:mod:`.words.word_cache`) when it is on. Tensors derived from the weights (stacked LSTM weights,
+char-CNN tables, CUDA graphs) are rebuilt only when a weight changes (:mod:`.derived_cache`).
+:mod:`.config` holds the sizes; reading and writing weight files is :mod:`spacy_elmo.formats`'
+job, reached only through the ``BiLM`` methods that name a file.
+"""
 from .bilm import BiLM, BiLMStates
 from .config import TINY_CONFIG, BiLMConfig
 

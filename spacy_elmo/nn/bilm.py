@@ -3,23 +3,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 import numpy
 import torch
 from torch import nn
 
-from .char_cnn import CharEncoder
 from .config import BiLMConfig
 from .derived_cache import DerivedTensors, parameter_fingerprint
 from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
-from .lstm import LstmStack, run_stacks
-from .word_cache import WordCacheStats, WordVectorCache
+from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
+from .words.char_cnn import CharEncoder
+from .words.word_cache import WordCacheStats, WordVectorCache
 
 PathLike = Union[str, Path]
 
 DEFAULT_WORD_CACHE_WORDS = 50_000
-LSTM_LOOPS = ("fused", "per_direction", "windowed")
 AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -148,13 +147,12 @@ class BiLM(nn.Module):
             return self.char_encoder(ids).to(self.dtype)
 
     def lstm_options(self) -> dict:
-        """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options."""
-        return dict(
-            compute_dtype=self.autocast_dtype,
-            per_direction=self.lstm_loop == "per_direction",
-            cuda_graphs=self.cuda_graphs,
-            windowed=self.lstm_loop == "windowed",
-        )
+        """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options.
+
+        Which loop they select, and when, is decided and documented in one place:
+        :mod:`spacy_elmo.nn.lstm.run`.
+        """
+        return loop_options(self.lstm_loop, self.cuda_graphs, self.autocast_dtype)
 
     def _check_lstm_loop(self) -> None:
         if self.lstm_loop not in LSTM_LOOPS:
@@ -267,30 +265,61 @@ class BiLM(nn.Module):
         return embed_sentences(self, sentences, batch_size, max_batch_tokens)
 
     # ----------------------------------------------------------------- persistence
+    # :mod:`spacy_elmo.formats` reads and writes files as a config plus numpy arrays named as in
+    # ``state_dict()``, and imports nothing of this module; the methods below turn those arrays
+    # into a model and back, importing the format they name only when called.
+    @classmethod
+    def state_shapes(
+        cls, config: BiLMConfig, vocab: Optional[Sequence[str]] = None
+    ) -> dict[str, tuple[int, ...]]:
+        """Names and shapes of the state dict of ``cls(config, vocab)``, allocating nothing (the
+        model is built on the meta device): what a weight file must hold, checked before reading."""
+        with torch.device("meta"):
+            skeleton = cls(config, vocab=vocab)
+        return {name: tuple(t.shape) for name, t in skeleton.state_dict().items()}
+
+    @classmethod
+    def from_state_arrays(
+        cls, config: BiLMConfig, arrays: Mapping[str, numpy.ndarray], vocab: Optional[Sequence[str]] = None
+    ) -> "BiLM":
+        """A model in eval mode with the weights ``arrays`` (every state-dict entry, by name)."""
+        model = cls(config, vocab=vocab)
+        model.load_state_dict({name: torch.from_numpy(array) for name, array in arrays.items()})
+        return model.eval()
+
+    def state_arrays(self, dtype: Optional[torch.dtype] = None) -> dict[str, numpy.ndarray]:
+        """The state dict as numpy arrays on the CPU, in ``dtype`` (default: as they are)."""
+        state = self.state_dict()
+        return {name: t.detach().to(device="cpu", dtype=dtype).numpy() for name, t in state.items()}
+
     @classmethod
     def from_allennlp(cls, options_file: PathLike, weight_file: PathLike) -> "BiLM":
         """Load bilm-tf / AllenNLP ``options.json`` + weights ``.hdf5``."""
-        from ..formats.allennlp import load_allennlp
+        from ..formats.allennlp import read_allennlp
 
-        return load_allennlp(options_file, weight_file)
+        config, arrays = read_allennlp(options_file, weight_file)
+        return cls.from_state_arrays(config, arrays)
 
     def to_allennlp(self, options_file: PathLike, weight_file: PathLike) -> None:
         """Write ``options.json`` + ``.hdf5`` in bilm-tf's layout (AllenNLP can read them)."""
-        from ..formats.allennlp import save_allennlp
+        from ..formats.allennlp import write_allennlp
 
-        save_allennlp(self, options_file, weight_file)
+        write_allennlp(options_file, weight_file, self.config, self.state_arrays(torch.float32))
 
     def to_disk(self, path: PathLike) -> None:
         """Write our own model directory (config, weights, vocabulary)."""
-        from ..formats.native import save_model_dir
+        from ..formats.native import write_model_dir
 
-        save_model_dir(self, path)
+        write_model_dir(path, self.config, self.state_arrays(), self.vocab)
 
     @classmethod
     def from_disk(cls, path: PathLike) -> "BiLM":
-        from ..formats.native import load_model_dir
+        """Load a model directory written by :meth:`to_disk` (or by pretraining)."""
+        from ..formats.native import read_model_config, read_model_weights
 
-        return load_model_dir(path)
+        config, vocab = read_model_config(path)
+        arrays = read_model_weights(path, cls.state_shapes(config, vocab))
+        return cls.from_state_arrays(config, arrays, vocab)
 
 
 def _drop_boundaries(layers: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

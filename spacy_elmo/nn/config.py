@@ -5,7 +5,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .char_ids import MAX_WORD_LENGTH, N_CHARACTERS
+from .words.char_ids import MAX_WORD_LENGTH, N_CHARACTERS
 
 ACTIVATIONS = ("relu", "tanh")
 

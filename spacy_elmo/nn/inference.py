@@ -21,9 +21,9 @@ import torch
 from torch.nn import functional as F
 
 from .batching import length_sorted_batches
-from .char_ids import BOS_TOKEN, EOS_TOKEN
 from .lstm import active_rows, run_time_major
-from .word_batch import WordBatch, index_words, words_to_char_ids
+from .words.char_ids import BOS_TOKEN, EOS_TOKEN
+from .words.word_batch import WordBatch, index_words, words_to_char_ids
 
 if TYPE_CHECKING:
     from .bilm import BiLM

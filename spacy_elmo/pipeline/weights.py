@@ -2,7 +2,8 @@
 
 Accepted: a spacy-elmo model directory (``BiLM.to_disk`` or the pretraining command), an
 AllenNLP/bilm-tf directory with ``options.json`` and exactly one ``.hdf5``, or the ``.hdf5``
-file itself with ``options.json`` beside it. The search is :func:`~spacy_elmo.formats.resolve.load_bilm`'s;
+file itself with ``options.json`` beside it. The search is
+:func:`~spacy_elmo.formats.resolve.find_weights`' (through :func:`spacy_elmo.loading.load_bilm`);
 this module keeps the component's own error wording. Every failure names the path and what is
 missing, because "file not found" deep inside h5py is no help to someone who mistyped a directory.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
-from ..formats.resolve import HDF5_SUFFIXES, OPTIONS_FILE, Messages, load_bilm  # noqa: F401 (re-exported)
+from ..formats.resolve import HDF5_SUFFIXES, OPTIONS_FILE, Messages  # noqa: F401 (re-exported)
+from ..loading import load_bilm
 from ..nn.bilm import BiLM
 
 PathLike = Union[str, Path]

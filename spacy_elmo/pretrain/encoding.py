@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy
 import torch
 
-from ..nn.word_batch import encode_padded
+from ..nn.words.word_batch import encode_padded
 from .vocab import Vocabulary
 
 PAD_TARGET = -1
@@ -34,8 +34,9 @@ class EncodedBatch:
 
 
 class BatchEncoder:
-    """Encodes batches: char ids from each distinct word once (:func:`~spacy_elmo.nn.word_batch.encode_padded`,
-    a few numpy calls per batch), target ids from the vocabulary."""
+    """Encodes batches: char ids from each distinct word once
+    (:func:`~spacy_elmo.nn.words.word_batch.encode_padded`, a few numpy calls per batch), target
+    ids from the vocabulary."""
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab

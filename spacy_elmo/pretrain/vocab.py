@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
-from ..nn.char_ids import BOS_TOKEN, EOS_TOKEN
+from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.char_ids import encode_sentences
+from spacy_elmo.nn.words.char_ids import encode_sentences
 
 
 @pytest.fixture(scope="module")

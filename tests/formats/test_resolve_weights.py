@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from spacy_elmo.formats.resolve import load_bilm
+from spacy_elmo.loading import load_bilm
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 
 

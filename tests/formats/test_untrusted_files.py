@@ -78,34 +78,39 @@ def test_options_that_use_fewer_datasets_than_the_file_has_are_refused(tmp_path,
 
 
 # ------------------------------------------------------------------ item 12: sizes first
+def no_reading(*args, **kwargs):
+    raise AssertionError("a weight array was read before every shape was checked")
+
+
+def only_on_meta(monkeypatch):
+    """Make building a BiLM anywhere but on the meta device (names and shapes only) fail."""
+    real_init = BiLM.__init__
+
+    def init(self, config, *args, **kwargs):
+        allocated = torch.empty(0).device.type != "meta"
+        assert not allocated, "a full-size model was allocated before the shapes were checked"
+        real_init(self, config, *args, **kwargs)
+
+    monkeypatch.setattr(BiLM, "__init__", init)
+
+
 def test_claimed_sizes_are_checked_before_the_model_is_allocated(allennlp_files, monkeypatch):
     options, weights = allennlp_files
     data = json.loads(options.read_text())
     data["lstm"]["dim"] = 300_000  # would allocate about 1.1 GB of LSTM weights
     options.write_text(json.dumps(data))
-    real = allennlp_format.BiLM
-
-    def only_on_meta(config, *args, **kwargs):
-        probe = torch.empty(0)
-        assert probe.device.type == "meta", "a full-size model was allocated before the shapes were checked"
-        return real(config, *args, **kwargs)
-
-    monkeypatch.setattr(allennlp_format, "BiLM", only_on_meta)
+    only_on_meta(monkeypatch)
+    monkeypatch.setattr(allennlp_format, "read_array", no_reading)
     with pytest.raises(ValueError, match=r"has shape .* but the options imply shape"):
-        allennlp_format.load_allennlp(options, weights)
+        BiLM.from_allennlp(options, weights)
 
 
 def test_native_claimed_sizes_are_checked_before_the_model_is_allocated(native_dir, monkeypatch):
     meta = json.loads((native_dir / "config.json").read_text())
     meta["config"]["lstm_dim"] = 300_000
     (native_dir / "config.json").write_text(json.dumps(meta))
-    real = native_format.BiLM
-
-    def only_on_meta(config, *args, **kwargs):
-        assert torch.empty(0).device.type == "meta", "a full-size model was allocated before the shapes were checked"
-        return real(config, *args, **kwargs)
-
-    monkeypatch.setattr(native_format, "BiLM", only_on_meta)
+    only_on_meta(monkeypatch)
+    monkeypatch.setattr(native_format, "read_array", no_reading)
     with pytest.raises(ValueError, match="has shape"):
         BiLM.from_disk(native_dir)
 

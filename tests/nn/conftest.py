@@ -1,7 +1,7 @@
 """Fixtures shared by the LSTM loop tests."""
 import pytest
 
-from spacy_elmo.nn import lstm_graphed
+from spacy_elmo.nn.lstm import graphed as lstm_graphed
 
 
 @pytest.fixture

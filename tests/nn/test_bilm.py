@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, embed, mix_layers
-from spacy_elmo.nn.char_ids import encode_sentences
+from spacy_elmo.nn.words.char_ids import encode_sentences
 from spacy_elmo.nn.config import TINY_CONFIG
 
 P = TINY_CONFIG.projection_dim

@@ -7,9 +7,10 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.nn import BiLM, BiLMConfig, char_cnn_inference
+from spacy_elmo.nn import BiLM, BiLMConfig
 from spacy_elmo.nn.lstm import active_rows, run_time_major
-from spacy_elmo.nn.lstm_graphed import run_graphed
+from spacy_elmo.nn.lstm.graphed import run_graphed
+from spacy_elmo.nn.words import char_cnn_inference
 
 from .test_speed_paths import LENGTHS, random_bilm, random_sentences, random_stacks, time_major_inputs
 

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.nn import char_cnn
-from spacy_elmo.nn.char_cnn_inference import WORD_BLOCK
-from spacy_elmo.nn.char_ids import encode_sentences, encode_word
+from spacy_elmo.nn.words import char_cnn
+from spacy_elmo.nn.words.char_cnn_inference import WORD_BLOCK
+from spacy_elmo.nn.words.char_ids import encode_sentences, encode_word
 from spacy_elmo.nn.lstm import LstmStack, active_rows, run_stacks, run_time_major
-from spacy_elmo.nn.word_batch import index_words, words_to_char_ids
+from spacy_elmo.nn.words.word_batch import index_words, words_to_char_ids
 
 # Documented error of reduced-precision matmuls (BiLM.use_autocast), as a fraction of the largest
 # float32 activation. Measured: bfloat16 0.32% on the AllenNLP fixture model and 0.50-0.59% on

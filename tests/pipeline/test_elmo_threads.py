@@ -10,7 +10,7 @@ import pytest
 import spacy
 import torch
 
-from spacy_elmo.nn.word_cache import WordVectorCache
+from spacy_elmo.nn.words.word_cache import WordVectorCache
 
 N_THREADS = 2
 N_DOCS = 60  # per thread
@@ -61,7 +61,7 @@ INPUTS = [texts(N_DOCS, seed=thread) for thread in range(N_THREADS)]
 @pytest.fixture(scope="module")
 def expected(tiny_weights) -> list:
     """Every Doc's layers from one thread (the word cache gives the uncached path's vectors
-    bit for bit: tests/nn/test_word_cache.py)."""
+    bit for bit: tests/nn/words/test_word_cache.py)."""
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
     return [[nlp(text)._.elmo_layers.copy() for text in batch] for batch in INPUTS]
@@ -73,7 +73,7 @@ def test_two_threads_on_one_pipeline_give_the_single_thread_vectors(
 ):
     """A small cache reuses rows all the time; the default one, starting tiny, keeps growing
     its table: both used to hand one thread's rows to another (64 of 120 Docs wrong)."""
-    monkeypatch.setattr("spacy_elmo.nn.word_cache.INITIAL_ROWS", initial_rows)
+    monkeypatch.setattr("spacy_elmo.nn.words.word_cache.INITIAL_ROWS", initial_rows)
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
     elmo.model.attrs["word_cache_words"] = word_cache_words

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo.nn import BiLM
-from spacy_elmo.nn.char_ids import encode_sentences
+from spacy_elmo.nn.words.char_ids import encode_sentences
 
 SENTENCES = [["The", "cat", "sees", "a", "dog", "."], ["Every", "child", "likes", "birds"]]
 

@@ -1,7 +1,7 @@
 """BatchEncoder: char ids equal the per-word reference encoder's; targets frame each sentence."""
 import numpy
 
-from spacy_elmo.nn.char_ids import encode_sentences
+from spacy_elmo.nn.words.char_ids import encode_sentences
 from spacy_elmo.pretrain.encoding import PAD_TARGET, BatchEncoder
 from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary
 

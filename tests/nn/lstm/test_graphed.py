@@ -7,11 +7,11 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.nn import lstm_graphed
 from spacy_elmo.nn.lstm import LstmStack, active_rows, run_time_major
-from spacy_elmo.nn.lstm_graphed import run_graphed
+from spacy_elmo.nn.lstm import graphed as lstm_graphed
+from spacy_elmo.nn.lstm.graphed import run_graphed
 
-from .test_speed_paths import LENGTHS, random_bilm, random_sentences, random_stacks, time_major_inputs
+from ..test_speed_paths import LENGTHS, random_bilm, random_sentences, random_stacks, time_major_inputs
 
 @pytest.mark.parametrize("dtype,tolerance", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("row_bucket", [1, 8, 32])
@@ -86,7 +86,7 @@ def test_windowed_bilm_equals_default_bilm():
 
 def test_window_buffers_made_in_inference_mode_serve_no_grad_calls():
     """embed_layers runs under inference_mode, forward() under no_grad: both reuse the buffers."""
-    from spacy_elmo.nn.char_ids import encode_sentences
+    from spacy_elmo.nn.words.char_ids import encode_sentences
 
     model = random_bilm(seed=20)
     model.lstm_loop = "windowed"

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.nn.word_cache import WordVectorCache
+from spacy_elmo.nn.words.word_cache import WordVectorCache
 
 VOCAB = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x <S>".split()
 

@@ -5,8 +5,8 @@ import random
 import numpy
 import pytest
 
-from spacy_elmo.nn.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, MAX_WORD_BYTES, MAX_WORD_LENGTH, encode_sentences
-from spacy_elmo.nn.word_batch import encode_padded
+from spacy_elmo.nn.words.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, MAX_WORD_BYTES, MAX_WORD_LENGTH, encode_sentences
+from spacy_elmo.nn.words.word_batch import encode_padded
 
 # spaCy refuses empty-string tokens in a Doc, but BiLM.embed_layers takes plain lists of strings,
 # so both encoders must agree on "" as well.

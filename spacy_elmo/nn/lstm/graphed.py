@@ -14,13 +14,13 @@ replays fixed shapes at fixed addresses, so this loop is built around static buf
   one copy out per window. The state carried from one window to the next (cell and hidden)
   stays in static buffers too;
 - graphs are recorded per layer and row count and kept with the layer's derived weights
-  (:class:`.derived_cache.DerivedTensors`), so a change of any parameter rebuilds them: a
+  (:class:`..derived_cache.DerivedTensors`), so a change of any parameter rebuilds them: a
   stale graph is never replayed. A graph also keeps the matmul settings it was recorded under
   (``torch.backends.cuda.matmul.allow_tf32``): call ``BiLM.clear_inference_caches()`` after
   changing them.
 
 With a ``compute_dtype`` (bfloat16/float16) the matmuls run in that dtype while the gates, the
-cell state, the clipping and the outputs stay in float32, as in :mod:`.lstm_fused`.
+cell state, the clipping and the outputs stay in float32, as in :mod:`.fused`.
 
 The same window code runs eagerly where graphs are unavailable (CPU tensors, or
 ``use_graphs=False``); the tests check it against the reference loop there.
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import torch
 
-from .derived_cache import DerivedTensors
-from .lstm_inference import cell_step_
+from ..derived_cache import DerivedTensors
+from .inference import cell_step_
 
 if TYPE_CHECKING:
-    from .lstm import LstmStack, ProjectedLstmLayer
+    from .stack import LstmStack, ProjectedLstmLayer
 
 # Rows are rounded up to a multiple of this, so that batches of similar size share a graph.
 ROW_BUCKET = 32

@@ -61,7 +61,7 @@ def encode_sentences(
     Rows past a sentence's length are all zero (the padding id).
 
     This is the plain per-token reference: the library itself encodes batches with
-    :func:`spacy_elmo.nn.word_batch.encode_padded`, which returns the same arrays about ten times
+    :func:`spacy_elmo.nn.words.word_batch.encode_padded`, which returns the same arrays about ten times
     faster. This one is kept for tests (which check the two agree) and the reference loop in
     ``benchmarks/plain_elmo.py``.
     """

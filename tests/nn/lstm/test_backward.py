@@ -1,4 +1,4 @@
-"""The hand-written LSTM backward pass (lstm_backward) against the loop autograd records.
+"""The hand-written LSTM backward pass (nn/lstm/backward.py) against the loop autograd records.
 
 Both run the same fused forward math; the backward passes are written independently, so equal
 gradients in float64 (clips active, uneven lengths) pin the hand-written one down.
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from spacy_elmo.nn.lstm import LstmStack, active_rows
-from spacy_elmo.nn.lstm_backward import run_layer_by_hand
-from spacy_elmo.nn.lstm_fused import run_fused
-from spacy_elmo.nn.lstm_packing import step_layout
+from spacy_elmo.nn.lstm.backward import run_layer_by_hand
+from spacy_elmo.nn.lstm.fused import run_fused
+from spacy_elmo.nn.lstm.packing import step_layout
 
 
 def _stacks(

@@ -1,9 +1,9 @@
 """A batch of sentences as distinct words plus an index, with char ids built in a few numpy calls.
 
-:func:`spacy_elmo.nn.char_ids.encode_sentences` fills one 50-id row per token with several numpy
+:func:`spacy_elmo.nn.words.char_ids.encode_sentences` fills one 50-id row per token with several numpy
 calls each; here each *distinct* word is encoded once (one ``str.encode``), all of their bytes
 are scattered into the id array by one masked assignment, and tokens refer to their word by
-index. The ids are the same as :func:`~spacy_elmo.nn.char_ids.encode_word`'s.
+index. The ids are the same as :func:`~spacy_elmo.nn.words.char_ids.encode_word`'s.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ _BOUNDARY_IDS = {BOS_TOKEN: BOS_CHAR_IDS, EOS_TOKEN: EOS_CHAR_IDS}
 
 
 def encode_padded(sentences: Sequence[Sequence[str]], add_boundaries: bool = True) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """Same result as :func:`spacy_elmo.nn.char_ids.encode_sentences`, built from distinct words:
+    """Same result as :func:`spacy_elmo.nn.words.char_ids.encode_sentences`, built from distinct words:
     int64 ids ``(batch, max_len, 50)`` (all zero past a sentence's end) and the lengths.
 
     The encoder the ``spacy_elmo.BiLM.v1`` model's forward uses."""

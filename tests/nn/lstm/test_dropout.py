@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from spacy_elmo.nn.lstm import LstmStack, active_rows, layer_input_masks, run_time_major
-from spacy_elmo.nn.lstm_fused import run_fused
-from spacy_elmo.nn.lstm_reference import run_per_direction
+from spacy_elmo.nn.lstm.fused import run_fused
+from spacy_elmo.nn.lstm.reference import run_per_direction
 
 LENGTHS = [7, 5, 5, 2, 0]
 

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from spacy_elmo.nn.char_ids import (
+from spacy_elmo.nn.words.char_ids import (
     BOS_CHAR_IDS,
     EOS_CHAR_IDS,
     MAX_WORD_LENGTH,

@@ -6,7 +6,7 @@ from torch import nn
 
 from . import char_cnn_inference
 from .char_cnn_training import pooled_convolutions
-from .config import BiLMConfig
+from ..config import BiLMConfig
 from .highway import Highway
 
 # Training on a CPU: convolutions as table lookups with a sparse backward (:mod:`.char_cnn_training`,
@@ -17,7 +17,7 @@ USE_TABLE_TRAINING = True
 class CharEncoder(nn.Module):
     """Char embedding, convolutions of several widths max-pooled over the word, highway, projection.
 
-    Input: char ids ``(..., 50)`` as made by :mod:`spacy_elmo.nn.char_ids`.
+    Input: char ids ``(..., 50)`` as made by :mod:`spacy_elmo.nn.words.char_ids`.
     Output: ``(..., projection_dim)``. A word's vector depends only on its own characters.
     Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_inference`,
     which computes the same function several times faster; with autograd on a CPU, the

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterator
 import torch
 from torch.nn import functional as F
 
-from .derived_cache import DerivedTensors
+from ..derived_cache import DerivedTensors
 
 if TYPE_CHECKING:
     from .char_cnn import CharEncoder

@@ -11,14 +11,14 @@ import torch
 from torch.nn import functional as F
 
 if TYPE_CHECKING:
-    from .lstm import LstmStack, ProjectedLstmLayer
+    from .stack import LstmStack, ProjectedLstmLayer
 
 
 def run_per_direction(
     stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int], input_masks: Sequence[torch.Tensor] = ()
 ) -> list[torch.Tensor]:
     """Per-layer outputs ``(n_stacks, time, batch, P)``; each stack runs its own time loop.
-    ``input_masks`` as in :func:`.lstm_fused.run_fused`."""
+    ``input_masks`` as in :func:`.fused.run_fused`."""
     per_stack = [run_stack(stack, inputs[d], active, [m[d] for m in input_masks]) for d, stack in enumerate(stacks)]
     return [torch.stack(layer_outputs) for layer_outputs in zip(*per_stack)]
 

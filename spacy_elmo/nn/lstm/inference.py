@@ -3,7 +3,7 @@
 Only valid without autograd (it overwrites tensors that backward would need). Per layer:
 
 - the two directions' recurrent and projection weights are stacked once and cached until a
-  parameter changes (:class:`.derived_cache.DerivedTensors`), not re-stacked per batch;
+  parameter changes (:class:`..derived_cache.DerivedTensors`), not re-stacked per batch;
 - input-to-gate products are computed a window of steps at a time (one matmul per direction
   and window), so memory stays bounded however long the sentences are;
 - each step adds the recurrent product into that step's gate slice, updates the cell state in
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import torch
 
-from .derived_cache import DerivedTensors
+from ..derived_cache import DerivedTensors
 
 if TYPE_CHECKING:
-    from .lstm import LstmStack, ProjectedLstmLayer
+    from .stack import LstmStack, ProjectedLstmLayer
 
 # Matmuls always get at least this many rows (finished or padding rows make up the number):
 # BLAS libraries switch to other kernels, which round differently, for 1-3 rows, and a sentence

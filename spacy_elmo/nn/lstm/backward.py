@@ -9,7 +9,7 @@ input-weight, recurrent-weight, projection and input gradients are each one matm
 step once the loop is done. Elementwise work stays inside the loops, on one step's rows: whole
 ``(dirs, total, C)`` temporaries cost more in fresh memory than they save in op calls.
 
-Everything per position is packed (:mod:`.lstm_packing`): padding is neither stored nor computed.
+Everything per position is packed (:mod:`.packing`): padding is neither stored nor computed.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Optional
 import torch
 from torch.autograd.function import once_differentiable
 
-from .lstm_packing import StepLayout, pack, previous_step, unpack
+from .packing import StepLayout, pack, previous_step, unpack
 
 
 def run_layer_by_hand(
@@ -87,15 +87,14 @@ def _clip_into(raw: torch.Tensor, bound: float, clipped: torch.Tensor, passes: t
 
 def _forward(
     inputs: torch.Tensor,
-    input_weight: torch.Tensor,
-    recurrent_weight: torch.Tensor,
-    projection_weight: torch.Tensor,
-    bias: torch.Tensor,
+    weights: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
     layout: StepLayout,
-    cell_clip: Optional[float],
-    proj_clip: Optional[float],
+    clips: tuple[Optional[float], Optional[float]],
 ) -> _Saved:
-    """The fused loop, written into packed buffers; ``hidden`` holds the layer's outputs."""
+    """The fused loop, written into packed buffers; ``hidden`` holds the layer's outputs.
+    ``weights`` and ``clips`` are :func:`run_layer_by_hand`'s, in its order."""
+    input_weight, recurrent_weight, projection_weight, bias = weights
+    cell_clip, proj_clip = clips
     # Input-to-gate products (bias included) of every position at once: (dirs, total, 4C).
     # The loop turns them into the gate activations, in place.
     gates = torch.baddbmm(bias.unsqueeze(1), pack(inputs, layout), input_weight.transpose(1, 2))
@@ -181,7 +180,8 @@ class _FusedLayer(torch.autograd.Function):
     def forward(  # type: ignore[override]
         ctx, inputs, input_weight, recurrent_weight, projection_weight, bias, layout, cell_clip, proj_clip
     ):
-        saved = _forward(inputs, input_weight, recurrent_weight, projection_weight, bias, layout, cell_clip, proj_clip)
+        weights = (input_weight, recurrent_weight, projection_weight, bias)
+        saved = _forward(inputs, weights, layout, (cell_clip, proj_clip))
         ctx.save_for_backward(inputs, input_weight, recurrent_weight, projection_weight, *saved.tensors())
         ctx.layout = layout
         return unpack(saved.hidden, layout)

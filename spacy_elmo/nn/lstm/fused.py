@@ -6,7 +6,7 @@ the rows still running (no per-step concatenation), and the per-step outputs are
 the padded result by one ``index_copy`` at the end.
 
 In full precision each layer runs as one autograd op with a hand-written backward pass
-(:mod:`.lstm_backward`; the LSTMs' forward + backward about 1.3x faster on a CPU). The loop
+(:mod:`.backward`; the LSTMs' forward + backward about 1.3x faster on a CPU). The loop
 below, recorded op by op by autograd, remains for mixed precision and as that backward pass's
 yardstick: ``custom_backward=False`` (or ``USE_CUSTOM_BACKWARD = False``) selects it.
 """
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy
 import torch
 
-from .lstm_backward import run_layer_by_hand
-from .lstm_packing import StepLayout, step_layout
+from .backward import run_layer_by_hand
+from .packing import StepLayout, step_layout
 
 if TYPE_CHECKING:
-    from .lstm import LstmStack, ProjectedLstmLayer
+    from .stack import LstmStack, ProjectedLstmLayer
 
 # Default of ``run_fused(custom_backward=...)``: the hand-written backward pass in full precision.
 USE_CUSTOM_BACKWARD = True

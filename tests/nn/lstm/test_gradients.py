@@ -8,7 +8,7 @@ from typing import Optional
 import pytest
 import torch
 
-from spacy_elmo.nn import lstm_fused
+from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.lstm import LstmStack, run_stacks
 
 # Small enough to bite at these weights (3.0 clipped nothing here): see test_clips_bite.

@@ -1,0 +1,13 @@
+"""Layer 0 of the biLM: words to char ids to one context-free vector per word.
+
+- :mod:`.char_ids`: a word as 50 char ids (bilm-tf's encoding), sentences as padded id arrays;
+- :mod:`.word_batch`: the same ids from each distinct word of a batch once, plus a token index;
+- :mod:`.char_cnn`: :class:`~.char_cnn.CharEncoder`, the char embedding, convolutions,
+  :mod:`.highway` layers and projection, which sends the work to one of two faster paths:
+  :mod:`.char_cnn_inference` (no autograd: table lookups in fixed word blocks) and
+  :mod:`.char_cnn_training` (autograd on a CPU: table lookups with a sparse backward);
+- :mod:`.word_cache`: layer-0 vectors kept per word string, dropped when a weight changes.
+
+Nothing is imported here: :mod:`spacy_elmo.nn.config` needs :mod:`.char_ids`, and the char-CNN
+needs the config.
+"""
