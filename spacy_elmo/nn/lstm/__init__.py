@@ -10,7 +10,9 @@
   - :mod:`.graphed`: no autograd, windows of steps replayed as CUDA graphs (small GPU batches);
   - :mod:`.fused`: autograd-safe, both directions per step (training, mixed precision), with
     the hand-written backward pass of :mod:`.backward` on the packed rows of :mod:`.packing`;
-  - :mod:`.reference`: one direction at a time, plainly written (the tests' yardstick).
+  - :mod:`.reference`: one direction at a time, plainly written (the tests' yardstick);
+- :mod:`.chain`: how layers connect (dropout on the inputs above the first, skip
+  connections), shared by the autograd-safe loops.
 """
 from .run import LSTM_LOOPS, active_rows, layer_input_masks, loop_options, run_stacks, run_time_major
 from .stack import LstmStack, ProjectedLstmLayer

@@ -18,6 +18,7 @@ import numpy
 import torch
 
 from .backward import run_layer_by_hand
+from .chain import chain_layers
 from .packing import StepLayout, step_layout
 
 if TYPE_CHECKING:
@@ -51,21 +52,14 @@ def run_fused(
     # Under an outer autocast the matmuls' dtype is autocast's business: the recorded loop.
     if custom_backward and compute_dtype is None and not torch.is_autocast_enabled(inputs.device.type):
         layout = step_layout(active, inputs.shape[1], inputs.shape[2], inputs.device)
-    outputs: list[torch.Tensor] = []
-    layer_input = inputs
-    for index in range(len(first.layers)):
+
+    def run_layer(index: int, layer_input: torch.Tensor) -> torch.Tensor:
         layers = [stack.layers[index] for stack in stacks]
-        if index > 0 and input_masks:
-            layer_input = layer_input * input_masks[index - 1]
         if layout is not None:
-            layer_output = _run_layer_by_hand(layers, layer_input, layout, first)
-        else:
-            layer_output = _run_layer(layers, layer_input, active, first, compute_dtype)
-        if index > 0 and first.use_skip_connections:
-            layer_output = layer_output + layer_input
-        outputs.append(layer_output)
-        layer_input = layer_output
-    return outputs
+            return _run_layer_by_hand(layers, layer_input, layout, first)
+        return _run_layer(layers, layer_input, active, first, compute_dtype)
+
+    return chain_layers(len(first.layers), inputs, run_layer, first.use_skip_connections, input_masks)
 
 
 def _run_layer_by_hand(

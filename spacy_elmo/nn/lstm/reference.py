@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Sequence
 import torch
 from torch.nn import functional as F
 
+from .chain import chain_layers
+
 if TYPE_CHECKING:
     from .stack import LstmStack, ProjectedLstmLayer
 
@@ -28,17 +30,13 @@ def run_stack(
 ) -> list[torch.Tensor]:
     """Per-layer outputs ``(time, batch, P)`` of one stack on time-major ``(time, batch, D)``;
     ``input_masks[i]`` ``(time, batch, P)`` multiplies layer i+1's input (dropout)."""
-    outputs = []
-    layer_input = inputs
-    for index, layer in enumerate(stack.layers):
-        if index > 0 and input_masks:
-            layer_input = layer_input * input_masks[index - 1]
-        layer_output = _run_layer(layer, stack, layer_input, active)
-        if index > 0 and stack.use_skip_connections:
-            layer_output = layer_output + layer_input
-        outputs.append(layer_output)
-        layer_input = layer_output
-    return outputs
+    return chain_layers(
+        len(stack.layers),
+        inputs,
+        lambda index, layer_input: _run_layer(stack.layers[index], stack, layer_input, active),
+        stack.use_skip_connections,
+        input_masks,
+    )
 
 
 def _run_layer(
