@@ -51,7 +51,7 @@ import numpy
 
 from .corpora.keyed_sentences import Sentence
 from .embed import mix_layers
-from .formats.hdf5_arrays import check_hdf5_safe
+from .formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 from .nn.bilm import BiLM
 from .nn.batching import length_sorted_batches
 from .nn.inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS
@@ -466,32 +466,31 @@ def parse_shard(text: Optional[str], environ: Optional[dict] = None) -> tuple[in
 
 def _open_ours(path: Path, manifest: dict) -> h5py.File:
     """``path`` opened for reading, after checking it is an embedding file of these settings."""
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as err:
-        raise EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over") from err
-    try:
-        check_hdf5_safe(handle, path)
-        found = handle.attrs.get(MARKER_ATTR)
-        if found is None:
-            if _OLD_OPTIONS_ATTR in handle.attrs:
-                raise EmbedError(
-                    f"{path} was written by an older spacy-elmo embed, which recorded neither the weights "
-                    f"nor the sentences' tokens, so it cannot be resumed safely: move it away (or delete it) to start over"
-                )
+
+    def unreadable(err: OSError) -> Exception:
+        return EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over")
+
+    return open_safe_hdf5(path, unreadable, lambda handle: _check_ours(handle, path, manifest))
+
+
+def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
+    """Refuse a file that embed did not write, or wrote with other settings."""
+    found = handle.attrs.get(MARKER_ATTR)
+    if found is None:
+        if _OLD_OPTIONS_ATTR in handle.attrs:
             raise EmbedError(
-                f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
-                "refusing to write into it: choose another output file"
+                f"{path} was written by an older spacy-elmo embed, which recorded neither the weights "
+                f"nor the sentences' tokens, so it cannot be resumed safely: move it away (or delete it) to start over"
             )
-        try:
-            recorded = json.loads(found)
-        except ValueError as err:
-            raise EmbedError(f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over") from err
-        _check_manifest(recorded, manifest, path)
-    except BaseException:
-        handle.close()
-        raise
-    return handle
+        raise EmbedError(
+            f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
+            "refusing to write into it: choose another output file"
+        )
+    try:
+        recorded = json.loads(found)
+    except ValueError as err:
+        raise EmbedError(f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over") from err
+    _check_manifest(recorded, manifest, path)
 
 
 def _check_manifest(found: object, expected: dict, where: Path) -> None:

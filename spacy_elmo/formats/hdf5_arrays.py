@@ -9,7 +9,7 @@ pipeline, so every file this package reads is refused if it holds one (:func:`ch
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
+from typing import Callable, Optional, Union
 
 import h5py
 import numpy
@@ -24,12 +24,27 @@ def open_hdf5(path: PathLike) -> h5py.File:
         raise FileNotFoundError(f"Weight file not found: {path}")
     if not h5py.is_hdf5(path):
         raise ValueError(f"{path} is not an HDF5 file (expected a weights .hdf5 file)")
+    return open_safe_hdf5(path, lambda err: ValueError(f"{path} could not be read as HDF5: {err}"))
+
+
+def open_safe_hdf5(
+    path: PathLike,
+    unreadable: Callable[[OSError], Exception],
+    check: Optional[Callable[[h5py.File], None]] = None,
+) -> h5py.File:
+    """``path`` opened read-only after :func:`check_hdf5_safe` and ``check`` accepted it.
+
+    ``unreadable(err)`` is the error raised when h5py cannot open the file; if a check fails,
+    the handle is closed before the error propagates.
+    """
     try:
         handle = h5py.File(path, "r")
     except OSError as err:
-        raise ValueError(f"{path} could not be read as HDF5: {err}") from err
+        raise unreadable(err) from err
     try:
         check_hdf5_safe(handle, path)
+        if check is not None:
+            check(handle)
     except BaseException:
         handle.close()
         raise
