@@ -39,7 +39,7 @@ from .run_record import RunRecord
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .stream import BatchPlan, EmptyCorpusError, RankStream, ShardState, ShardStream, shards_of_rank
-from .vocab import Vocabulary, build_vocabulary
+from .vocab import Vocabulary, build_vocabulary, with_counts
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -215,6 +215,8 @@ class PretrainRun:
             return Vocabulary.from_disk(self.out / VOCAB_FILE)
         if self.settings.paths.vocab:
             vocab = Vocabulary.from_disk(self.settings.paths.vocab)
+            if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
+                vocab = with_counts(vocab, self._count_words()[0])
         elif initial is not None and vocabulary_of(initial) is not None:
             vocab = vocabulary_of(initial)
             logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
@@ -224,11 +226,15 @@ class PretrainRun:
             vocab.to_disk(self.out / VOCAB_FILE)
         return vocab
 
-    def _build_vocabulary(self) -> Vocabulary:
+    def _count_words(self):
         settings = self.settings
-        counter, stats = count_words(
+        return count_words(
             settings.paths.train, settings.corpus, self.segmenter, settings.vocab.max_tracked_types, self.progress
         )
+
+    def _build_vocabulary(self) -> Vocabulary:
+        settings = self.settings
+        counter, stats = self._count_words()
         if counter.sentences == 0:
             raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
         vocab = build_vocabulary(counter, settings.vocab.size, settings.vocab.min_count)

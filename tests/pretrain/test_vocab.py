@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary, WordCounter, build_vocabulary, count_sentences
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary, WordCounter, build_vocabulary, count_sentences, with_counts
 
 
 def test_most_frequent_words_after_the_specials():
@@ -44,3 +44,30 @@ def test_a_vocabulary_needs_the_specials():
         Vocabulary(["a", "b"])
     with pytest.raises(ValueError, match="larger"):
         build_vocabulary(count_sentences([["a"]]), size=3)
+
+
+def test_a_given_word_list_trains_exactly_like_the_built_vocabulary(corpus_dir, tmp_path):
+    """--paths.vocab with the very words a run built: same counts, so the same output-layer
+    start and the same run (before, the given list started from zero biases and lagged)."""
+    from conftest import tiny_settings
+
+    from spacy_elmo.pretrain import pretrain
+    from spacy_elmo.pretrain.metrics import read_metrics
+
+    fast = {"training__max_steps": 3, "training__eval_every": 1, "softmax__n_negatives": 16}
+    settings, _ = tiny_settings(corpus_dir, **fast)
+    pretrain(settings, tmp_path / "built", progress=False)
+    settings, _ = tiny_settings(corpus_dir, paths__vocab=str(tmp_path / "built" / "vocab.json"), **fast)
+    pretrain(settings, tmp_path / "given", progress=False)
+    built, given = (read_metrics(tmp_path / name / "metrics.jsonl") for name in ("built", "given"))
+    assert [r["train_loss"] for r in given] == [r["train_loss"] for r in built]
+    assert [r["dev_perplexity"] for r in given] == [r["dev_perplexity"] for r in built]
+
+
+def test_with_counts_counts_the_specials_as_build_vocabulary_does():
+    counter = count_sentences([["a", "b", "a"], ["c", "<S>"]])
+    built = build_vocabulary(counter, size=5)
+    assert with_counts(Vocabulary(built.words), counter).counts == built.counts
+    # words the text lacks count zero; what the list lacks is unknown
+    listed = with_counts(Vocabulary(["<S>", "</S>", "<UNK>", "a", "zebra"]), counter)
+    assert listed.counts == [2, 2, 3, 2, 0]
