@@ -15,10 +15,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import spacy_elmo.embed_corpus as embed_module
 from spacy_elmo.cli import app
 from spacy_elmo.embed_corpus import (
-    MARKER_ATTR,
     SENTENCE_INDEX,
     TOKENS_ATTR,
     EmbedError,

@@ -2,7 +2,6 @@
 settings are refused or reported; a run already at max_steps re-exports model-last."""
 from __future__ import annotations
 
-import errno
 import logging
 import shutil
 import sys
