@@ -54,7 +54,7 @@ def load_examples(nlp, train: Optional[Path], limit: int) -> list:
 def random_small_bilm(target: Path) -> Path:
     """A random biLM of the project's small size (configs/bilm_small.cfg's [model])."""
     from spacy_elmo import BiLM
-    from spacy_elmo.nn.config import BiLMConfig
+    from spacy_elmo.config import BiLMConfig
     from thinc.api import Config
 
     model = Config().from_disk(REPO / "configs" / "bilm_small.cfg")["model"]

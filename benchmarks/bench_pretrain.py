@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from spacy_elmo.nn.lstm import fused as lstm_fused  # noqa: E402
-from spacy_elmo.nn.config import BiLMConfig  # noqa: E402
+from spacy_elmo.config import BiLMConfig  # noqa: E402
 from spacy_elmo.nn.words.char_ids import MAX_WORD_LENGTH  # noqa: E402
 from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402
 from spacy_elmo.pretrain.initialization import fresh_model  # noqa: E402

@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Mapping, Union
 import h5py
 import numpy
 
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 from .hdf5_arrays import check_no_unused, check_shape, open_hdf5, read_array
 
 PathLike = Union[str, Path]

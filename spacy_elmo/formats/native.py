@@ -16,7 +16,7 @@ from typing import Mapping, Optional, Sequence, Union
 import h5py
 import numpy
 
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 from .hdf5_arrays import check_shape, open_hdf5, read_array
 
 PathLike = Union[str, Path]

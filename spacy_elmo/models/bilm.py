@@ -19,7 +19,7 @@ from thinc.types import Floats3d
 from ..nn.batching import length_sorted_batches
 from ..nn.bilm import DEFAULT_WORD_CACHE_WORDS, BiLM
 from ..nn.inference import embed_batch
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 from ..nn.words.word_batch import encode_padded
 from ..nn.words.word_cache import WordVectorCache
 from .segments import Segment, iter_segments

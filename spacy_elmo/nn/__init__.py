@@ -16,10 +16,10 @@ Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
 batched by length in :mod:`.batching`), with layer 0 from the word cache
 (:mod:`.words.word_cache`) when it is on. Tensors derived from the weights (stacked LSTM weights,
 char-CNN tables, CUDA graphs) are rebuilt only when a weight changes (:mod:`.derived_cache`).
-:mod:`.config` holds the sizes; reading and writing weight files is :mod:`spacy_elmo.formats`'
-job, reached only through the ``BiLM`` methods that name a file.
+:mod:`spacy_elmo.config` holds the sizes; reading and writing weight files is
+:mod:`spacy_elmo.formats`' job (plain configs and arrays), which ``BiLM``'s file methods call.
 """
 from .bilm import BiLM, BiLMStates
-from .config import TINY_CONFIG, BiLMConfig
+from ..config import TINY_CONFIG, BiLMConfig
 
 __all__ = ["BiLM", "BiLMStates", "BiLMConfig", "TINY_CONFIG"]

@@ -9,7 +9,9 @@ import numpy
 import torch
 from torch import nn
 
-from .config import BiLMConfig
+from ..config import BiLMConfig
+from ..formats.allennlp import read_allennlp, write_allennlp
+from ..formats.native import read_model_config, read_model_weights, write_model_dir
 from .derived_cache import DerivedTensors, parameter_fingerprint
 from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
 from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
@@ -266,8 +268,8 @@ class BiLM(nn.Module):
 
     # ----------------------------------------------------------------- persistence
     # :mod:`spacy_elmo.formats` reads and writes files as a config plus numpy arrays named as in
-    # ``state_dict()``, and imports nothing of this module; the methods below turn those arrays
-    # into a model and back, importing the format they name only when called.
+    # ``state_dict()`` and sits below this module; the methods below turn those arrays into a
+    # model and back.
     @classmethod
     def state_shapes(
         cls, config: BiLMConfig, vocab: Optional[Sequence[str]] = None
@@ -295,28 +297,20 @@ class BiLM(nn.Module):
     @classmethod
     def from_allennlp(cls, options_file: PathLike, weight_file: PathLike) -> "BiLM":
         """Load bilm-tf / AllenNLP ``options.json`` + weights ``.hdf5``."""
-        from ..formats.allennlp import read_allennlp
-
         config, arrays = read_allennlp(options_file, weight_file)
         return cls.from_state_arrays(config, arrays)
 
     def to_allennlp(self, options_file: PathLike, weight_file: PathLike) -> None:
         """Write ``options.json`` + ``.hdf5`` in bilm-tf's layout (AllenNLP can read them)."""
-        from ..formats.allennlp import write_allennlp
-
         write_allennlp(options_file, weight_file, self.config, self.state_arrays(torch.float32))
 
     def to_disk(self, path: PathLike) -> None:
         """Write our own model directory (config, weights, vocabulary)."""
-        from ..formats.native import write_model_dir
-
         write_model_dir(path, self.config, self.state_arrays(), self.vocab)
 
     @classmethod
     def from_disk(cls, path: PathLike) -> "BiLM":
         """Load a model directory written by :meth:`to_disk` (or by pretraining)."""
-        from ..formats.native import read_model_config, read_model_weights
-
         config, vocab = read_model_config(path)
         arrays = read_model_weights(path, cls.state_shapes(config, vocab))
         return cls.from_state_arrays(config, arrays, vocab)

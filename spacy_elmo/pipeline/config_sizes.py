@@ -12,7 +12,7 @@ from typing import Any, MutableMapping, Optional
 
 from spacy.language import Language
 
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 
 #: The ``spacy_elmo.BiLM.v1`` arguments that describe the weights (the rest are run settings).
 SIZE_KEYS = (

@@ -16,7 +16,7 @@ import torch
 
 from ..formats.native import is_model_dir
 from ..nn.bilm import BiLM
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 
 from thinc.api import Config
 
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 
 PathLike = Union[str, Path]
 

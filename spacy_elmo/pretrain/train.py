@@ -24,7 +24,7 @@ from tqdm import tqdm
 from ..corpora.segmenter import Segmenter
 from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
-from ..nn.config import BiLMConfig
+from ..config import BiLMConfig
 from .checkpoint import CHECKPOINT_FILE, capture_rng, load_checkpoint, restore_rng, save_checkpoint
 from .corpus import count_words, make_reader, read_dev_sentences
 from .distributed import Distributed, setup_distributed, teardown_distributed

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo import BiLM
 from spacy_elmo.cli import app
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 from ..conftest import TINY_TAGGER_MODEL
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, BiLMConfig
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 
 def random_bilm(config: BiLMConfig = TINY_CONFIG, vocab=None) -> BiLM:

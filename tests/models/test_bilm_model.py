@@ -11,7 +11,7 @@ from spacy.util import registry
 import spacy_elmo.models.bilm as bilm_module
 from spacy_elmo import BiLM
 from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 TINY_SIZES = dict(
     char_embed_dim=TINY_CONFIG.char_embed_dim,

@@ -6,7 +6,7 @@ from spacy.training import Example
 
 from spacy_elmo import BiLM
 from spacy_elmo.models import build_elmo_tok2vec
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 WIDTH = 16
 EMBED = {

@@ -9,7 +9,7 @@ from spacy.util import registry
 from spacy_elmo import BiLM
 from spacy_elmo.models import ElmoLayers, build_bilm_model, build_elmo_standalone, get_bilm, set_bilm
 from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE, replace_listener_cfg
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 LISTENER = {
     "@architectures": "spacy_elmo.ElmoListener.v1",

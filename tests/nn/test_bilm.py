@@ -7,7 +7,7 @@ import torch
 
 from spacy_elmo import BiLM, embed, mix_layers
 from spacy_elmo.nn.words.char_ids import encode_sentences
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 P = TINY_CONFIG.projection_dim
 WORDS = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x".split()

@@ -7,7 +7,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo import mix_layers
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.pipeline.weights import load_bilm_weights
 
 TEXT = "The bank raised interest rates. They sat by the river bank. A third one follows here."

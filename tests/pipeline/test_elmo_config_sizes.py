@@ -11,7 +11,7 @@ from spacy.training import Example
 from spacy.util import load_config, load_model_from_config
 from thinc.api import Config
 
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.pipeline.config_sizes import SIZE_KEYS
 
 from .conftest import CONFIGS, toy_docs

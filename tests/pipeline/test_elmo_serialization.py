@@ -8,7 +8,7 @@ import torch
 from spacy.lang.en import English
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 
 TEXTS = ["Alice works at Acme in Paris .", "The bank near Lima hired Bob .", "", "Eve flew to Osaka ."]
 

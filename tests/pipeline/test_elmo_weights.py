@@ -7,7 +7,7 @@ import spacy
 import torch
 
 from spacy_elmo import BiLM
-from spacy_elmo.nn.config import TINY_CONFIG
+from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.pipeline.weights import load_bilm_weights
 
 WORDS = ["The", "river", "bank", "."]

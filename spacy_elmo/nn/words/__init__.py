@@ -8,6 +8,5 @@
   :mod:`.char_cnn_training` (autograd on a CPU: table lookups with a sparse backward);
 - :mod:`.word_cache`: layer-0 vectors kept per word string, dropped when a weight changes.
 
-Nothing is imported here: :mod:`spacy_elmo.nn.config` needs :mod:`.char_ids`, and the char-CNN
-needs the config.
+Nothing is imported here: callers import the module they need.
 """

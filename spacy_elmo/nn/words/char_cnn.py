@@ -6,7 +6,7 @@ from torch import nn
 
 from . import char_cnn_inference
 from .char_cnn_training import pooled_convolutions
-from ..config import BiLMConfig
+from ...config import BiLMConfig
 from .highway import Highway
 
 # Training on a CPU: convolutions as table lookups with a sparse backward (:mod:`.char_cnn_training`,

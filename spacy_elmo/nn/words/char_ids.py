@@ -11,9 +11,9 @@ from typing import Sequence
 
 import numpy
 
-MAX_WORD_LENGTH = 50
+from ...config import MAX_WORD_LENGTH, N_CHARACTERS  # noqa: F401 (N_CHARACTERS re-exported)
+
 MAX_WORD_BYTES = MAX_WORD_LENGTH - 2
-N_CHARACTERS = 262  # 256 bytes + 5 specials, shifted by one, plus the padding id 0
 
 BEGIN_OF_SENTENCE = 256
 END_OF_SENTENCE = 257

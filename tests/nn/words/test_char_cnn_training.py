@@ -6,7 +6,7 @@ from spacy_elmo.nn.words import char_cnn
 from spacy_elmo.nn.words.char_cnn import CharEncoder
 from spacy_elmo.nn.words.char_cnn_training import _without_repeated_tail, pooled_convolutions
 from spacy_elmo.nn.words.char_ids import encode_word
-from spacy_elmo.nn.config import BiLMConfig
+from spacy_elmo.config import BiLMConfig
 
 CONFIG = BiLMConfig(char_embed_dim=4, filters=((1, 6), (2, 6), (3, 8), (4, 5)), n_highway=1, lstm_dim=16, projection_dim=8)
 # Repeated letters and n-grams (ties inside a word), a 48-byte word (no tail), a padding row (all ids 0).

@@ -1,11 +1,19 @@
-"""The hyper-parameters of a biLM, and their mapping to bilm-tf's ``options.json``."""
+"""The hyper-parameters of a biLM, their mapping to bilm-tf's ``options.json``, and the sizes of the
+character encoding they rest on.
+
+The bottom of the package: the file formats (:mod:`spacy_elmo.formats`) and the torch modules
+(:mod:`spacy_elmo.nn`) both read it, and it imports nothing of theirs.
+"""
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .words.char_ids import MAX_WORD_LENGTH, N_CHARACTERS
+#: Character ids per word: begin-of-word, at most 48 UTF-8 bytes, end-of-word, padding.
+MAX_WORD_LENGTH = 50
+#: 256 bytes + 5 special ids, shifted by one, plus the padding id 0.
+N_CHARACTERS = 262
 
 ACTIVATIONS = ("relu", "tanh")
 
