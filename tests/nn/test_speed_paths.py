@@ -11,7 +11,7 @@ import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.nn.words import char_cnn
-from spacy_elmo.nn.words.char_cnn_inference import WORD_BLOCK
+from spacy_elmo.nn.words.char_cnn_tables import WORD_BLOCK
 from spacy_elmo.nn.words.char_ids import encode_sentences, encode_word
 from spacy_elmo.nn.lstm import LstmStack, active_rows, run_stacks, run_time_major
 from spacy_elmo.nn.words.word_batch import index_words, words_to_char_ids

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import char_cnn_inference
+from . import char_cnn_tables
 from .char_cnn_training import pooled_convolutions
 from ...config import BiLMConfig
 from .highway import Highway
@@ -19,7 +19,7 @@ class CharEncoder(nn.Module):
 
     Input: char ids ``(..., 50)`` as made by :mod:`spacy_elmo.nn.words.char_ids`.
     Output: ``(..., projection_dim)``. A word's vector depends only on its own characters.
-    Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_inference`,
+    Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_tables`,
     which computes the same function several times faster; with autograd on a CPU, the
     convolutions and their max-pooling go to :mod:`.char_cnn_training` (the same function,
     a sparse backward pass).
@@ -63,7 +63,7 @@ class CharEncoder(nn.Module):
 
         A word's vector is bit-for-bit the same whichever words it is encoded with.
         """
-        return char_cnn_inference.encode_words(self, char_ids)
+        return char_cnn_tables.encode_words(self, char_ids)
 
     def uses_inference_path(self) -> bool:
         """True when no gradient is needed and autocast is off: the table-lookup path applies."""
