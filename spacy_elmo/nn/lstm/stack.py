@@ -13,7 +13,6 @@ import torch
 from torch import nn
 
 
-
 class ProjectedLstmLayer(nn.Module):
     """Parameters of one LSTM layer with a projected (and clipped) output, no peepholes.
 

@@ -40,7 +40,7 @@ class CharEncoder(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         leading = char_ids.shape[:-1]
         flat = char_ids.reshape(-1, char_ids.shape[-1])
-        if self.uses_inference_path():
+        if self.uses_table_path():
             return self._encode_padded(flat).reshape(*leading, -1)
         if USE_TABLE_TRAINING and flat.device.type == "cpu" and not torch.is_autocast_enabled("cpu"):
             pooled = pooled_convolutions(
@@ -65,7 +65,7 @@ class CharEncoder(nn.Module):
         """
         return char_cnn_tables.encode_words(self, char_ids)
 
-    def uses_inference_path(self) -> bool:
+    def uses_table_path(self) -> bool:
         """True when no gradient is needed and autocast is off: the table-lookup path applies."""
         weight = self.projection.weight
         if torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters()):
