@@ -1,4 +1,5 @@
-"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds.
+"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds:
+the one loader of the ``elmo`` component, ``spacy-elmo embed`` and pretraining's ``--init-from``.
 
 It joins the two sides that do not know each other: :mod:`spacy_elmo.formats.resolve` finds
 the files, and the ``BiLM`` class methods read them.
@@ -14,14 +15,25 @@ from .nn.bilm import BiLM
 PathLike = Union[str, Path]
 
 
-def load_bilm(path: PathLike, *, messages: Messages = MESSAGES) -> BiLM:
-    """Load the biLM at ``path``: a spacy-elmo model directory, an AllenNLP directory, or an
-    ``.hdf5`` with its options beside it (:mod:`spacy_elmo.formats.resolve` has the rules).
+def load_bilm(path: PathLike, *, messages: Messages = MESSAGES, without_softmax: bool = False) -> BiLM:
+    """Load the biLM at ``path`` (``~`` expanded): a spacy-elmo model directory, an AllenNLP
+    directory, or its ``.hdf5`` or ``options.json`` with the other file beside it
+    (:mod:`spacy_elmo.formats.resolve` has the rules).
 
     ``messages`` words the errors (see :data:`~spacy_elmo.formats.resolve.MESSAGES`).
+    ``without_softmax`` drops the output softmax and vocabulary, which only pretraining uses,
+    and returns the model in eval mode (a copy only when there was a softmax to drop).
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     allennlp_files = find_weights(path, messages=messages)
-    if allennlp_files is None:
-        return BiLM.from_disk(path)
-    return BiLM.from_allennlp(*allennlp_files)
+    bilm = BiLM.from_disk(path) if allennlp_files is None else BiLM.from_allennlp(*allennlp_files)
+    return _drop_softmax(bilm) if without_softmax else bilm
+
+
+def _drop_softmax(bilm: BiLM) -> BiLM:
+    if bilm.softmax is None:
+        return bilm.eval()
+    stripped = BiLM(bilm.config.replace(vocab_size=0))
+    state = {name: t for name, t in bilm.state_dict().items() if not name.startswith("softmax.")}
+    stripped.load_state_dict(state)
+    return stripped.to(device=bilm.device, dtype=bilm.dtype).eval()

@@ -1,16 +1,20 @@
-"""Which biLM files a path holds, whichever of the supported layouts it is.
+"""Which biLM files a path holds, whichever of the supported layouts it is: the one set of
+path rules of every loader (the ``elmo`` component, ``spacy-elmo embed --weights``,
+pretraining's ``--init-from``).
 
 Accepted, in this order:
 
 1. a spacy-elmo model directory (``config.json`` + ``weights.hdf5``);
-2. an AllenNLP/bilm-tf directory: ``options.json`` and exactly one ``.hdf5`` file;
+2. an AllenNLP/bilm-tf directory with ``options.json``; its weights are ``weights.hdf5`` when
+   it has one, else its only ``.hdf5`` file;
 3. an ``.hdf5`` weight file with ``options.json`` (or ``<stem>_options.json``, as AllenNLP's
-   downloads are named) in the same directory.
+   downloads are named) in the same directory;
+4. an options ``.json`` file, its weights chosen in its directory as in 2.
 
 Anything else is refused with a message that names the path and what is missing. The wording
-is a table (:data:`MESSAGES`) so that a caller speaking to other users (the ``elmo``
-component) can pass its own; the search itself is the same for every caller. Loading what is
-found is :func:`spacy_elmo.loading.load_bilm`'s job: this module reads no weights.
+is a table (:data:`MESSAGES`), which a caller may lead with the name of its own option or
+setting (:func:`messages_for`) or replace; the search is the same for every caller. Loading
+what is found is :func:`spacy_elmo.loading.load_bilm`'s job: this module reads no weights.
 """
 from __future__ import annotations
 
@@ -24,51 +28,63 @@ OPTIONS_FILE = "options.json"
 HDF5_SUFFIXES = (".hdf5", ".h5")
 
 #: Problem name -> (exception type, message template). A template may use ``{path}`` (the path
-#: given), ``{parent}`` (the folder of a weight file), ``{found}`` (the .hdf5 files of a
-#: directory, comma separated, or "none"), and ``{options}``, ``{config}``, ``{weights}`` (the
-#: file names above). The problems:
+#: given), ``{parent}`` (the directory searched: the path itself, or the folder of a file),
+#: ``{found}`` (the .hdf5 files there, comma separated, or "none"), and ``{options}``,
+#: ``{config}``, ``{weights}`` (the file names above). The problems:
 #:
 #: - ``missing``: nothing at the path;
-#: - ``not_hdf5``: a file without an .hdf5/.h5 suffix;
+#: - ``not_hdf5``: a file that is neither .hdf5/.h5 nor .json;
 #: - ``no_options_beside``: an .hdf5 file with no options file next to it;
-#: - directories that are not model directories: ``incomplete_model_dir`` (``config.json``
-#:   without ``weights.hdf5`` and no ``options.json``), ``empty_dir`` (neither ``options.json``
-#:   nor any .hdf5), ``no_options`` (.hdf5 but no ``options.json``), ``no_weights``
-#:   (``options.json`` but no .hdf5), ``several_weights`` (``options.json`` and 2+ .hdf5).
+#: - directories without ``options.json`` that are not model directories:
+#:   ``incomplete_model_dir`` (``config.json`` without ``weights.hdf5``), ``empty_dir`` (no
+#:   .hdf5 either), ``no_options`` (.hdf5 files only);
+#: - options found (a directory's or a .json given), weights not: ``no_weights`` (no .hdf5),
+#:   ``several_weights`` (2+ .hdf5, none of them ``weights.hdf5``).
 Messages = Mapping[str, tuple[type[Exception], str]]
 
-_NOT_A_BILM_DIR = (
-    FileNotFoundError,
-    "{path} is not a biLM directory: it has neither {config} + {weights} (spacy-elmo) nor {options} (AllenNLP)",
-)
-_NOT_ONE_WEIGHT_FILE = (
-    ValueError,
-    "{path} must hold exactly one .hdf5 weight file next to {options}; found: {found}",
-)
+
+def _no_bilm_in(missing: str) -> str:
+    return (
+        "{path} holds no biLM weights: missing " + missing + " (expected a spacy-elmo model "
+        "directory with {config} + {weights}, or {options} + one .hdf5)"
+    )
+
 
 MESSAGES: Messages = {
-    "missing": (FileNotFoundError, "No biLM weights at {path}"),
+    "missing": (FileNotFoundError, "No biLM weights at {path}: it does not exist"),
     "not_hdf5": (
         ValueError,
-        "{path} is neither a model directory nor an .hdf5 weight file: pass a spacy-elmo model "
-        "directory, an AllenNLP directory ({options} + one .hdf5) or an .hdf5 with {options} beside it",
+        "{path} is neither a directory nor an options .json, and not an .hdf5 weights file: pass a "
+        "spacy-elmo model directory, an AllenNLP directory ({options} + one .hdf5), or the .hdf5 or "
+        "the options .json with the other beside it",
     ),
-    "no_options_beside": (FileNotFoundError, "No options file for {path}: expected {options} in {parent}"),
-    "incomplete_model_dir": _NOT_A_BILM_DIR,
-    "empty_dir": _NOT_A_BILM_DIR,
-    "no_options": _NOT_A_BILM_DIR,
-    "no_weights": _NOT_ONE_WEIGHT_FILE,
-    "several_weights": _NOT_ONE_WEIGHT_FILE,
+    "no_options_beside": (FileNotFoundError, "No options file for {path}: missing {options} in {parent}"),
+    "incomplete_model_dir": (FileNotFoundError, "biLM model directory {path} has {config} but is missing {weights}"),
+    "empty_dir": (FileNotFoundError, _no_bilm_in("{options} and a weights .hdf5 file")),
+    "no_options": (FileNotFoundError, _no_bilm_in("{options}")),
+    "no_weights": (FileNotFoundError, "No weights for {path}: missing a weights .hdf5 file in {parent}"),
+    "several_weights": (
+        ValueError,
+        "Which weights for {path}? {parent} holds several .hdf5 files ({found}), none named "
+        "{weights}: exactly one is needed, or pass the weights file's path",
+    ),
 }
+
+
+def messages_for(label: str, messages: Messages = MESSAGES) -> Messages:
+    """``messages`` with every error led by ``label``: the option or setting that gave the path
+    (e.g. ``"--init-from"``), so that a user with several paths learns which one is wrong."""
+    lead = label.replace("{", "{{").replace("}", "}}")
+    return {problem: (kind, f"{lead}: {template}") for problem, (kind, template) in messages.items()}
 
 
 class _Unusable(Exception):
     """Internal: why a path holds no biLM, before it is worded for the caller."""
 
-    def __init__(self, problem: str, **fields: str) -> None:
+    def __init__(self, problem: str, found: str = "none") -> None:
         super().__init__(problem)
         self.problem = problem
-        self.fields = fields
+        self.found = found
 
 
 def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
@@ -82,8 +98,9 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
         return _locate(path)
     except _Unusable as unusable:
         kind, template = messages[unusable.problem]
-        fields = dict(path=path, options=OPTIONS_FILE, config=CONFIG_FILE, weights=WEIGHTS_FILE)
-        raise kind(template.format(**fields, **unusable.fields)) from None
+        parent = path if path.is_dir() else path.parent
+        fields = dict(path=path, parent=parent, found=unusable.found, options=OPTIONS_FILE, config=CONFIG_FILE, weights=WEIGHTS_FILE)
+        raise kind(template.format(**fields)) from None
 
 
 def _locate(path: Path) -> Optional[tuple[Path, Path]]:
@@ -93,23 +110,39 @@ def _locate(path: Path) -> Optional[tuple[Path, Path]]:
     if path.is_dir():
         if is_model_dir(path):
             return None
-        return _allennlp_dir_files(path)
-    if path.suffix.lower() in HDF5_SUFFIXES:
+        return _options_in(path), _weights_in(path)
+    suffix = path.suffix.lower()
+    if suffix in HDF5_SUFFIXES:
         return _options_beside(path), path
+    if suffix == ".json":
+        return path, _weights_in(path.parent)
     raise _Unusable("not_hdf5")
 
 
-def _allennlp_dir_files(directory: Path) -> tuple[Path, Path]:
+def _options_in(directory: Path) -> Path:
     options = directory / OPTIONS_FILE
-    weights = sorted(p for p in directory.iterdir() if p.suffix.lower() in HDF5_SUFFIXES and p.is_file())
+    if options.is_file():
+        return options
+    weights = _hdf5_files(directory)
     found = ", ".join(p.name for p in weights) or "none"
-    if not options.is_file():
-        if (directory / CONFIG_FILE).is_file():
-            raise _Unusable("incomplete_model_dir", found=found)
-        raise _Unusable("no_options" if weights else "empty_dir", found=found)
+    if (directory / CONFIG_FILE).is_file():
+        raise _Unusable("incomplete_model_dir", found)
+    raise _Unusable("no_options" if weights else "empty_dir", found)
+
+
+def _weights_in(directory: Path) -> Path:
+    """``weights.hdf5`` when the directory has one, else its only .hdf5 file."""
+    preferred = directory / WEIGHTS_FILE
+    if preferred.is_file():
+        return preferred
+    weights = _hdf5_files(directory)
     if len(weights) != 1:
-        raise _Unusable("several_weights" if weights else "no_weights", found=found)
-    return options, weights[0]
+        raise _Unusable("several_weights" if weights else "no_weights", ", ".join(p.name for p in weights) or "none")
+    return weights[0]
+
+
+def _hdf5_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.suffix.lower() in HDF5_SUFFIXES and p.is_file())
 
 
 def _options_beside(weight_file: Path) -> Path:
@@ -123,4 +156,4 @@ def _options_beside(weight_file: Path) -> Path:
     for candidate in candidates:
         if candidate.is_file():
             return candidate
-    raise _Unusable("no_options_beside", parent=str(weight_file.parent))
+    raise _Unusable("no_options_beside")

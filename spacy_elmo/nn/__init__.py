@@ -5,7 +5,7 @@ Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
 1. words -> char ids ``(batch, time, 50)`` framed by BOS/EOS: :mod:`.words.char_ids` (one word
    at a time) or :mod:`.words.word_batch` (each distinct word once); callers do this step;
 2. layer 0, char ids -> one vector per token: the char-CNN, highway and projection of
-   :mod:`.words.char_cnn` (:mod:`.words.char_cnn_inference` without autograd,
+   :mod:`.words.char_cnn` (:mod:`.words.char_cnn_tables` without autograd,
    :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);
 3. the backward direction's rows reversed and both directions stacked: :mod:`.bilm`;
 4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``run`` module

@@ -1,9 +1,10 @@
 """The model pretraining starts from: fresh, or existing weights (``--init-from``).
 
-Existing weights can be our model directory or bilm-tf/AllenNLP's ``options.json`` + ``.hdf5``
-(a folder holding both, or the options file with its weights beside it), as bilm-tf's restart
-continues pretraining on domain text. The output layer is kept when the vocabulary matches;
-otherwise it is rebuilt for the new vocabulary and everything below it is kept.
+Existing weights can be any path :func:`spacy_elmo.loading.load_bilm` accepts: our model
+directory or bilm-tf/AllenNLP's ``options.json`` + ``.hdf5`` (a folder holding both, or either
+file with the other beside it), as bilm-tf's restart continues pretraining on domain text.
+The output layer is kept when the vocabulary matches; otherwise it is rebuilt for the new
+vocabulary and everything below it is kept.
 """
 from __future__ import annotations
 
@@ -14,37 +15,21 @@ from typing import Optional, Sequence, Union
 
 import torch
 
-from ..formats.native import is_model_dir
-from ..nn.bilm import BiLM
 from ..config import BiLMConfig
+from ..formats.resolve import messages_for
+from ..loading import load_bilm
+from ..nn.bilm import BiLM
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
+#: The path resolver's messages, led by the option that gave the path.
+INIT_FROM_MESSAGES = messages_for("--init-from")
+
 
 def load_existing_model(path: Union[str, Path]) -> BiLM:
-    """A :class:`BiLM` from our model directory or from AllenNLP's options + weights."""
-    path = Path(path)
-    if path.is_dir() and is_model_dir(path):
-        return BiLM.from_disk(path)
-    options, weights = _allennlp_files(path)
-    return BiLM.from_allennlp(options, weights)
-
-
-def _allennlp_files(path: Path) -> tuple[Path, Path]:
-    if path.is_file() and path.suffix == ".json":
-        folder, options = path.parent, path
-    elif path.is_dir() and (path / "options.json").is_file():
-        folder, options = path, path / "options.json"
-    else:
-        raise FileNotFoundError(
-            f"--init-from {path}: expected a spacy-elmo model directory (config.json + weights.hdf5) "
-            "or AllenNLP files (options.json + a .hdf5 weight file)"
-        )
-    candidates = [folder / "weights.hdf5"] if (folder / "weights.hdf5").is_file() else sorted(folder.glob("*.hdf5"))
-    if len(candidates) != 1:
-        raise FileNotFoundError(f"--init-from {path}: expected exactly one .hdf5 weight file beside {options.name}, found {len(candidates)}")
-    return options, candidates[0]
+    """The :class:`BiLM` at ``path``, output softmax and vocabulary included (when it has them)."""
+    return load_bilm(path, messages=INIT_FROM_MESSAGES)
 
 
 def fresh_model(config: BiLMConfig, vocab: Vocabulary, seed: int) -> BiLM:

@@ -78,3 +78,35 @@ def test_callers_can_word_every_problem_their_own_way(tmp_path):
     custom = {problem: (KeyError, "custom {path}") for problem in MESSAGES}
     with pytest.raises(KeyError, match="custom"):
         load_bilm(tmp_path / "missing", messages=custom)
+
+
+def test_an_options_file_with_its_weights_beside_it(tmp_path, model):
+    model.to_allennlp(tmp_path / "elmo_options.json", tmp_path / "elmo_weights.hdf5")
+    assert same_weights(load_bilm(tmp_path / "elmo_options.json"), model)
+    (tmp_path / "elmo_weights.hdf5").unlink()
+    with pytest.raises(FileNotFoundError, match="No weights for"):
+        load_bilm(tmp_path / "elmo_options.json")
+
+
+def test_weights_hdf5_is_preferred_among_several(tmp_path, model):
+    model.to_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    torch.manual_seed(1)
+    BiLM(model.config).to_allennlp(tmp_path / "other_options.json", tmp_path / "other.hdf5")
+    assert same_weights(load_bilm(tmp_path), model)
+    assert same_weights(load_bilm(tmp_path / "options.json"), model)
+
+
+def test_a_home_relative_path(tmp_path, model, monkeypatch):
+    model.to_disk(tmp_path / "bilm")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert same_weights(load_bilm("~/bilm"), model)
+
+
+def test_each_caller_names_its_own_setting(tmp_path):
+    from spacy_elmo.pipeline.weights import load_bilm_weights
+    from spacy_elmo.pretrain.initialization import load_existing_model
+
+    with pytest.raises(FileNotFoundError, match="^--init-from: No biLM weights at"):
+        load_existing_model(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="^elmo weights: No biLM weights at"):
+        load_bilm_weights(tmp_path / "missing")

@@ -94,3 +94,19 @@ def test_cfg_needs_exactly_one_listener(n_listeners):
         tok2vec[f"elmo{i}"] = dict(LISTENER)
     with pytest.raises(ValueError, match=f"exactly one spacy_elmo.ElmoListener.v1 block.*found {n_listeners}"):
         replace_listener_cfg(BILM_CFG, tok2vec)
+
+
+def test_the_standalone_builder_takes_every_listener_setting_with_its_default():
+    """The two builders repeat one list of mix settings (spaCy's config reads each signature),
+    and replace_listener_cfg copies SHARED_SETTINGS across: the three must stay in step."""
+    import inspect
+
+    from spacy_elmo.models.listener import build_elmo_listener
+    from spacy_elmo.models.standalone import SHARED_SETTINGS
+
+    listener = dict(inspect.signature(build_elmo_listener).parameters)
+    del listener["upstream"]
+    standalone = dict(inspect.signature(build_elmo_standalone).parameters)
+    del standalone["bilm"]
+    assert listener == standalone
+    assert set(SHARED_SETTINGS) == set(listener)

@@ -10,7 +10,7 @@ import torch
 from spacy_elmo.nn import BiLM, BiLMConfig
 from spacy_elmo.nn.lstm import active_rows, run_time_major
 from spacy_elmo.nn.lstm.graphed import run_graphed
-from spacy_elmo.nn.words import char_cnn_inference
+from spacy_elmo.nn.words import char_cnn_tables
 
 from .test_speed_paths import LENGTHS, random_bilm, random_sentences, random_stacks, time_major_inputs
 
@@ -22,9 +22,9 @@ def test_convolution_path_equals_table_path():
     model = random_bilm(seed=30, scale=0.1)
     ids = torch.randint(1, 262, (300, 50))
     ids[:, 20:] = 0  # words end: padding chars, as real ids have
-    tables = char_cnn_inference.encode_words(model.char_encoder, ids)
+    tables = char_cnn_tables.encode_words(model.char_encoder, ids)
     with torch.no_grad():
-        convolutions = char_cnn_inference._encode_block_by_convolution(model.char_encoder, ids)
+        convolutions = char_cnn_tables._encode_block_by_convolution(model.char_encoder, ids)
     torch.testing.assert_close(convolutions, tables, atol=1e-5, rtol=0)
 
 
@@ -91,7 +91,7 @@ def test_layer_0_stays_float32_when_cudnn_may_use_tf32(monkeypatch):
     with torch.no_grad():
         exact = copy.deepcopy(encoder).double()(ids)
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
-    on_gpu = char_cnn_inference.encode_words(encoder.cuda(), ids.cuda()).cpu().double()
+    on_gpu = char_cnn_tables.encode_words(encoder.cuda(), ids.cuda()).cpu().double()
     assert torch.backends.cudnn.allow_tf32  # the caller's setting is restored
     error = (on_gpu - exact).abs().max() / exact.abs().max()
     assert error < 2e-6, error

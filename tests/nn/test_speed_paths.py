@@ -11,7 +11,7 @@ import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.nn.words import char_cnn
-from spacy_elmo.nn.words.char_cnn_inference import WORD_BLOCK
+from spacy_elmo.nn.words.char_cnn_tables import WORD_BLOCK
 from spacy_elmo.nn.words.char_ids import encode_sentences, encode_word
 from spacy_elmo.nn.lstm import LstmStack, active_rows, run_stacks, run_time_major
 from spacy_elmo.nn.words.word_batch import index_words, words_to_char_ids
@@ -121,7 +121,7 @@ def test_run_stacks_keeps_its_batch_major_layout():
     with torch.no_grad():
         time_major = run_time_major(stacks, inputs, active_rows(LENGTHS, max(LENGTHS)))
         batch_major = run_stacks(stacks, inputs.transpose(1, 2), torch.tensor(LENGTHS))
-        single = stacks[0](inputs[0].transpose(0, 1), torch.tensor(LENGTHS))
+        single = [out[0] for out in run_stacks(stacks[:1], inputs[:1].transpose(1, 2), torch.tensor(LENGTHS))]
     for tm, bm, one in zip(time_major, batch_major, single):
         torch.testing.assert_close(bm, tm.transpose(1, 2), atol=0, rtol=0)
         torch.testing.assert_close(one, tm[0].transpose(0, 1), atol=1e-6, rtol=0)

@@ -6,7 +6,7 @@
   that decides which loop runs (its docstring and ``README.md`` here say which runs when);
 - one module per loop, all computing the same function:
 
-  - :mod:`.inference`: no autograd, everything in place (the default for embedding);
+  - :mod:`.in_place`: no autograd, everything in place (the default for embedding);
   - :mod:`.graphed`: no autograd, windows of steps replayed as CUDA graphs (small GPU batches);
   - :mod:`.fused`: autograd-safe, both directions per step (training, mixed precision), with
     the hand-written backward pass of :mod:`.backward` on the packed rows of :mod:`.packing`;

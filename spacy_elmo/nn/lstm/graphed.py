@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import torch
 
 from ..derived_cache import DerivedTensors
-from .inference import cell_step_
+from .in_place import cell_step_
 
 if TYPE_CHECKING:
     from .stack import LstmStack, ProjectedLstmLayer

@@ -17,7 +17,7 @@ same table with the measurements behind it):
 4. autograd, or a ``compute_dtype`` below the inputs' dtype -> :mod:`.fused`: nothing that
    autograd keeps is overwritten; in full precision each layer is one op with a hand-written
    backward pass (:mod:`.backward`, on the packed layout of :mod:`.packing`).
-5. otherwise -> :mod:`.inference`: everything in place in preallocated buffers, the fastest.
+5. otherwise -> :mod:`.in_place`: everything in place in preallocated buffers, the fastest.
 
 A model states its wishes as ``BiLM.lstm_loop`` (one of :data:`LSTM_LOOPS`), ``cuda_graphs``
 and ``autocast_dtype``; :func:`loop_options` turns them into this module's keywords.
@@ -31,7 +31,7 @@ import torch
 
 from .fused import run_fused
 from .graphed import graphs_available, graphs_pay, run_graphed
-from .inference import run_inference
+from .in_place import run_in_place
 from .reference import run_per_direction
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def layer_input_masks(stacks: Sequence["LstmStack"], inputs: torch.Tensor, p: fl
 
 
 def needs_autograd(stacks: Sequence["LstmStack"], inputs: torch.Tensor) -> bool:
-    """True when gradients must flow: then the in-place inference loop may not be used."""
+    """True when gradients must flow: then the in-place loop may not be used."""
     if not torch.is_grad_enabled():
         return False
     return inputs.requires_grad or any(p.requires_grad for s in stacks for p in s.parameters())
@@ -133,4 +133,4 @@ def run_time_major(
         return run_graphed(stacks, inputs, active, compute_dtype if low_precision else None, use_graphs)
     if low_precision or autograd:
         return run_fused(stacks, inputs, active, compute_dtype if low_precision else None)
-    return run_inference(stacks, inputs, active)
+    return run_in_place(stacks, inputs, active)

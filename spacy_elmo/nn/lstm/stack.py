@@ -1,7 +1,8 @@
 """The parameters of ELMo's LSTMs: one projected layer, and a stack of them reading one way.
 
-Nothing here runs a time loop: :func:`.run.run_stacks` picks the loop that runs these
-parameters (see :mod:`.run` for which one runs when).
+Nothing here runs a time loop, so nothing here imports one: :func:`.run.run_stacks` runs these
+parameters, on the loop it picks (see :mod:`.run` for which one runs when). The loops import
+this module, never the reverse.
 """
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from typing import Optional
 
 import torch
 from torch import nn
-
-from .run import run_stacks
 
 
 class ProjectedLstmLayer(nn.Module):
@@ -46,7 +45,8 @@ class ProjectedLstmLayer(nn.Module):
 
 
 class LstmStack(nn.Module):
-    """An L-layer LSTM language model reading in one direction."""
+    """The parameters of an L-layer LSTM language model reading in one direction (run them with
+    :func:`.run.run_stacks`; a stack is not called itself)."""
 
     def __init__(
         self,
@@ -66,8 +66,3 @@ class LstmStack(nn.Module):
         self.proj_clip = proj_clip
         self.use_skip_connections = use_skip_connections
         self.forget_bias = forget_bias
-
-    def forward(self, inputs: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """Per-layer outputs ``(batch, time, projection_dim)`` for rows sorted longest first."""
-        return [out[0] for out in run_stacks([self], inputs.unsqueeze(0), lengths)]
-

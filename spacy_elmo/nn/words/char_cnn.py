@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import char_cnn_inference
+from . import char_cnn_tables
 from .char_cnn_training import pooled_convolutions
 from ...config import BiLMConfig
 from .highway import Highway
@@ -19,7 +19,7 @@ class CharEncoder(nn.Module):
 
     Input: char ids ``(..., 50)`` as made by :mod:`spacy_elmo.nn.words.char_ids`.
     Output: ``(..., projection_dim)``. A word's vector depends only on its own characters.
-    Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_inference`,
+    Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_tables`,
     which computes the same function several times faster; with autograd on a CPU, the
     convolutions and their max-pooling go to :mod:`.char_cnn_training` (the same function,
     a sparse backward pass).
@@ -40,7 +40,7 @@ class CharEncoder(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         leading = char_ids.shape[:-1]
         flat = char_ids.reshape(-1, char_ids.shape[-1])
-        if self.uses_inference_path():
+        if self.uses_table_path():
             return self._encode_padded(flat).reshape(*leading, -1)
         if USE_TABLE_TRAINING and flat.device.type == "cpu" and not torch.is_autocast_enabled("cpu"):
             pooled = pooled_convolutions(
@@ -63,9 +63,9 @@ class CharEncoder(nn.Module):
 
         A word's vector is bit-for-bit the same whichever words it is encoded with.
         """
-        return char_cnn_inference.encode_words(self, char_ids)
+        return char_cnn_tables.encode_words(self, char_ids)
 
-    def uses_inference_path(self) -> bool:
+    def uses_table_path(self) -> bool:
         """True when no gradient is needed and autocast is off: the table-lookup path applies."""
         weight = self.projection.weight
         if torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters()):

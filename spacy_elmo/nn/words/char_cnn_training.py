@@ -1,7 +1,7 @@
 """The char-CNN's convolutions and max-pooling for training, as table lookups with a sparse backward.
 
 A width-w convolution over char embeddings is ``sum_k E[c_{p+k}] @ W_k``; with ``E @ W_k``
-precomputed as a table (as :mod:`.char_cnn_inference` does), the forward pass is a sum of table
+precomputed as a table (as :mod:`.char_cnn_tables` does), the forward pass is a sum of table
 rows. The gain is in the backward pass: the max over positions passes a word's gradient to
 only the position(s) holding the maximum, so the dense convolution backward that autograd
 runs (a matmul over every position, nearly all of them zero) is replaced by adding each

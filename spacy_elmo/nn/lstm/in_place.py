@@ -1,4 +1,4 @@
-"""The inference loop: fused directions, preallocated buffers, every step computed in place.
+"""The in-place loop: fused directions, preallocated buffers, every step computed in place.
 
 Only valid without autograd (it overwrites tensors that backward would need). Per layer:
 
@@ -70,7 +70,7 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     return cache.get(params, build, extra_key=first.forget_bias)
 
 
-def run_inference(
+def run_in_place(
     stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]
 ) -> list[torch.Tensor]:
     """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs, without autograd."""

@@ -10,20 +10,24 @@ Highway and projection matmuls always see blocks of exactly ``WORD_BLOCK`` rows 
 padded): BLAS kernels may round a row differently depending on how many rows share the call,
 and a fixed block makes a word's vector independent of which other words are encoded with it.
 That is what lets a word cache return exactly what the uncached path computes.
+
+This module runs an encoder's weights without building one: it reads them through the
+:class:`CharCnnWeights` protocol, which :class:`.char_cnn.CharEncoder` satisfies, so the arrow
+runs one way (``char_cnn`` imports this module, never the reverse).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
 import torch
+from torch import nn
 from torch.nn import functional as F
 
+from ...config import BiLMConfig
 from ..derived_cache import DerivedTensors
-
-if TYPE_CHECKING:
-    from .char_cnn import CharEncoder
+from .highway import Highway
 
 WORD_BLOCK = 256  # rows per highway/projection matmul (fixed: see the module docstring)
 # On a GPU the tables lose: thousands of small lookups cost more in launches than cuDNN's
@@ -31,6 +35,16 @@ WORD_BLOCK = 256  # rows per highway/projection matmul (fixed: see the module do
 # fixed size (a fixed size again keeps each word's vector independent of its neighbours).
 GPU_WORD_BLOCK = 4096
 CONV_CHUNK = 16  # words per table-lookup call: the (words, positions, filters) maxima stay in cache
+
+
+class CharCnnWeights(Protocol):
+    """The parts of a char encoder this module reads (``config`` for its activation only)."""
+
+    config: BiLMConfig
+    char_embedding: nn.Embedding
+    convolutions: nn.ModuleList  # of nn.Conv1d, one per filter width
+    highway: Highway
+    projection: nn.Linear
 
 
 @dataclass
@@ -42,7 +56,7 @@ class ConvTables:
     bias: torch.Tensor  # (n_filters,): every convolution's bias, concatenated
 
 
-def conv_tables(encoder: "CharEncoder") -> ConvTables:
+def conv_tables(encoder: CharCnnWeights) -> ConvTables:
     """The encoder's lookup tables, rebuilt only after its embedding or a convolution changes."""
     cache = encoder.__dict__.setdefault("_conv_table_cache", DerivedTensors())
     params = [encoder.char_embedding.weight] + [p for conv in encoder.convolutions for p in conv.parameters()]
@@ -63,7 +77,7 @@ def conv_tables(encoder: "CharEncoder") -> ConvTables:
     return cache.get(params, build)
 
 
-def encode_words(encoder: "CharEncoder", char_ids: torch.Tensor) -> torch.Tensor:
+def encode_words(encoder: CharCnnWeights, char_ids: torch.Tensor) -> torch.Tensor:
     """Vectors ``(n_words, projection_dim)`` for char ids ``(n_words, 50)``, without autograd."""
     n_words = char_ids.shape[0]
     weight = encoder.projection.weight
@@ -86,7 +100,7 @@ def encode_words(encoder: "CharEncoder", char_ids: torch.Tensor) -> torch.Tensor
     return result
 
 
-def _encode_block_by_convolution(encoder: "CharEncoder", char_ids: torch.Tensor) -> torch.Tensor:
+def _encode_block_by_convolution(encoder: CharCnnWeights, char_ids: torch.Tensor) -> torch.Tensor:
     embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
     with _full_precision_convolutions():
         features = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)
@@ -106,7 +120,7 @@ def _full_precision_convolutions() -> Iterator[None]:
         cudnn.allow_tf32 = previous
 
 
-def _encode_block(encoder: "CharEncoder", tables: ConvTables, char_ids: torch.Tensor) -> torch.Tensor:
+def _encode_block(encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
     features = tables.bias.new_empty(n_words, tables.bias.shape[0])
     column = 0
@@ -128,7 +142,7 @@ def _encode_block(encoder: "CharEncoder", tables: ConvTables, char_ids: torch.Te
     return _highway_and_projection(encoder, features)
 
 
-def _highway_and_projection(encoder: "CharEncoder", features: torch.Tensor) -> torch.Tensor:
+def _highway_and_projection(encoder: CharCnnWeights, features: torch.Tensor) -> torch.Tensor:
     """Activation of the pooled features (in place), highway layers, projection."""
     features = features.relu_() if encoder.config.activation == "relu" else features.tanh_()
     dim = features.shape[1]
