@@ -1,4 +1,4 @@
-"""Record the wall time of a project step: ``start NAME`` before it, ``stop NAME`` after it.
+"""The wall and CPU time of a project step: ``start`` before it, ``stop`` after it.
 
 The times go to a JSON file (``--log``) that the report shows: per step the seconds between
 the last ``start`` and ``stop``, when it finished, and (on Linux) the CPU seconds its
@@ -6,21 +6,20 @@ processes used. The CPU time is read from the parent process (the ``spacy projec
 runs the step's lines one by one): the CPU time of its finished children, before and after.
 On a machine shared with other work, CPU time is what the step would take alone on one core.
 A step that fails never reaches its ``stop`` line, so the file keeps the times of its last
-successful run. Standard library only, so the two calls add milliseconds to a step.
+successful run. Standard library only: the clock itself adds milliseconds to a step.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 
 def read_log(path: Path) -> dict:
+    """The step times recorded so far; an empty dict if the file is missing or unreadable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -47,6 +46,7 @@ def children_cpu_seconds(pid: int) -> Optional[float]:
 
 
 def start(path: Path, name: str) -> None:
+    """Record that step ``name`` starts now (wall clock and the parent's children CPU time)."""
     data = read_log(path)
     entry = data.setdefault(name, {})
     entry["started_unix"] = time.time()
@@ -69,22 +69,3 @@ def stop(path: Path, name: str) -> float:
     data[name] = entry
     write_log(path, data)
     return entry["seconds"]
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("start", "stop"))
-    parser.add_argument("name", help="the step's name")
-    parser.add_argument("--log", type=Path, default=Path("reports/step_times.json"))
-    args = parser.parse_args(argv)
-    if args.action == "start":
-        start(args.log, args.name)
-    else:
-        seconds = stop(args.log, args.name)
-        cpu = read_log(args.log)[args.name].get("cpu_seconds")
-        print(f"step {args.name}: {seconds:.1f}s wall time" + (f", {cpu:.1f}s CPU" if cpu is not None else ""))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

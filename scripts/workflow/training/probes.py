@@ -1,26 +1,23 @@
 """Train an ELMo config once per biLM layer, the task seeing only that layer.
 
-Usage: ``train_probes.py CONFIG OUTPUT_DIR --component tagger --layers 0,1,2
-[spacy train overrides...]``. For each layer j, the component's ELMo listener
+The ``probe`` workflow (``python -m scripts.train_probes``). For each layer j, the component's ELMo listener
 (``components.COMPONENT.model.tok2vec.elmo``, a ``spacy_elmo.ElmoListener.v1``) gets
 ``fixed_layer_weights`` = the one-hot vector of layer j (0 = char-CNN, j = LSTM layer j): the
 task sees that layer times a learned gamma, and the weights are never trained. The number of
 biLM layers comes from the weights at ``paths.elmo`` (the override, else the config's), or from
 ``[components.elmo.model] n_layers`` for a random biLM. The resulting config is written to
 ``OUTPUT_DIR/layer{j}.cfg`` and trained into ``OUTPUT_DIR/layer{j}``. A layer that finished
-earlier with the same inputs is skipped. ``probe_report.py`` reads the dev scores from each
+earlier with the same inputs is skipped. ``scripts.probe_report`` reads the dev scores from each
 ``model-best/meta.json``.
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 from thinc.api import Config
 
-from train_runs import parse_int_list, parse_overrides, train_unless_done
+from .runs import train_unless_done
 
 LISTENER = "spacy_elmo.ElmoListener.v1"
 
@@ -62,25 +59,14 @@ def bilm_layer_count(config: Config, overrides: Dict[str, Any]) -> int:
                          "cannot tell how many biLM layers to probe")
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("config", type=Path)
-    parser.add_argument("output_dir", type=Path)
-    parser.add_argument("--component", required=True, help="the pipe whose listener is probed, e.g. ner")
-    parser.add_argument("--layers", type=parse_int_list, default=[0, 1, 2],
-                        help="comma-separated biLM layers (default 0,1,2)")
-    args, extra = parser.parse_known_args(argv)
-    overrides = parse_overrides(extra)
-    config = Config().from_disk(args.config, interpolate=False)
+def train_probes(config_path: Path, output_dir: Path, component: str, layers: Sequence[int],
+                 overrides: Dict[str, Any]) -> None:
+    """One run per layer: ``OUTPUT_DIR/layer{j}.cfg`` trained into ``OUTPUT_DIR/layer{j}``."""
+    config = Config().from_disk(config_path, interpolate=False)
     n_layers = bilm_layer_count(config, overrides)
-    probes = {layer: probe_config(config, args.component, layer, n_layers) for layer in args.layers}
-    args.output_dir.mkdir(parents=True, exist_ok=True)
+    probes = {layer: probe_config(config, component, layer, n_layers) for layer in layers}
+    output_dir.mkdir(parents=True, exist_ok=True)
     for layer, probe in probes.items():  # every layer checked before the first run
-        layer_config = args.output_dir / f"layer{layer}.cfg"
+        layer_config = output_dir / f"layer{layer}.cfg"
         probe.to_disk(layer_config)
-        train_unless_done(layer_config, args.output_dir / f"layer{layer}", overrides)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        train_unless_done(layer_config, output_dir / f"layer{layer}", overrides)

@@ -1,8 +1,7 @@
 """Choose the ELMo listener's recipe options on the dev split (not part of any workflow).
 
-Usage: ``tune_recipe.py CONFIG OUTPUT_DIR --component ner --seeds 0,1 --variant NAME KEY=VALUE
-[KEY=VALUE ...] [--variant ...] [spacy train overrides...]``, e.g.
-``--variant dropout components.ner.model.tok2vec.elmo.mix_dropout=0.5``. Every variant is
+A variant is a name and ``KEY=VALUE`` config overrides (``python -m scripts.tune_recipe``, e.g.
+``--variant "dropout components.ner.model.tok2vec.elmo.mix_dropout=0.5"``). Every variant is
 trained once per seed (``OUTPUT_DIR/NAME/seed{N}``, skipped when finished earlier with the
 same inputs) and the table of the best dev scores (mean and spread over seeds) is printed and
 written to ``OUTPUT_DIR/dev_scores.json``. Only dev scores are read: no choice sees the test
@@ -10,19 +9,18 @@ split. The configs' comments record what this chose.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
-from train_runs import parse_int_list, parse_overrides, train_unless_done
+from .runs import parse_overrides, train_unless_done
 
 DEV_SCORE = {"ner": "ents_f", "tagger": "tag_acc"}
 
 
 def parse_variants(items: Sequence[Sequence[str]]) -> List[Tuple[str, Dict[str, object]]]:
+    """``[(name, overrides)]`` from ``[name, "KEY=VALUE", ...]`` items; ValueError on a bad pair."""
     variants = []
     for name, *pairs in items:
         overrides = {}
@@ -36,33 +34,29 @@ def parse_variants(items: Sequence[Sequence[str]]) -> List[Tuple[str, Dict[str, 
 
 
 def dev_score(model_dir: Path, component: str) -> float:
+    """The best dev score spaCy recorded for a run (``model-best/meta.json``)."""
     meta = json.loads((model_dir / "model-best" / "meta.json").read_text(encoding="utf-8"))
     return float(meta["performance"][DEV_SCORE[component]])
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("config", type=Path)
-    parser.add_argument("output_dir", type=Path)
-    parser.add_argument("--component", choices=sorted(DEV_SCORE), required=True)
-    parser.add_argument("--seeds", type=parse_int_list, default=[0, 1])
-    parser.add_argument("--variant", nargs="+", action="append", required=True, metavar="NAME KEY=VALUE")
-    args, extra = parser.parse_known_args(argv)
-    common = parse_overrides(extra)
+def tune(config: Path, output_dir: Path, component: str, seeds: Sequence[int],
+         variants: Sequence[Tuple[str, Dict[str, object]]], common: Dict[str, Any]) -> Dict[str, dict]:
+    """Train every variant once per seed; ``{name: overrides, dev scores, mean, std}``, also
+    written to ``OUTPUT_DIR/dev_scores.json``."""
     table = {}
-    for name, overrides in parse_variants(args.variant):
+    for name, overrides in variants:
         scores = []
-        for seed in args.seeds:
-            run_dir = args.output_dir / name / f"seed{seed}"
-            train_unless_done(args.config, run_dir, {**common, **overrides, "system.seed": seed})
-            scores.append(dev_score(run_dir, args.component))
+        for seed in seeds:
+            run_dir = output_dir / name / f"seed{seed}"
+            train_unless_done(config, run_dir, {**common, **overrides, "system.seed": seed})
+            scores.append(dev_score(run_dir, component))
         table[name] = {"overrides": overrides, "dev": scores, "mean": statistics.fmean(scores),
                        "std": statistics.stdev(scores) if len(scores) > 1 else 0.0}
-    (args.output_dir / "dev_scores.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
-    for name, row in table.items():
-        print(f"{name:24s} dev {100 * row['mean']:6.2f} ± {100 * row['std']:.2f}  ({', '.join(f'{100 * x:.2f}' for x in row['dev'])})")
-    return 0
+    (output_dir / "dev_scores.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+    return table
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def table_lines(table: Dict[str, dict]) -> List[str]:
+    """One line per variant: mean ± std of the dev scores, then each seed's."""
+    return [f"{name:24s} dev {100 * row['mean']:6.2f} ± {100 * row['std']:.2f}  "
+            f"({', '.join(f'{100 * x:.2f}' for x in row['dev'])})" for name, row in table.items()]

@@ -1,4 +1,5 @@
-"""Library for the project's multi-run training steps (``train_seeds.py``, ``train_probes.py``).
+"""``spacy train`` runs that a rerun skips when finished: the training steps (one run per seed,
+per probed layer, per recipe variant) go on where a failure stopped them.
 
 ``train_unless_done(config, output_dir, overrides)`` runs ``spacy train`` (in this process,
 the same function the ``python -m spacy train`` command calls) unless ``output_dir`` already
@@ -10,7 +11,6 @@ several fails, rerunning the step redoes only the runs that did not finish.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -18,20 +18,9 @@ from typing import Any, Dict, List, Sequence
 
 from wasabi import msg
 
+from ..checksums import sha256_of_path
+
 DONE_FILE = "inputs.json"
-
-
-def sha256_of_path(path: Path) -> str:
-    """SHA-256 of a file, or of a folder's files (sorted relative names and contents)."""
-    digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for file in files:
-        if file != path:
-            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
-        with open(file, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
 
 
 def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
@@ -51,6 +40,7 @@ def describe_run(config: Path, overrides: Dict[str, Any]) -> dict:
 
 
 def is_done(output_dir: Path, description: dict) -> bool:
+    """Whether output_dir holds a finished run (model-best) of exactly this description."""
     try:
         stored = json.loads((output_dir / DONE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -96,3 +86,12 @@ def gpu_id(choice: str) -> int:
     import torch
 
     return 0 if torch.cuda.is_available() and importlib.util.find_spec("cupy") is not None else -1
+
+
+def train_seeds(config: Path, output_dir: Path, seeds: Sequence[int], overrides: Dict[str, Any],
+                use_gpu: int = -1) -> None:
+    """One run per seed into ``output_dir/seed{N}`` (``system.seed`` = N); finished seeds are
+    skipped. The spread over seeds is what the report shows."""
+    for seed in seeds:
+        run_overrides = {**overrides, "system.seed": seed}
+        train_unless_done(config, output_dir / f"seed{seed}", run_overrides, use_gpu=use_gpu)
