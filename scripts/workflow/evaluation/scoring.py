@@ -1,8 +1,6 @@
-"""Score each trained setting's pipeline(s) on the test split of its task.
+"""Score each trained setting's pipeline(s) on the test split of its task (the ``evaluate`` step).
 
-Usage: ``evaluate_all.py TRAINING_DIR METRICS_DIR --ner-test NER.spacy --tagger-test POS.spacy
---setting ner-elmo --setting ner-small-elmo ... [--optional-setting ner-elmo-published ...]``;
-an optional setting is scored only if it was trained. A setting's pipelines are
+An optional setting is scored only if it was trained. A setting's pipelines are
 ``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
 ``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
 scored on ``--ner-test``, the others on ``--tagger-test``.
@@ -11,25 +9,23 @@ Each pipeline is scored by spaCy's own ``Language.evaluate`` on the test corpus 
 ``python -m spacy evaluate`` reads it, and its scores are written to
 ``METRICS_DIR/SETTING.json`` (``SETTING.seed{N}.json``) with three more keys: ``model``,
 ``test_data`` and ``model_sha256``. Beside it, ``SETTING[.seed{N}].docs.json`` holds the
-per-document counts of the same predictions (``doc_counts.py``: NER ``tp, fp, fn``; tagger
+per-document counts of the same predictions (``doc_counts``: NER ``tp, fp, fn``; tagger
 ``correct, total, predicted``), one row per test document in corpus order, for the paired
-tests of ``paired_stats.py``. A pipeline whose two files already hold its current checksum
+tests of ``paired_stats``. A pipeline whose two files already hold its current checksum
 and test file is not scored again, so a rerun after a failure goes on where it stopped.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Sequence, Tuple
 
 from wasabi import msg
 
-from doc_counts import counts_of, fields_of
-from train_runs import sha256_of_path
+from ..checksums import sha256_of_path
+from .doc_counts import counts_of, fields_of
 
 SEED_DIR = re.compile(r"seed(\d+)$")
 
@@ -53,10 +49,12 @@ def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
 
 
 def task_of(setting: str) -> str:
+    """``ner`` for the settings named ``ner*``, else ``tagger``."""
     return "ner" if setting.startswith("ner") else "tagger"
 
 
 def test_file_for(setting: str, ner_test: Path, tagger_test: Path) -> Path:
+    """The test split a setting is scored on."""
     return ner_test if task_of(setting) == "ner" else tagger_test
 
 
@@ -66,6 +64,7 @@ def docs_path(metrics_path: Path) -> Path:
 
 
 def is_current(metrics_path: Path, model_sha: str, test_data: Path) -> bool:
+    """Whether both score files hold this model's checksum and this test file."""
     for path in (metrics_path, docs_path(metrics_path)):
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
@@ -102,6 +101,7 @@ def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, Li
 
 def jobs(settings: Sequence[str], training_dir: Path, ner_test: Path,
          tagger_test: Path) -> Iterator[Tuple[str, Path, Path]]:
+    """``(metrics file stem, model dir, test file)`` per pipeline of the settings."""
     for setting in settings:
         test_data = test_file_for(setting, ner_test, tagger_test)
         for stem, model in pipelines_of(training_dir, setting):
@@ -121,38 +121,22 @@ def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set
                 path.unlink()
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("training_dir", type=Path)
-    parser.add_argument("metrics_dir", type=Path)
-    parser.add_argument("--ner-test", type=Path, required=True)
-    parser.add_argument("--tagger-test", type=Path, required=True)
-    parser.add_argument("--setting", action="append", default=[],
-                        help="a folder of TRAINING_DIR to score (repeatable)")
-    parser.add_argument("--optional-setting", action="append", default=[],
-                        help="a setting scored only if it was trained (repeatable); without a "
-                             "pipeline, its old scores are removed")
-    args = parser.parse_args(argv)
-    if not args.setting and not args.optional_setting:
-        parser.error("give at least one --setting or --optional-setting")
-    for test_data in (args.ner_test, args.tagger_test):
-        if not test_data.is_file():
-            msg.fail(f"Test data not found: {test_data}", exits=1)
-    settings = list(args.setting)
-    for setting in args.optional_setting:
+def trained_settings(training_dir: Path, settings: Sequence[str], optional: Sequence[str]) -> List[str]:
+    """The required settings, then those of the optional ones that were trained."""
+    found = list(settings)
+    for setting in optional:
         try:
-            pipelines_of(args.training_dir, setting)
-            settings.append(setting)
+            pipelines_of(training_dir, setting)
+            found.append(setting)
         except FileNotFoundError:
             msg.info(f"Optional setting {setting!r} was not trained: not scored")
-    try:
-        todo = list(jobs(settings, args.training_dir, args.ner_test, args.tagger_test))
-    except FileNotFoundError as e:
-        msg.fail(str(e), exits=1)
-    args.metrics_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_scores(args.metrics_dir, args.setting + args.optional_setting, {stem for stem, _, _ in todo})
+    return found
+
+
+def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path) -> None:
+    """Score each pipeline unless its files are current: ``STEM.json`` and ``STEM.docs.json``."""
     for index, (stem, model, test_data) in enumerate(todo, 1):
-        out = args.metrics_dir / f"{stem}.json"
+        out = metrics_dir / f"{stem}.json"
         model_sha = sha256_of_path(model)
         if is_current(out, model_sha, test_data):
             msg.good(f"[{index}/{len(todo)}] {stem}: scored earlier ({out}), skipping")
@@ -170,8 +154,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
         msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} "
                  f"({time.time() - start:.1f}s) -> {out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,45 +1,48 @@
-"""Write the project's report: ``reports/report.md``, PNG plots, ``results.json``, the summary
-table on the terminal and, with ``--readme``, the README's results section.
+"""Build the project's report: ``report.md``, the PNG plots, ``results.json`` and the README's
+results section, from what the workflow produced.
 
-Reads what the workflow produced: the ``evaluate`` step's JSON files and per-document counts
-(``--metrics-dir``), the trained ELMo pipelines (``--training-dir``, for their learned layer
-weights and gamma), the pretrained biLM (``--bilm-dir``: ``metrics.jsonl``, ``run.json`` and
-``model-best``), the domain-adapted biLM if any (``--adapted-bilm-dir``) and the steps' wall
-times (``--step-times``). Every number in the report and the README comes from those files.
+Reads the ``evaluate`` step's JSON files and per-document counts (``metrics_dir``), the trained
+ELMo pipelines (``training_dir``, for their learned layer weights and gamma), the pretrained
+biLM (``bilm_dir``: ``metrics.jsonl``, ``run.json`` and ``model-best``), the domain-adapted
+biLMs if any (``adapted_bilm_dirs``) and the steps' wall times (``step_times``). Every number
+in the report and the README comes from those files.
 
-Settings are compared as ``report_data.comparisons`` pairs them (each ELMo variant with the
-baseline of its task and size, each ``*-adapted`` with its unadapted setting), with the
-paired tests of ``paired_stats.py``; a gain or loss is claimed only where p < 0.05.
-
-The README section is the text between ``<!-- results:start -->`` and
-``<!-- results:end -->``; only that text is replaced. Without the markers, a ``## Results``
-heading (if absent) and the markers are added at the end of the README.
+Settings are compared as ``data.comparisons`` pairs them (each ELMo variant with the baseline
+of its task and size, each ``*-adapted`` with its unadapted setting), with the paired tests of
+``evaluation.paired_stats``; a gain or loss is claimed only where p < 0.05.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
-import sys
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from wasabi import msg
-
-import report_data as data
-import report_plots as plots
-
-START_MARKER = "<!-- results:start -->"
-END_MARKER = "<!-- results:end -->"
-TASK_DATA = {"ner": "NER (WNUT-16 tweets)", "tagger": "POS tagging (Brown)"}
+from . import data
+from . import plots
+from .readme import update_readme
+from .rows import comparison_rows, setting_rows, target_rows
+from .text import (METHOD_NOTE, comparison_sentence, comparisons_table, duration, markdown_table,
+                   per_type_table, settings_table, step_times_table)
 
 
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+@dataclass
+class ReportInputs:
+    """Where the workflow's outputs are, where the report goes, and how it is tested."""
+
+    metrics_dir: Path = Path("metrics")
+    training_dir: Path = Path("training")
+    bilm_dir: Path = Path("training/bilm")
+    adapted_bilm_dirs: List[Path] = field(default_factory=list)
+    output_dir: Path = Path("reports")
+    step_times: Optional[Path] = None
+    command: str = "python -m spacy project run all"
+    readme: Optional[Path] = None  # None: leave every README alone
+    resamples: int = 10_000
+    rounds: int = 10_000
 
 
 def machine_description() -> str:
@@ -58,185 +61,6 @@ def machine_description() -> str:
     return (f"{os.cpu_count()} CPU cores ({model}), no GPU used, {platform.system()}; "
             f"Python {platform.python_version()}, torch {torch.__version__}, spaCy {spacy.__version__}")
 
-
-# -- the settings and their comparisons ----------------------------------------------------
-
-def size_text(task: str, size: str, train_docs: Optional[int]) -> str:
-    unit = "tweets" if task == "ner" else "sentences"
-    return f"{size}: {train_docs:,} {unit}" if train_docs else size
-
-
-def setting_rows(settings: Dict[str, data.Setting]) -> List[dict]:
-    """One row per scored setting of the TASK[-small]-VARIANT names: its main score over seeds."""
-    rows = []
-    for name, setting in settings.items():
-        parts = data.parse_setting(name)
-        if parts is None:
-            continue
-        task, size, variant = parts
-        key, score_name = data.main_score(task, setting.runs)
-        order = (data.TASKS.index(task), data.SIZES.index(size),
-                 data.VARIANTS.index(variant) if variant in data.VARIANTS else len(data.VARIANTS), variant)
-        rows.append({"order": order, "name": name, "task": task, "size": size, "variant": variant,
-                     "key": key, "score": score_name, "train_docs": setting.train_docs,
-                     "seeds": [seed for seed in setting.seeds],
-                     "summary": setting.summary(key) if key else None})
-    return [{k: v for k, v in row.items() if k != "order"} for row in sorted(rows, key=lambda r: r["order"])]
-
-
-def comparison_rows(settings: Dict[str, data.Setting], **test_options) -> List[dict]:
-    """One row per comparison whose two settings were scored, with its paired test.
-
-    ``delta`` is in points: the paired test's difference where there is one, else the
-    difference of the means over all runs (then ``verdict`` says it was not tested).
-    """
-    rows = []
-    for task, size, baseline_name, other_name in data.comparisons(list(settings)):
-        baseline, other = settings[baseline_name], settings[other_name]
-        key, score_name = data.main_score(task, baseline.runs + other.runs)
-        result, reason = (data.paired_test(task, key, baseline, other, **test_options) if key
-                          else (None, f"no {score_name} in the scores"))
-        base_summary, other_summary = (baseline.summary(key), other.summary(key)) if key else (None, None)
-        if result is not None:
-            delta = result.difference * 100
-        elif base_summary and other_summary:
-            delta = (other_summary.mean - base_summary.mean) * 100
-        else:
-            delta = None
-        rows.append({
-            "task": task, "size": size, "baseline": baseline_name, "other": other_name,
-            "label": f"{data.variant_label(data.parse_setting(other_name)[2])} vs "
-                     f"{data.variant_label(data.parse_setting(baseline_name)[2])}",
-            "score": score_name, "key": key, "train_docs": baseline.train_docs or other.train_docs,
-            "baseline_summary": base_summary, "other_summary": other_summary, "delta": delta,
-            "test": result, "not_tested": reason,
-            "verdict": result.verdict if result is not None else "not tested",
-        })
-    return rows
-
-
-def p_text(p: float) -> str:
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.4f}"
-
-
-def interval_text(result) -> str:
-    return f"{result.ci_low * 100:+.2f} to {result.ci_high * 100:+.2f}"
-
-
-def settings_table(rows: List[dict]) -> str:
-    table_rows = [[TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]), r["name"], r["score"],
-                   r["summary"].as_percent() if r["summary"] else "n/a", str(len(r["seeds"]))] for r in rows]
-    return markdown_table(["task", "training data", "setting", "test score", "mean ± std over seeds", "runs"],
-                          table_rows)
-
-
-def comparisons_table(rows: List[dict]) -> str:
-    table_rows = []
-    for r in rows:
-        test = r["test"]
-        table_rows.append([
-            TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]),
-            f"{r['other']} vs {r['baseline']}",
-            f"{r['delta']:+.2f}" if r["delta"] is not None else "n/a",
-            interval_text(test) if test else "n/a", p_text(test.p_value) if test else "n/a",
-            f"{len(test.seeds)} x {test.n_docs:,}" if test else "n/a", r["verdict"],
-        ])
-    return markdown_table(["task", "training data", "comparison", "difference (points)", "95% interval",
-                           "p", "seeds x test docs", "verdict"], table_rows)
-
-
-def comparison_sentence(row: dict) -> str:
-    """The claim a comparison supports: a gain or loss only where p < 0.05."""
-    where = f"{TASK_DATA[row['task']]}, {row['size']} training set"
-    other, baseline = row["other"], row["baseline"]
-    test = row["test"]
-    if test is None:
-        delta = f"{row['delta']:+.2f} {row['score']} points" if row["delta"] is not None else "no difference"
-        return (f"{where}: {other} vs {baseline}: {delta}, not tested ({row['not_tested']}); "
-                f"no gain is claimed.")
-    numbers = (f"{row['delta']:+.2f} {row['score']} points, 95% interval {interval_text(test)}, "
-               f"p = {p_text(test.p_value)}, {len(test.seeds)} seed pair{'s' if len(test.seeds) > 1 else ''} "
-               f"over {test.n_docs:,} test documents")
-    if test.verdict == "gain":
-        return f"{where}: **gain**: {other} beats {baseline} ({numbers})."
-    if test.verdict == "loss":
-        return f"{where}: **loss**: {other} is below {baseline} ({numbers})."
-    return f"{where}: no significant difference between {other} and {baseline} ({numbers})."
-
-
-def target_rows(rows: List[dict]) -> List[dict]:
-    """Each target with the comparison that comes closest and whether (or by how much) it is
-    missed; only tested comparisons with the baseline count, not the published weights."""
-    targets = []
-    for task, size, target in data.TARGETS:
-        candidates = [r for r in rows if r["task"] == task and r["size"] == size and r["test"] is not None
-                      and data.parse_setting(r["baseline"])[2] == "baseline"
-                      and data.parse_setting(r["other"])[2] not in data.NOT_FOR_TARGETS]
-        met = [r for r in candidates if r["delta"] >= target and r["verdict"] == "gain"]
-        best = max(met or candidates, key=lambda r: r["delta"], default=None)
-        entry = {"task": task, "size": size, "target": target, "met": bool(met),
-                 "setting": best["other"] if best else None, "delta": best["delta"] if best else None,
-                 "p_value": best["test"].p_value if best else None,
-                 "seeds": len(best["test"].seeds) if best else None,
-                 "short_by": max(0.0, target - best["delta"]) if best else None}
-        where = f"{TASK_DATA[task]}, {size} training set, at least {target:+.2f} points with p < 0.05"
-        if best is None:
-            entry["text"] = f"{where}: not measured (no tested comparison with the baseline)."
-        else:
-            numbers = (f"{best['other']}: {best['delta']:+.2f} points, p = {p_text(best['test'].p_value)}, "
-                       f"{entry['seeds']} seed pair{'s' if entry['seeds'] > 1 else ''}")
-            if met:
-                entry["text"] = f"{where}: **met** ({numbers})."
-            elif best["delta"] >= target:
-                entry["text"] = f"{where}: not met: the difference is large enough but not significant ({numbers})."
-            else:
-                entry["text"] = f"{where}: not met, {entry['short_by']:.2f} points short ({numbers})."
-        targets.append(entry)
-    return targets
-
-
-METHOD_NOTE = ("Differences are the other setting's mean over seeds minus the baseline's, the seeds "
-               "paired by number (baseline seed k with seed k), on corpus-level scores (NER micro F1 "
-               "from summed tp/fp/fn, accuracy from summed token counts). The 95% interval is a paired "
-               "bootstrap over test documents ({resamples:,} resamples, the same documents for every "
-               "seed and both settings); p is two-sided, from paired approximate randomization over "
-               "documents ({rounds:,} rounds: each document's counts swapped between the two settings "
-               "for all seeds at once). A gain or loss is claimed only where p < 0.05.")
-
-
-def per_type_table(baseline: Optional[data.Setting], elmo: Optional[data.Setting]) -> str:
-    labels = sorted(set(baseline.per_type() if baseline else {}) | set(elmo.per_type() if elmo else {}))
-    rows = []
-    for label in labels:
-        cells = [label]
-        for setting in (baseline, elmo):
-            for metric in ("p", "r", "f"):
-                summary = setting.per_type(metric).get(label) if setting else None
-                cells.append(summary.as_percent() if summary else "n/a")
-        rows.append(cells)
-    return markdown_table(["type", "baseline P", "baseline R", "baseline F1", "ELMo P", "ELMo R", "ELMo F1"], rows)
-
-
-def duration(seconds: float) -> str:
-    """``"42 s"`` below two minutes, ``"12.3 min"`` above."""
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-
-
-def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float]]:
-    """Markdown table of the steps' wall and CPU times, the total wall and total CPU seconds."""
-    steps = sorted(((name, entry) for name, entry in step_times.items() if "seconds" in entry),
-                   key=lambda item: item[1].get("finished", ""))
-    total = sum(entry["seconds"] for _, entry in steps)
-    cpus = [entry.get("cpu_seconds") for _, entry in steps]
-    total_cpu = sum(cpus) if steps and None not in cpus else None
-    rows = [[name, duration(entry["seconds"]),
-             duration(entry["cpu_seconds"]) if entry.get("cpu_seconds") is not None else "n/a",
-             entry.get("finished", "")] for name, entry in steps]
-    rows.append(["total", duration(total), duration(total_cpu) if total_cpu is not None else "n/a", ""])
-    return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu
-
-
-# -- building the report ---------------------------------------------------------------------
 
 def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
     """``{label: model dir}``: the first run (seed) of each non-baseline setting, whose learned
@@ -280,17 +104,17 @@ def pretraining_section(title: str, run_name: str, bilm_dir: Path, figure_name: 
     return lines, warning, info, curve
 
 
-def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
+def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     """The report's markdown, the README section, the summary tables and the results (JSON-ready)."""
-    out = args.output_dir
+    out = inputs.output_dir
     out.mkdir(parents=True, exist_ok=True)
-    settings = data.load_settings(args.metrics_dir) if args.metrics_dir.is_dir() else {}
-    test_options = {"resamples": args.resamples, "rounds": args.rounds}
+    settings = data.load_settings(inputs.metrics_dir) if inputs.metrics_dir.is_dir() else {}
+    test_options = {"resamples": inputs.resamples, "rounds": inputs.rounds}
     setting_list = setting_rows(settings)
     rows = comparison_rows(settings, **test_options)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
-    step_times = json.loads(args.step_times.read_text()) if args.step_times and args.step_times.is_file() else {}
+    step_times = json.loads(inputs.step_times.read_text()) if inputs.step_times and inputs.step_times.is_file() else {}
     times_md, total_seconds, total_cpu = step_times_table(step_times)
     figures: Dict[str, Path] = {}
 
@@ -313,10 +137,10 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
         figures["ner_per_type"] = plots.plot_per_type(per_type, "NER F1 per entity type (full training set)",
                                                       out / "ner_per_type.png")
     bilm_md, bilm_warning, bilm_run, curve = pretraining_section(
-        "biLM pretraining", "Pretraining of the biLM", args.bilm_dir, "bilm_perplexity", out, figures)
+        "biLM pretraining", "Pretraining of the biLM", inputs.bilm_dir, "bilm_perplexity", out, figures)
     adapted_md: List[str] = []
     adaptations = []  # (run name, run.json, last curve point) per adapted biLM
-    for adapted_dir in args.adapted_bilm_dir:
+    for adapted_dir in inputs.adapted_bilm_dirs:
         name = f"Domain adaptation of the biLM ({adapted_dir.name})"
         lines, warning, info, adapted_curve = pretraining_section(
             name, name, adapted_dir, f"{adapted_dir.name}_perplexity", out, figures)
@@ -324,7 +148,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
         adaptations.append((name, info, adapted_curve[-1] if adapted_curve else None, warning))
     warnings = [w for w in [bilm_warning] + [a[3] for a in adaptations] if w]
     mixes: Dict[str, Tuple[List[float], float]] = {}
-    for label, model_dir in elmo_pipelines(args.training_dir, list(settings)).items():
+    for label, model_dir in elmo_pipelines(inputs.training_dir, list(settings)).items():
         for component, mix in data.learned_mixes(model_dir).items():
             mixes[f"{label} ({component})"] = mix
     if mixes:
@@ -332,7 +156,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     # the bank example runs the pretrained biLM, so only mixes learned on it apply
     task_mixes = {name: mix for name, mix in mixes.items()
                   if (data.parse_setting(name.split(" ")[0]) or ("", "", ""))[2] == "elmo"}
-    bank_model = args.bilm_dir / "model-best"
+    bank_model = inputs.bilm_dir / "model-best"
     bank = data.bank_similarities(bank_model, task_mixes) if bank_model.is_dir() else []
 
     table = settings_table(setting_list) + "\n\n" + comparisons_table(rows)
@@ -341,7 +165,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     target_lines = ["Targets of the default workflow (issue 12; the published weights do not count):", ""] + [
         f"- {t['text']}" for t in targets] + [""]
     method = METHOD_NOTE.format(**test_options)
-    header = f"Run of {now} on {machine}. Command: `{args.command}`."
+    header = f"Run of {now} on {machine}. Command: `{inputs.command}`."
     if total_seconds:
         header += f" Wall time of the steps: {duration(total_seconds)} in all"
         header += (f" ({duration(total_cpu)} of CPU time)." if total_cpu is not None else ".")
@@ -378,7 +202,7 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
                "shared with other work this is closer to what the step takes alone).", "", times_md, ""]
     report_md = "\n".join(md)
 
-    readme_rel = Path(os.path.relpath(out, args.readme.parent)) if args.readme else out
+    readme_rel = Path(os.path.relpath(out, inputs.readme.parent)) if inputs.readme else out
     links = ", ".join(f"[{name.replace('_', ' ')}]({(readme_rel / path.name).as_posix()})"
                       for name, path in figures.items())
     section = [header, ""] + [line for w in loud for line in (w, "")]
@@ -402,14 +226,14 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     readme_section = "\n".join(section)
 
     results = {
-        "date": now, "machine": machine, "command": args.command,
+        "date": now, "machine": machine, "command": inputs.command,
         "settings": [{**{k: v for k, v in r.items() if k != "summary"},
                       "values": r["summary"].values if r["summary"] else None} for r in setting_list],
         "comparisons": [{**{k: v for k, v in r.items() if k not in ("baseline_summary", "other_summary", "test")},
                          "baseline_values": r["baseline_summary"].values if r["baseline_summary"] else None,
                          "other_values": r["other_summary"].values if r["other_summary"] else None,
                          "test": r["test"].as_dict() if r["test"] else None} for r in rows],
-        "statistics": {"resamples": args.resamples, "rounds": args.rounds, "alpha": 0.05},
+        "statistics": {"resamples": inputs.resamples, "rounds": inputs.rounds, "alpha": 0.05},
         "targets": targets,
         "pretraining_last": curve[-1] if curve else None, "pretraining_run": bilm_run,
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
@@ -421,56 +245,13 @@ def build(args: argparse.Namespace) -> Tuple[str, str, str, dict]:
     return report_md, readme_section, table, results
 
 
-def update_readme(readme: Path, section: str) -> None:
-    """Replace the text between the markers; add heading and markers at the end if absent."""
-    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
-    block = f"{START_MARKER}\n{section}\n{END_MARKER}"
-    if START_MARKER in text and END_MARKER in text.split(START_MARKER, 1)[1]:
-        before, rest = text.split(START_MARKER, 1)
-        after = rest.split(END_MARKER, 1)[1]
-        text = before + block + after
-    else:
-        if not any(line.strip() == "## Results" for line in text.splitlines()):
-            text = text.rstrip("\n") + ("\n\n" if text.strip() else "") + "## Results\n"
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    readme.write_text(text, encoding="utf-8")
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("--metrics-dir", type=Path, default=Path("metrics"))
-    parser.add_argument("--training-dir", type=Path, default=Path("training"))
-    parser.add_argument("--bilm-dir", type=Path, default=Path("training/bilm"))
-    parser.add_argument("--adapted-bilm-dir", type=Path, action="append", default=[],
-                        help="a domain-adapted biLM (run.json, metrics.jsonl); repeatable, missing folders are skipped")
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples per comparison")
-    parser.add_argument("--rounds", type=int, default=10_000,
-                        help="approximate randomization rounds per comparison")
-    parser.add_argument("--output-dir", type=Path, default=Path("reports"))
-    parser.add_argument("--step-times", type=Path, default=None, help="step_clock.py's JSON file")
-    parser.add_argument("--command", default="python -m spacy project run all",
-                        help="the command that ran the workflow, as the report should quote it")
-    parser.add_argument("--readme", type=lambda s: Path(s) if s else None, default=None,
-                        help="README to update between the results markers (empty: none)")
-    args = parser.parse_args(argv)
-    try:
-        report_md, readme_section, table, results = build(args)
-    except ValueError as e:  # a malformed input file, named in the message
-        msg.fail(str(e), exits=1)
-    (args.output_dir / "report.md").write_text(report_md + "\n", encoding="utf-8")
-    (args.output_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    if args.readme:
-        update_readme(args.readme, readme_section)
-    print(readme_section.split("\n\n")[0])
-    print()
-    for warning in results["warnings"]:
-        msg.warn(warning)
-    print(table)
-    print()
-    msg.good(f"Report: {args.output_dir / 'report.md'}"
-             + (f"; README results section updated: {args.readme}" if args.readme else ""))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def write_report(inputs: ReportInputs) -> Tuple[str, str, dict]:
+    """Build the report and write ``report.md``, ``results.json`` and, with a README, its
+    results section; returns the section, the summary tables and the results. A malformed
+    input file is a ValueError naming it."""
+    report_md, readme_section, table, results = build(inputs)
+    (inputs.output_dir / "report.md").write_text(report_md + "\n", encoding="utf-8")
+    (inputs.output_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if inputs.readme:
+        update_readme(inputs.readme, readme_section)
+    return readme_section, table, results

@@ -1,7 +1,6 @@
-"""Summarize the layer probes: which biLM layer serves which task.
+"""Summarize the layer probes: which biLM layer serves which task (the ``probe-report`` step).
 
-Usage: ``probe_report.py PROBE_DIR [PROBE_DIR ...] --output-dir reports``. Each PROBE_DIR
-is a ``train_probes.py`` output (``layer{j}/model-best``); the task's score is the best dev
+Each probe folder is a ``training.probes`` output (``layer{j}/model-best``); the task's score is the best dev
 score spaCy recorded in ``model-best/meta.json`` (``tag_acc``, else ``pos_acc``, for a tagger;
 ``ents_f`` for NER). Writes ``probe.md`` (a table, layers by task) and ``probe_layers.png``
 and prints the table. The ELMo paper's reading: lower layers carry syntax (POS), higher
@@ -9,15 +8,13 @@ layers semantics; the table shows whether this biLM agrees.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
-import report_plots as plots
-from report import markdown_table
+from . import plots
+from .text import markdown_table
 
 # a tagger predicts token.tag_ (tag_acc); meta.json also lists pos_acc = 0 then, so tag_acc first.
 # The project's Brown corpora carry UPOS in tag_ (preprocess_brown.py): tag_acc is UPOS accuracy.
@@ -42,31 +39,24 @@ def probe_scores(probe_dir: Path) -> Tuple[str, Dict[int, float]]:
     return name, scores
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("probe_dirs", type=Path, nargs="+")
-    parser.add_argument("--output-dir", type=Path, default=Path("reports"))
-    args = parser.parse_args(argv)
+def write_probe_report(probe_dirs: Sequence[Path], output_dir: Path) -> str:
+    """Write ``probe.md`` and ``probe_layers.png`` into output_dir; returns the table. A probe
+    folder without results is a ValueError naming it."""
     by_task: Dict[str, Dict[int, float]] = {}
-    for probe_dir in args.probe_dirs:
+    for probe_dir in probe_dirs:
         name, scores = probe_scores(probe_dir)
         if not scores:
-            raise SystemExit(f"no probe results in {probe_dir} (expected layer<N>/model-best/meta.json)")
+            raise ValueError(f"no probe results in {probe_dir} (expected layer<N>/model-best/meta.json)")
         by_task[f"{probe_dir.name} ({name}, dev)"] = scores
     layers = sorted({layer for scores in by_task.values() for layer in scores})
     rows = [[task] + [f"{scores[l] * 100:.2f}" if l in scores else "n/a" for l in layers]
             + [str(max(scores, key=scores.get))] for task, scores in by_task.items()]
     headers = ["probe"] + [("layer 0 (char-CNN)" if l == 0 else f"layer {l} (LSTM {l})") for l in layers]
     table = markdown_table(headers + ["best layer"], rows)
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    figure = plots.plot_probe(by_task, args.output_dir / "probe_layers.png")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    figure = plots.plot_probe(by_task, output_dir / "probe_layers.png")
     text = ["# Layer probes", "",
             "Each task trained on a single biLM layer (fixed one-hot layer weights), scored on dev.", "",
             table, "", f"![probe]({figure.name})", ""]
-    (args.output_dir / "probe.md").write_text("\n".join(text), encoding="utf-8")
-    print(table)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    (output_dir / "probe.md").write_text("\n".join(text), encoding="utf-8")
+    return table
