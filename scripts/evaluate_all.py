@@ -1,177 +1,52 @@
-"""Score each trained setting's pipeline(s) on the test split of its task.
+"""The ``evaluate`` steps: spaCy's scores of every trained pipeline of the given settings on
+its task's test split, with the per-document counts the report's paired tests need
+(``scripts.workflow.evaluation.scoring``).
 
-Usage: ``evaluate_all.py TRAINING_DIR METRICS_DIR --ner-test NER.spacy --tagger-test POS.spacy
---setting ner-elmo --setting ner-small-elmo ... [--optional-setting ner-elmo-published ...]``;
-an optional setting is scored only if it was trained. A setting's pipelines are
-``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
-``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
-scored on ``--ner-test``, the others on ``--tagger-test``.
-
-Each pipeline is scored by spaCy's own ``Language.evaluate`` on the test corpus read as
-``python -m spacy evaluate`` reads it, and its scores are written to
-``METRICS_DIR/SETTING.json`` (``SETTING.seed{N}.json``) with three more keys: ``model``,
-``test_data`` and ``model_sha256``. Beside it, ``SETTING[.seed{N}].docs.json`` holds the
-per-document counts of the same predictions (``doc_counts.py``: NER ``tp, fp, fn``; tagger
-``correct, total, predicted``), one row per test document in corpus order, for the paired
-tests of ``paired_stats.py``. A pipeline whose two files already hold its current checksum
-and test file is not scored again, so a rerun after a failure goes on where it stopped.
+Usage: ``python -m scripts.evaluate_all TRAINING_DIR METRICS_DIR --ner-test NER.spacy
+--tagger-test POS.spacy --setting ner-elmo ... [--optional-setting ner-elmo-published ...]``.
 """
-from __future__ import annotations
-
-import argparse
-import json
-import re
-import sys
-import time
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import List, Optional
 
+import typer
 from wasabi import msg
 
-from doc_counts import counts_of, fields_of
-from train_runs import sha256_of_path
+from scripts.workflow.evaluation.scoring import jobs, remove_stale_scores, score_jobs, trained_settings
 
-SEED_DIR = re.compile(r"seed(\d+)$")
-
-
-def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
-    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
-    base = training_dir / setting
-    seeded = sorted(
-        (int(m.group(1)), p) for p in base.glob("seed*") if (m := SEED_DIR.search(p.name))
-        and (p / "model-best").is_dir()
-    )
-    if (base / "model-best").is_dir():
-        if seeded:  # the setting changed between one run and one run per seed
-            raise FileNotFoundError(f"{base} holds both model-best and seed<N>/model-best: "
-                                    "remove the one from the earlier configuration")
-        return [(setting, base / "model-best")]
-    if not seeded:
-        raise FileNotFoundError(f"no trained pipeline for setting {setting!r}: expected "
-                                f"{base}/model-best or {base}/seed<N>/model-best")
-    return [(f"{setting}.seed{seed}", path / "model-best") for seed, path in seeded]
+app = typer.Typer(add_completion=False)
 
 
-def task_of(setting: str) -> str:
-    return "ner" if setting.startswith("ner") else "tagger"
-
-
-def test_file_for(setting: str, ner_test: Path, tagger_test: Path) -> Path:
-    return ner_test if task_of(setting) == "ner" else tagger_test
-
-
-def docs_path(metrics_path: Path) -> Path:
-    """``SETTING.seed0.json`` -> ``SETTING.seed0.docs.json``."""
-    return metrics_path.with_name(metrics_path.name[: -len(".json")] + ".docs.json")
-
-
-def is_current(metrics_path: Path, model_sha: str, test_data: Path) -> bool:
-    for path in (metrics_path, docs_path(metrics_path)):
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        if stored.get("model_sha256") != model_sha or stored.get("test_data") != str(test_data):
-            return False
-    return True
-
-
-def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, List[Tuple[int, int, int]]]:
-    """spaCy's scores of a pipeline on a test file, and the per-document counts behind them.
-
-    Reads and scores as ``spacy evaluate`` does (fixed random seed, ``Corpus`` without gold
-    preprocessing, ``nlp.evaluate``); the scorer keeps the scored examples so that the counts
-    come from the very predictions that were scored.
-    """
-    from spacy import util
-    from spacy.scorer import Scorer
-    from spacy.training import Corpus
-
-    class KeepingScorer(Scorer):
-        def score(self, examples, **kwargs):
-            self.examples = list(examples)
-            return super().score(self.examples, **kwargs)
-
-    util.fix_random_seed()
-    nlp = util.load_model(model)
-    examples = list(Corpus(test_data, gold_preproc=False)(nlp))
-    scorer = KeepingScorer(nlp=nlp)
-    scores = nlp.evaluate(examples, scorer=scorer)
-    return scores, counts_of(task, scorer.examples)
-
-
-def jobs(settings: Sequence[str], training_dir: Path, ner_test: Path,
-         tagger_test: Path) -> Iterator[Tuple[str, Path, Path]]:
-    for setting in settings:
-        test_data = test_file_for(setting, ner_test, tagger_test)
-        for stem, model in pipelines_of(training_dir, setting):
-            yield stem, model, test_data
-
-
-def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set) -> None:
-    """Delete a setting's score files whose pipeline is gone (e.g. one run became one per
-    seed), so that the report never mixes them with the current ones."""
-    for setting in settings:
-        paths = (list(metrics_dir.glob(f"{setting}.json")) + list(metrics_dir.glob(f"{setting}.docs.json"))
-                 + list(metrics_dir.glob(f"{setting}.seed*.json")))
-        for path in paths:
-            stem = path.name[: -len(".docs.json")] if path.name.endswith(".docs.json") else path.stem
-            if stem not in current:
-                msg.warn(f"Removing the scores of a pipeline that no longer exists: {path}")
-                path.unlink()
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("training_dir", type=Path)
-    parser.add_argument("metrics_dir", type=Path)
-    parser.add_argument("--ner-test", type=Path, required=True)
-    parser.add_argument("--tagger-test", type=Path, required=True)
-    parser.add_argument("--setting", action="append", default=[],
-                        help="a folder of TRAINING_DIR to score (repeatable)")
-    parser.add_argument("--optional-setting", action="append", default=[],
-                        help="a setting scored only if it was trained (repeatable); without a "
-                             "pipeline, its old scores are removed")
-    args = parser.parse_args(argv)
-    if not args.setting and not args.optional_setting:
-        parser.error("give at least one --setting or --optional-setting")
-    for test_data in (args.ner_test, args.tagger_test):
+@app.command()
+def main(
+    training_dir: Path = typer.Argument(..., help="SETTING/model-best or SETTING/seed{N}/model-best per setting"),
+    metrics_dir: Path = typer.Argument(..., help="Where SETTING[.seedN].json and .docs.json go"),
+    ner_test: Path = typer.Option(..., "--ner-test", help="Test split of the settings named ner*"),
+    tagger_test: Path = typer.Option(..., "--tagger-test", help="Test split of the other settings"),
+    setting: Optional[List[str]] = typer.Option(None, "--setting",
+                                                help="A folder of TRAINING_DIR to score (repeatable)"),
+    optional_setting: Optional[List[str]] = typer.Option(
+        None, "--optional-setting",
+        help="A setting scored only if it was trained (repeatable); without a pipeline, its old scores "
+             "are removed"),
+) -> None:
+    """Score each trained setting's pipeline(s) on the test split of its task: spaCy's scores
+    and the per-document counts behind them. Pipelines scored earlier with the same checksum
+    and test file are skipped."""
+    required, optional = setting or [], optional_setting or []
+    if not required and not optional:
+        raise typer.BadParameter("give at least one --setting or --optional-setting", param_hint="--setting")
+    for test_data in (ner_test, tagger_test):
         if not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
-    settings = list(args.setting)
-    for setting in args.optional_setting:
-        try:
-            pipelines_of(args.training_dir, setting)
-            settings.append(setting)
-        except FileNotFoundError:
-            msg.info(f"Optional setting {setting!r} was not trained: not scored")
+    settings = trained_settings(training_dir, required, optional)
     try:
-        todo = list(jobs(settings, args.training_dir, args.ner_test, args.tagger_test))
+        todo = list(jobs(settings, training_dir, ner_test, tagger_test))
     except FileNotFoundError as e:
         msg.fail(str(e), exits=1)
-    args.metrics_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_scores(args.metrics_dir, args.setting + args.optional_setting, {stem for stem, _, _ in todo})
-    for index, (stem, model, test_data) in enumerate(todo, 1):
-        out = args.metrics_dir / f"{stem}.json"
-        model_sha = sha256_of_path(model)
-        if is_current(out, model_sha, test_data):
-            msg.good(f"[{index}/{len(todo)}] {stem}: scored earlier ({out}), skipping")
-            continue
-        start = time.time()
-        task = task_of(stem)
-        scores, counts = evaluate_pipeline(model, test_data, task)
-        provenance = {"model": str(model), "test_data": str(test_data), "model_sha256": model_sha}
-        docs = {"task": task, "fields": list(fields_of(task)), **provenance,
-                "test_data_sha256": sha256_of_path(test_data), "counts": counts}
-        docs_path(out).write_text(json.dumps(docs) + "\n", encoding="utf-8")
-        scores.update(provenance)
-        out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
-        main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc")))
-        shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
-        msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} "
-                 f"({time.time() - start:.1f}s) -> {out}")
-    return 0
+    metrics_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_scores(metrics_dir, required + optional, {stem for stem, _, _ in todo})
+    score_jobs(todo, metrics_dir)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

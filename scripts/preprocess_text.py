@@ -1,205 +1,38 @@
-"""Plain-text corpus for pretraining the ELMo bidirectional language model.
+"""The ``preprocess`` step for pretraining: Brown train+dev text and the SOTU addresses -> one
+tokenized sentence per line (sources, order and dev rule: ``scripts.workflow.corpora.text``).
 
-Sources, in this order:
-
-1. the running text of the Brown TRAIN and DEV files (the split rule of
-   ``preprocess_brown.py``; the Brown TEST files are never used, so the POS
-   test set stays unseen): one sentence per line, the corpus tokens joined
-   by single spaces, tags stripped, PTB quotes ````/``''`` written as ``"``;
-2. the State of the Union addresses (``assets/sotu/*.txt``, sorted by file
-   name, i.e. chronologically): each address is tokenized with spaCy's
-   English tokenizer rules and split into sentences after ``.``/``!``/``?``
-   (plus any closing quotes or brackets); one sentence per line, tokens
-   joined by single spaces.
-
-Output: ``corpus/text/train.txt`` and ``corpus/text/dev.txt`` (UTF-8, one
-sentence per line) and ``stats.json``. The held-out dev part is every 50th
-line: output line n (0-based, counted over both sources) goes to dev.txt
-when n % 50 == 49, to train.txt otherwise.
-
-Lines longer than ``--max-sentence-words`` (default 150; 0: no limit) --
-mostly flattened tables and long enumerations in the SOTU texts -- are cut
-after the last ``;`` or ``:`` in the second half of the allowed length, or
-else at the limit.
-
-``--max-words N`` stops after the line that brings the total (train + dev)
-to N words or more, for quick runs; as Brown comes first, a small cap gives
-Brown text only.
+Usage: ``python -m scripts.preprocess_text [--brown-dir DIR] [--sotu-dir DIR] [--output-dir DIR]``.
 """
-
-from __future__ import annotations
-
-import argparse
-import json
-import sys
 import time
-import unicodedata
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import typer
+from wasabi import msg
 
-from preprocess_brown import brown_files, iter_split_sentences  # noqa: E402
+from scripts.workflow.corpora.text import build
 
-DEV_EVERY = 50
-SENTENCE_END = {".", "!", "?"}
-CLOSERS = {'"', "'", ")", "]", "}", "\u201d", "\u2019", "''"}
+app = typer.Typer(add_completion=False)
 
 
-def english_tokenizer():
-    """spaCy's English tokenizer, built from the language defaults.
-
-    Built directly rather than through ``spacy.blank("en")`` so that this
-    step does not load any pipeline plugins.
-    """
-    from spacy.lang.en import English
-    from spacy.tokenizer import Tokenizer
-    from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
-    from spacy.vocab import Vocab
-
-    d = English.Defaults
-    return Tokenizer(
-        Vocab(),
-        rules=d.tokenizer_exceptions,
-        prefix_search=compile_prefix_regex(d.prefixes).search,
-        suffix_search=compile_suffix_regex(d.suffixes).search,
-        infix_finditer=compile_infix_regex(d.infixes).finditer,
-        token_match=d.token_match,
-        url_match=d.url_match,
-    )
-
-
-def split_sentences(tokens: Sequence[str]) -> Iterator[List[str]]:
-    """Split a token list after sentence-final punctuation (and closers)."""
-    sentence: List[str] = []
-    i = 0
-    while i < len(tokens):
-        sentence.append(tokens[i])
-        if tokens[i] in SENTENCE_END:
-            while i + 1 < len(tokens) and (tokens[i + 1] in CLOSERS
-                                           or tokens[i + 1] in SENTENCE_END):
-                i += 1
-                sentence.append(tokens[i])
-            yield sentence
-            sentence = []
-        i += 1
-    if sentence:
-        yield sentence
-
-
-def limit_length(tokens: Sequence[str], max_len: int) -> Iterator[List[str]]:
-    """Cut an over-long token list into pieces of at most max_len tokens."""
-    tokens = list(tokens)
-    while max_len and len(tokens) > max_len:
-        cut = max_len
-        for j in range(max_len - 1, max_len // 2 - 1, -1):
-            if tokens[j] in (";", ":"):
-                cut = j + 1
-                break
-        yield tokens[:cut]
-        tokens = tokens[cut:]
-    if tokens:
-        yield tokens
-
-
-def sotu_lines(sotu_dir: Path, tokenizer) -> Iterator[str]:
-    for path in sorted(Path(sotu_dir).glob("*.txt")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        text = " ".join(unicodedata.normalize("NFC", text).split())
-        if not text:
-            continue
-        tokens = [t.text for t in tokenizer(text) if not t.is_space]
-        for sentence in split_sentences(tokens):
-            yield " ".join(sentence)
-
-
-def brown_lines(brown_dir: Path) -> Iterator[str]:
-    for sentence in iter_split_sentences(brown_dir, ("train", "dev")):
-        yield " ".join(word for word, _ in sentence)
-
-
-def _limited(lines: Iterator[str], max_len: int) -> Iterator[str]:
-    for line in lines:
-        for piece in limit_length(line.split(), max_len):
-            yield " ".join(piece)
-
-
-def build(sotu_dir: Optional[Path], brown_dir: Optional[Path], output_dir: Path,
-          max_words: int = 0, max_sentence_words: int = 150) -> dict:
-    from wasabi import msg
-
-    output_dir = Path(output_dir)
-    sources = []
-    if brown_dir is not None:
-        if not Path(brown_dir).is_dir() or not brown_files(brown_dir):
-            msg.fail(f"No Brown files in {brown_dir}", exits=1)
-        sources.append(("brown", brown_lines(brown_dir)))
-    if sotu_dir is not None:
-        if not Path(sotu_dir).is_dir() or not any(Path(sotu_dir).glob("*.txt")):
-            msg.fail(f"No .txt files in {sotu_dir}", exits=1)
-        sources.append(("sotu", sotu_lines(sotu_dir, english_tokenizer())))
-    if not sources:
-        msg.fail("Nothing to do: give --sotu-dir and/or --brown-dir", exits=1)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    counts = {s: {"lines": 0, "words": 0} for s in ("train", "dev")}
-    by_source = {name: {"lines": 0, "words": 0} for name, _ in sources}
-    n = 0
-    total_words = 0
-    capped = False
-    with open(output_dir / "train.txt", "w", encoding="utf-8", newline="\n") as train, \
-            open(output_dir / "dev.txt", "w", encoding="utf-8", newline="\n") as dev:
-        for name, lines in sources:
-            for line in _limited(lines, max_sentence_words):
-                n_words = len(line.split())
-                split = "dev" if n % DEV_EVERY == DEV_EVERY - 1 else "train"
-                (dev if split == "dev" else train).write(line + "\n")
-                counts[split]["lines"] += 1
-                counts[split]["words"] += n_words
-                by_source[name]["lines"] += 1
-                by_source[name]["words"] += n_words
-                total_words += n_words
-                n += 1
-                if max_words and total_words >= max_words:
-                    capped = True
-                    break
-            msg.good(f"{name}: {by_source[name]['lines']} lines, "
-                     f"{by_source[name]['words']} words")
-            if capped:
-                msg.info(f"Stopped at --max-words {max_words}")
-                break
-    for split in ("train", "dev"):
-        msg.good(f"{split}: {counts[split]['lines']} lines, {counts[split]['words']} words "
-                 f"-> {output_dir / (split + '.txt')}")
-    stats = {"dev_rule": f"line n: n % {DEV_EVERY} == {DEV_EVERY - 1} -> dev",
-             "max_words": max_words, "max_sentence_words": max_sentence_words,
-             "splits": counts, "sources": by_source}
-    (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
-    return stats
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sotu-dir", type=Path, default=Path("assets/sotu"))
-    parser.add_argument("--brown-dir", type=Path, default=Path("assets/brown"))
-    parser.add_argument("--no-sotu", action="store_true", help="leave out the SOTU texts")
-    parser.add_argument("--no-brown", action="store_true", help="leave out the Brown text")
-    parser.add_argument("--output-dir", type=Path, default=Path("corpus/text"))
-    parser.add_argument("--max-words", type=int, default=0,
-                        help="stop after about this many words (0: no limit)")
-    parser.add_argument("--max-sentence-words", type=int, default=150,
-                        help="cut longer lines (0: no limit)")
-    args = parser.parse_args(argv)
-    if args.max_words < 0 or args.max_sentence_words < 0:
-        parser.error("--max-words and --max-sentence-words must be >= 0")
+@app.command()
+def main(
+    sotu_dir: Path = typer.Option(Path("assets/sotu"), "--sotu-dir", help="The SOTU addresses (*.txt)"),
+    brown_dir: Path = typer.Option(Path("assets/brown"), "--brown-dir", help="The Brown files"),
+    no_sotu: bool = typer.Option(False, "--no-sotu", help="Leave out the SOTU texts"),
+    no_brown: bool = typer.Option(False, "--no-brown", help="Leave out the Brown text"),
+    output_dir: Path = typer.Option(Path("corpus/text"), "--output-dir",
+                                    help="Where train.txt, dev.txt and stats.json go"),
+    max_words: int = typer.Option(0, "--max-words", min=0, help="Stop after about this many words (0: no limit)"),
+    max_sentence_words: int = typer.Option(150, "--max-sentence-words", min=0,
+                                           help="Cut longer lines (0: no limit)"),
+) -> None:
+    """Plain-text corpus for pretraining the biLM: train.txt and dev.txt (every 50th line),
+    one tokenized sentence per line, and stats.json."""
     start = time.time()
-    build(None if args.no_sotu else args.sotu_dir,
-          None if args.no_brown else args.brown_dir,
-          args.output_dir, args.max_words, args.max_sentence_words)
-    from wasabi import msg
-
+    build(None if no_sotu else sotu_dir, None if no_brown else brown_dir, output_dir, max_words,
+          max_sentence_words)
     msg.info(f"Done in {time.time() - start:.1f}s")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

@@ -1,72 +1,31 @@
-"""Summarize the layer probes: which biLM layer serves which task.
+"""The ``probe-report`` step: which biLM layer serves which task, from the probes' dev scores
+(``scripts.workflow.report.probes``).
 
-Usage: ``probe_report.py PROBE_DIR [PROBE_DIR ...] --output-dir reports``. Each PROBE_DIR
-is a ``train_probes.py`` output (``layer{j}/model-best``); the task's score is the best dev
-score spaCy recorded in ``model-best/meta.json`` (``tag_acc``, else ``pos_acc``, for a tagger;
-``ents_f`` for NER). Writes ``probe.md`` (a table, layers by task) and ``probe_layers.png``
-and prints the table. The ELMo paper's reading: lower layers carry syntax (POS), higher
-layers semantics; the table shows whether this biLM agrees.
+Usage: ``python -m scripts.probe_report PROBE_DIR [PROBE_DIR ...] [--output-dir reports]``.
 """
-from __future__ import annotations
-
-import argparse
-import json
-import re
-import sys
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import List
 
-import report_plots as plots
-from report import markdown_table
+import typer
 
-# a tagger predicts token.tag_ (tag_acc); meta.json also lists pos_acc = 0 then, so tag_acc first.
-# The project's Brown corpora carry UPOS in tag_ (preprocess_brown.py): tag_acc is UPOS accuracy.
-SCORE_KEYS = (("tag_acc", "UPOS accuracy"), ("pos_acc", "UPOS accuracy"), ("ents_f", "NER F1"))
-LAYER_DIR = re.compile(r"layer(\d+)$")
+from scripts.workflow.report.probes import write_probe_report
+
+app = typer.Typer(add_completion=False)
 
 
-def probe_scores(probe_dir: Path) -> Tuple[str, Dict[int, float]]:
-    """(score name, {layer: dev score}) of one probe folder."""
-    scores: Dict[int, float] = {}
-    name = "score"
-    for path in sorted(probe_dir.glob("layer*/model-best/meta.json")):
-        match = LAYER_DIR.search(path.parent.parent.name)
-        if not match:
-            continue
-        performance = json.loads(path.read_text(encoding="utf-8")).get("performance", {})
-        for key, label in SCORE_KEYS:
-            if isinstance(performance.get(key), (int, float)):
-                scores[int(match.group(1))] = float(performance[key])
-                name = label
-                break
-    return name, scores
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("probe_dirs", type=Path, nargs="+")
-    parser.add_argument("--output-dir", type=Path, default=Path("reports"))
-    args = parser.parse_args(argv)
-    by_task: Dict[str, Dict[int, float]] = {}
-    for probe_dir in args.probe_dirs:
-        name, scores = probe_scores(probe_dir)
-        if not scores:
-            raise SystemExit(f"no probe results in {probe_dir} (expected layer<N>/model-best/meta.json)")
-        by_task[f"{probe_dir.name} ({name}, dev)"] = scores
-    layers = sorted({layer for scores in by_task.values() for layer in scores})
-    rows = [[task] + [f"{scores[l] * 100:.2f}" if l in scores else "n/a" for l in layers]
-            + [str(max(scores, key=scores.get))] for task, scores in by_task.items()]
-    headers = ["probe"] + [("layer 0 (char-CNN)" if l == 0 else f"layer {l} (LSTM {l})") for l in layers]
-    table = markdown_table(headers + ["best layer"], rows)
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    figure = plots.plot_probe(by_task, args.output_dir / "probe_layers.png")
-    text = ["# Layer probes", "",
-            "Each task trained on a single biLM layer (fixed one-hot layer weights), scored on dev.", "",
-            table, "", f"![probe]({figure.name})", ""]
-    (args.output_dir / "probe.md").write_text("\n".join(text), encoding="utf-8")
+@app.command()
+def main(
+    probe_dirs: List[Path] = typer.Argument(..., help="train_probes outputs (layer{j}/model-best each)"),
+    output_dir: Path = typer.Option(Path("reports"), "--output-dir", help="Where probe.md and probe_layers.png go"),
+) -> None:
+    """Summarize the layer probes: probe.md (a table, layers by task) and probe_layers.png,
+    and print the table."""
+    try:
+        table = write_probe_report(probe_dirs, output_dir)
+    except ValueError as e:
+        raise SystemExit(str(e)) from e
     print(table)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

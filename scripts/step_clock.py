@@ -1,90 +1,38 @@
-"""Record the wall time of a project step: ``start NAME`` before it, ``stop NAME`` after it.
+"""Around each step of ``project.yml``: ``start NAME`` before it, ``stop NAME`` after it; the
+report's timing table reads the times (``scripts.workflow.step_clock`` says what is measured).
 
-The times go to a JSON file (``--log``) that the report shows: per step the seconds between
-the last ``start`` and ``stop``, when it finished, and (on Linux) the CPU seconds its
-processes used. The CPU time is read from the parent process (the ``spacy project run`` that
-runs the step's lines one by one): the CPU time of its finished children, before and after.
-On a machine shared with other work, CPU time is what the step would take alone on one core.
-A step that fails never reaches its ``stop`` line, so the file keeps the times of its last
-successful run. Standard library only, so the two calls add milliseconds to a step.
+Usage: ``python -m scripts.step_clock (start|stop) NAME [--log reports/step_times.json]``.
 """
-from __future__ import annotations
-
-import argparse
-import json
-import os
-import sys
-import time
-from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
-from typing import Optional, Sequence
+
+import typer
+
+from scripts.workflow.step_clock import read_log, start, stop
 
 
-def read_log(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+class Action(str, Enum):
+    start = "start"
+    stop = "stop"
 
 
-def write_log(path: Path, data: dict) -> None:
-    """Write atomically (temp file + rename), so an interrupted write leaves the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+app = typer.Typer(add_completion=False)
 
 
-def children_cpu_seconds(pid: int) -> Optional[float]:
-    """User + system CPU seconds of the finished children of process ``pid`` (Linux only)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()  # fields 3.. of proc(5); cutime, cstime are 16, 17
-    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-
-
-def start(path: Path, name: str) -> None:
-    data = read_log(path)
-    entry = data.setdefault(name, {})
-    entry["started_unix"] = time.time()
-    entry["started_children_cpu"] = children_cpu_seconds(os.getppid())
-    write_log(path, data)
-
-
-def stop(path: Path, name: str) -> float:
-    """Store and return the seconds since ``start``; fails if the step was never started."""
-    data = read_log(path)
-    entry = data.get(name, {})
-    started = entry.get("started_unix")
-    if started is None:
-        raise SystemExit(f"step_clock: no start recorded for {name!r} in {path}")
-    now = time.time()
-    entry["seconds"] = round(now - started, 1)
-    cpu_before, cpu_now = entry.get("started_children_cpu"), children_cpu_seconds(os.getppid())
-    entry["cpu_seconds"] = round(cpu_now - cpu_before, 1) if None not in (cpu_before, cpu_now) else None
-    entry["finished"] = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    data[name] = entry
-    write_log(path, data)
-    return entry["seconds"]
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("start", "stop"))
-    parser.add_argument("name", help="the step's name")
-    parser.add_argument("--log", type=Path, default=Path("reports/step_times.json"))
-    args = parser.parse_args(argv)
-    if args.action == "start":
-        start(args.log, args.name)
-    else:
-        seconds = stop(args.log, args.name)
-        cpu = read_log(args.log)[args.name].get("cpu_seconds")
-        print(f"step {args.name}: {seconds:.1f}s wall time" + (f", {cpu:.1f}s CPU" if cpu is not None else ""))
-    return 0
+@app.command()
+def main(
+    action: Action = typer.Argument(..., help="start: before the step; stop: after it"),
+    name: str = typer.Argument(..., help="The step's name"),
+    log: Path = typer.Option(Path("reports/step_times.json"), "--log", help="The JSON file of the step times"),
+) -> None:
+    """Record the wall time (and on Linux the CPU time) of a project step."""
+    if action is Action.start:
+        start(log, name)
+        return
+    seconds = stop(log, name)
+    cpu = read_log(log)[name].get("cpu_seconds")
+    print(f"step {name}: {seconds:.1f}s wall time" + (f", {cpu:.1f}s CPU" if cpu is not None else ""))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

@@ -1,62 +1,32 @@
-"""Run a Python module or script with a given number of torch threads.
+"""Run a step's module with N torch threads: one thread is fastest when other work shares the
+cores (``scripts.workflow.threads`` says why).
 
-Usage: ``torch_threads.py N -m MODULE [ARGS...]`` or ``torch_threads.py N SCRIPT.py [ARGS...]``,
-e.g. ``torch_threads.py 1 -m spacy train configs/ner_elmo.cfg --output training/ner-elmo``.
-N = 0 keeps torch's default (one thread per core). The module or script runs in this
-process, exactly as ``python -m MODULE ARGS...`` / ``python SCRIPT.py ARGS...`` would.
-
-Why: the biLM's LSTM runs many small matrix products on a training batch of a few sentences.
-With one thread per core they are fast on an idle machine but collapse (tens of times slower,
-measured) when other processes share the cores, as the OpenMP threads wait for each other.
-One thread is the safe default for the training and evaluation steps; pretraining, with
-larger batches, has its own ``[system] threads`` setting.
+Usage: ``python -m scripts.torch_threads N -m MODULE [ARGS...]``, e.g.
+``python -m scripts.torch_threads 1 -m scripts.train_seeds configs/ner_elmo.cfg training/ner-elmo``.
 """
-from __future__ import annotations
+from typing import List
 
-import os
-import runpy
-import sys
-from typing import List, Optional, Sequence, Tuple
+import typer
 
+from scripts.workflow.threads import run_module, set_threads
 
-def set_threads(n_threads: int) -> None:
-    """torch intra-op threads (and OpenMP/MKL for anything started from here); 0: default."""
-    if n_threads <= 0:
-        return
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = str(n_threads)
-    import torch
-
-    torch.set_num_threads(n_threads)
+app = typer.Typer(add_completion=False)
 
 
-USAGE = "usage: torch_threads.py N (-m MODULE | SCRIPT.py) [ARGS...]"
-
-
-def parse(argv: Sequence[str]) -> Tuple[int, Optional[str], Optional[str], List[str]]:
-    """(threads, module or None, script or None, the target's arguments)."""
-    if len(argv) < 2 or (argv[1] == "-m" and len(argv) < 3):
-        raise SystemExit(USAGE)
-    try:
-        n_threads = int(argv[0])
-    except ValueError:
-        raise SystemExit(f"torch_threads.py: N must be an integer, not {argv[0]!r}")
-    if argv[1] == "-m":
-        return n_threads, argv[2], None, list(argv[3:])
-    return n_threads, None, argv[1], list(argv[2:])
-
-
-def main(argv: Optional[Sequence[str]] = None) -> None:
-    n_threads, module, script, args = parse(sys.argv[1:] if argv is None else argv)
-    set_threads(n_threads)
-    if module is not None:
-        sys.argv = [module] + args
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-    else:
-        sys.argv = [script] + args
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-        runpy.run_path(script, run_name="__main__")
+# Everything after N belongs to the module: no option of this command may be read there.
+@app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+def main(
+    threads: int = typer.Argument(..., min=0, help="torch threads (0: torch's default, one per core)"),
+    command: List[str] = typer.Argument(..., metavar="-m MODULE [ARGS]...",
+                                        help="The module to run and its arguments, as after `python`"),
+) -> None:
+    """Run a Python module with N torch threads, in this process, exactly as `python -m MODULE
+    ARGS...` would."""
+    if len(command) < 2 or command[0] != "-m":
+        raise typer.BadParameter("expected -m MODULE [ARGS...]", param_hint="COMMAND")
+    set_threads(threads)
+    run_module(command[1], command[2:])
 
 
 if __name__ == "__main__":
-    main()
+    app()

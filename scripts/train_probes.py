@@ -1,86 +1,33 @@
-"""Train an ELMo config once per biLM layer, the task seeing only that layer.
+"""The ``probe`` workflow's training: an ELMo config once per biLM layer, the task seeing only
+that layer through fixed one-hot layer weights (``scripts.workflow.training.probes``).
 
-Usage: ``train_probes.py CONFIG OUTPUT_DIR --component tagger --layers 0,1,2
-[spacy train overrides...]``. For each layer j, the component's ELMo listener
-(``components.COMPONENT.model.tok2vec.elmo``, a ``spacy_elmo.ElmoListener.v1``) gets
-``fixed_layer_weights`` = the one-hot vector of layer j (0 = char-CNN, j = LSTM layer j): the
-task sees that layer times a learned gamma, and the weights are never trained. The number of
-biLM layers comes from the weights at ``paths.elmo`` (the override, else the config's), or from
-``[components.elmo.model] n_layers`` for a random biLM. The resulting config is written to
-``OUTPUT_DIR/layer{j}.cfg`` and trained into ``OUTPUT_DIR/layer{j}``. A layer that finished
-earlier with the same inputs is skipped. ``probe_report.py`` reads the dev scores from each
-``model-best/meta.json``.
+Usage: ``python -m scripts.train_probes CONFIG OUTPUT_DIR --component tagger --layers 0,1,2
+[spacy train overrides...]``.
 """
-from __future__ import annotations
-
-import argparse
-import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
 
-from thinc.api import Config
+import typer
 
-from train_runs import parse_int_list, parse_overrides, train_unless_done
+from scripts.workflow.training.options import int_list
+from scripts.workflow.training.probes import train_probes
+from scripts.workflow.training.runs import parse_overrides
 
-LISTENER = "spacy_elmo.ElmoListener.v1"
-
-
-def one_hot(layer: int, n_layers: int) -> List[float]:
-    """Fixed layer weights that keep only ``layer`` of ``n_layers`` (char-CNN included)."""
-    if not 0 <= layer < n_layers:
-        raise SystemExit(f"layer {layer} asked for, but the biLM has layers 0..{n_layers - 1}")
-    return [1.0 if j == layer else 0.0 for j in range(n_layers)]
+app = typer.Typer(add_completion=False)
 
 
-def probe_config(config: Config, component: str, layer: int, n_layers: int) -> Config:
-    """A copy of config whose component reads only ``layer`` of the biLM."""
-    probe = Config().from_str(config.to_str(), interpolate=False)
-    try:
-        listener = dict(probe["components"][component]["model"]["tok2vec"]["elmo"])
-    except (KeyError, TypeError):
-        raise SystemExit(f"the config has no ELMo listener at components.{component}.model.tok2vec.elmo")
-    if listener.get("@architectures") != LISTENER:
-        raise SystemExit(f"components.{component}.model.tok2vec.elmo must be {LISTENER}, "
-                         f"not {listener.get('@architectures')}")
-    listener["fixed_layer_weights"] = one_hot(layer, n_layers)
-    listener["layer_dropout"] = 0.0  # nothing to drop from a single fixed layer
-    probe["components"][component]["model"]["tok2vec"]["elmo"] = listener
-    return probe
-
-
-def bilm_layer_count(config: Config, overrides: Dict[str, Any]) -> int:
-    """Layers the biLM will output (char-CNN + LSTM layers): loaded weights bring their own."""
-    weights = overrides.get("paths.elmo", config.get("paths", {}).get("elmo"))
-    if weights:
-        from spacy_elmo.pipeline.weights import load_bilm_weights
-
-        return load_bilm_weights(weights).config.n_output_layers
-    try:
-        return int(config["components"]["elmo"]["model"]["n_layers"]) + 1
-    except (KeyError, TypeError, ValueError):
-        raise SystemExit("no ELMo weights (paths.elmo) and no [components.elmo.model] n_layers: "
-                         "cannot tell how many biLM layers to probe")
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("config", type=Path)
-    parser.add_argument("output_dir", type=Path)
-    parser.add_argument("--component", required=True, help="the pipe whose listener is probed, e.g. ner")
-    parser.add_argument("--layers", type=parse_int_list, default=[0, 1, 2],
-                        help="comma-separated biLM layers (default 0,1,2)")
-    args, extra = parser.parse_known_args(argv)
-    overrides = parse_overrides(extra)
-    config = Config().from_disk(args.config, interpolate=False)
-    n_layers = bilm_layer_count(config, overrides)
-    probes = {layer: probe_config(config, args.component, layer, n_layers) for layer in args.layers}
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    for layer, probe in probes.items():  # every layer checked before the first run
-        layer_config = args.output_dir / f"layer{layer}.cfg"
-        probe.to_disk(layer_config)
-        train_unless_done(layer_config, args.output_dir / f"layer{layer}", overrides)
-    return 0
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def main(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="An ELMo training config"),
+    output_dir: Path = typer.Argument(..., help="layer{j}.cfg and layer{j}/model-best go here"),
+    component: str = typer.Option(..., "--component", help="The pipe whose listener is probed, e.g. ner"),
+    layers: str = typer.Option("0,1,2", "--layers", help="Comma-separated biLM layers (0: the char-CNN)"),
+) -> None:
+    """Train an ELMo config once per biLM layer, the task seeing only that layer (its listener's
+    fixed_layer_weights one-hot on it), plus the spacy train overrides given. A layer that
+    finished earlier with the same inputs is skipped."""
+    train_probes(config, output_dir, component, int_list(layers, "--layers"), parse_overrides(ctx.args))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

@@ -1,68 +1,50 @@
-"""Choose the ELMo listener's recipe options on the dev split (not part of any workflow).
+"""Not part of a workflow: how the listener recipe in ``configs/*_elmo.cfg`` was chosen, on the
+dev split only (``scripts.workflow.training.recipes``).
 
-Usage: ``tune_recipe.py CONFIG OUTPUT_DIR --component ner --seeds 0,1 --variant NAME KEY=VALUE
-[KEY=VALUE ...] [--variant ...] [spacy train overrides...]``, e.g.
-``--variant dropout components.ner.model.tok2vec.elmo.mix_dropout=0.5``. Every variant is
-trained once per seed (``OUTPUT_DIR/NAME/seed{N}``, skipped when finished earlier with the
-same inputs) and the table of the best dev scores (mean and spread over seeds) is printed and
-written to ``OUTPUT_DIR/dev_scores.json``. Only dev scores are read: no choice sees the test
-split. The configs' comments record what this chose.
+Usage: ``python -m scripts.tune_recipe CONFIG OUTPUT_DIR --component ner --seeds 0,1
+--variant "NAME KEY=VALUE [KEY=VALUE ...]" [--variant ...] [spacy train overrides...]``.
 """
-from __future__ import annotations
-
-import argparse
-import json
-import statistics
-import sys
+from enum import Enum
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List
 
-from train_runs import parse_int_list, parse_overrides, train_unless_done
+import typer
 
-DEV_SCORE = {"ner": "ents_f", "tagger": "tag_acc"}
-
-
-def parse_variants(items: Sequence[Sequence[str]]) -> List[Tuple[str, Dict[str, object]]]:
-    variants = []
-    for name, *pairs in items:
-        overrides = {}
-        for pair in pairs:
-            key, sep, value = pair.partition("=")
-            if not sep:
-                raise ValueError(f"variant {name}: expected KEY=VALUE, not {pair!r}")
-            overrides.update(parse_overrides([f"--{key}", value]))
-        variants.append((name, overrides))
-    return variants
+from scripts.workflow.training.options import int_list
+from scripts.workflow.training.recipes import parse_variants, table_lines, tune
+from scripts.workflow.training.runs import parse_overrides
 
 
-def dev_score(model_dir: Path, component: str) -> float:
-    meta = json.loads((model_dir / "model-best" / "meta.json").read_text(encoding="utf-8"))
-    return float(meta["performance"][DEV_SCORE[component]])
+class Component(str, Enum):
+    ner = "ner"
+    tagger = "tagger"
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("config", type=Path)
-    parser.add_argument("output_dir", type=Path)
-    parser.add_argument("--component", choices=sorted(DEV_SCORE), required=True)
-    parser.add_argument("--seeds", type=parse_int_list, default=[0, 1])
-    parser.add_argument("--variant", nargs="+", action="append", required=True, metavar="NAME KEY=VALUE")
-    args, extra = parser.parse_known_args(argv)
-    common = parse_overrides(extra)
-    table = {}
-    for name, overrides in parse_variants(args.variant):
-        scores = []
-        for seed in args.seeds:
-            run_dir = args.output_dir / name / f"seed{seed}"
-            train_unless_done(args.config, run_dir, {**common, **overrides, "system.seed": seed})
-            scores.append(dev_score(run_dir, args.component))
-        table[name] = {"overrides": overrides, "dev": scores, "mean": statistics.fmean(scores),
-                       "std": statistics.stdev(scores) if len(scores) > 1 else 0.0}
-    (args.output_dir / "dev_scores.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
-    for name, row in table.items():
-        print(f"{name:24s} dev {100 * row['mean']:6.2f} ± {100 * row['std']:.2f}  ({', '.join(f'{100 * x:.2f}' for x in row['dev'])})")
-    return 0
+app = typer.Typer(add_completion=False)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def main(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="An ELMo training config"),
+    output_dir: Path = typer.Argument(..., help="NAME/seed{N} per variant, and dev_scores.json, go here"),
+    component: Component = typer.Option(..., "--component", help="The pipe whose dev score is compared"),
+    seeds: str = typer.Option("0,1", "--seeds", help="Comma-separated seeds"),
+    variant: List[str] = typer.Option(..., "--variant", metavar='"NAME KEY=VALUE ..."',
+                                      help="A variant: its name and its config overrides, in one "
+                                           "argument (repeatable)"),
+) -> None:
+    """Train every recipe variant once per seed and print the table of their best dev scores
+    (mean and spread over seeds); the spacy train overrides given apply to all of them."""
+    try:
+        variants = parse_variants([item.split() for item in variant])
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--variant") from e
+    table = tune(config, output_dir, component.value, int_list(seeds, "--seeds"), variants,
+                 parse_overrides(ctx.args))
+    for line in table_lines(table):
+        print(line)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    app()

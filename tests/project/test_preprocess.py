@@ -1,27 +1,20 @@
 """Tests for the preprocessing scripts (Brown -> POS, WNUT-16 -> NER, text),
-on small synthetic data; one test reads the real Brown corpus if fetched."""
+on small synthetic data."""
 
 import hashlib
 import io
 import json
-import sys
 import tarfile
-from collections import Counter
 import zipfile
 from pathlib import Path
 
-import pytest
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import brown_upos  # noqa: E402
-import fetch_data  # noqa: E402
-import preprocess_brown  # noqa: E402
-import preprocess_text  # noqa: E402
-import preprocess_wnut  # noqa: E402
+from scripts import fetch_data, preprocess_brown, preprocess_text, preprocess_wnut
+from scripts.workflow.corpora import brown as brown_corpus
+from scripts.workflow.corpora import brown_upos
+from scripts.workflow.corpora import wnut as wnut_corpus
 
 # 12 files; sorted, file k=8 (cb03) is dev and k=9 (cb04) test.
 BROWN_NAMES = [f"ca{i:02d}" for i in range(1, 7)] + [f"cb{i:02d}" for i in range(1, 7)]
@@ -85,69 +78,12 @@ def doc_summary(docs):
     return [[(t.text, t.tag_, t.pos_, t.ent_iob_, t.ent_type_) for t in d] for d in docs]
 
 
-# -- Brown -> UPOS mapping ------------------------------------------------------
-
-SAMPLE_TAGS = {
-    "nn": "NOUN", "nns$": "NOUN", "nn$-tl": "NOUN", "np-tl": "PROPN", "nps$": "PROPN",
-    "nn-tl-hl": "NOUN", "fw-nn": "NOUN", "fw-in-tl": "ADP", "fw-*": "PART",
-    "pps+bez": "PRON", "ppss+md": "PRON", "ppss+ber-n": "PRON", "in+at-t": "ADP",
-    "fw-in+at-tl": "ADP", "wdt+ber+pp": "PRON", "dt+bez": "PRON", "at+nn": "NOUN",
-    "fw-at+np-tl": "PROPN", "vb+ppo": "VERB", "vbg+to": "VERB", "md+hv": "AUX",
-    "md*": "AUX", "bez*": "AUX", "dod*": "AUX", "hvz*": "AUX", "doz*-tl": "AUX",
-    "*": "PART", "*-hl": "PART", "nil": "X", "pp$": "PRON", "pp$$": "PRON",
-    "wp$": "PRON", "---hl": "PUNCT", "(-hl": "PUNCT", "``": "PUNCT", "''": "PUNCT",
-    "'": "PUNCT", ".-nc": "PUNCT", "cd$": "NUM", "od": "ADJ", "ap$": "ADJ",
-    "abn": "DET", "ql": "ADV", "rp": "ADP", "to": "PART", "uh-tl": "INTJ",
-    "cs": "SCONJ", "cc": "CCONJ", "ex+bez": "PRON", "bedz": "AUX", "md": "AUX",
-    "jj+jj-nc": "ADJ", "nr$": "NOUN", "rb$": "ADV",
-}
-
-
-def test_brown_upos_mapping_on_sample():
-    for tag, upos in SAMPLE_TAGS.items():
-        assert brown_upos.brown_to_upos(tag) == upos, tag
-        assert brown_upos.brown_to_upos(tag.upper()) == upos, tag
-    assert set(brown_upos.BASE_UPOS.values()) <= brown_upos.UPOS_TAGS
-    for bad in ("xyz", "nn+xyz", "fw-", ""):
-        with pytest.raises(KeyError):
-            brown_upos.brown_to_upos(bad)
-
-
-@pytest.mark.parametrize("tags,expected", [
-    ("pps hvd ben vbn .", "PRON AUX AUX VERB PUNCT"),
-    ("pps hvd at nn .", "PRON VERB DET NOUN PUNCT"),
-    ("hvz pps vbn", "AUX PRON VERB"),
-    ("ppss hv to vb", "PRON VERB PART VERB"),
-    ("dod pps rb vb", "AUX PRON ADV VERB"),
-    ("ppss dod at nn", "PRON VERB DET NOUN"),
-    ("hv+to vb", "VERB VERB"),
-    ("dt nn", "DET NOUN"), ("dt bez jj", "PRON AUX ADJ"),
-    ("nn wdt hvd", "NOUN PRON VERB"), ("wdt jj nns", "DET ADJ NOUN"),
-])
-def test_brown_upos_context_rules(tags, expected):
-    assert brown_upos.sentence_upos(tags.split()) == expected.split()
-
-
-def test_every_real_brown_tag_maps():
-    brown_dir = ROOT / "assets" / "brown"
-    if not brown_dir.is_dir() or not preprocess_brown.brown_files(brown_dir):
-        pytest.skip("real Brown corpus not fetched (scripts/fetch_data.py)")
-    tags = set()
-    problems = Counter()
-    for path in preprocess_brown.brown_files(brown_dir):
-        for sentence in preprocess_brown.read_brown_file(path, problems):
-            tags.update(tag for _, tag in sentence)
-    unmapped = sorted(t for t in tags if not brown_upos.is_mappable(t))
-    assert not unmapped
-    assert len(tags) > 400 and not problems
-
-
 # -- Brown -> corpus/pos --------------------------------------------------------
 
-def test_brown_split_upos_and_low_resource(tmp_path, capsys):
+def test_brown_split_upos_and_low_resource(tmp_path, capsys, run_command):
     brown = make_brown(tmp_path / "brown")
     out = tmp_path / "pos"
-    assert preprocess_brown.main([str(brown), str(out), "--limit-train", "3"]) == 0
+    assert run_command(preprocess_brown.app, [str(brown), str(out), "--limit-train", "3"]) == 0
     train, dev, test = (read_docs(out / f"{s}.spacy") for s in ("train", "dev", "test"))
     assert (len(train), len(dev), len(test)) == (20, 2, 2)
     files = {s: {d[0].text[1:] for d in docs} for s, docs in
@@ -159,7 +95,7 @@ def test_brown_split_upos_and_low_resource(tmp_path, capsys):
     for doc in train + dev + test:
         by_text.setdefault(" ".join(t.text for t in doc[1:]), doc)
     for tokens, upos in BROWN_SENTENCES:
-        words = [preprocess_brown.normalize_word(tok.rpartition("/")[0]) for tok in tokens.split()]
+        words = [brown_corpus.normalize_word(tok.rpartition("/")[0]) for tok in tokens.split()]
         doc = by_text[" ".join(words)]
         assert [t.pos_ for t in doc[1:]] == upos.split()
         assert [t.tag_ for t in doc[1:]] == upos.split()
@@ -177,30 +113,16 @@ def test_brown_split_upos_and_low_resource(tmp_path, capsys):
     assert stats["splits"]["dev"]["words"] == sum(len(d) for d in dev)
     # deterministic: a rerun writes the same content
     first = {s: doc_summary(read_docs(out / f"{s}.spacy")) for s in ("train", "dev", "test")}
-    assert preprocess_brown.main([str(brown), str(out)]) == 0
+    assert run_command(preprocess_brown.app, [str(brown), str(out)]) == 0
     assert first == {s: doc_summary(read_docs(out / f"{s}.spacy")) for s in ("train", "dev", "test")}
-
-
-def test_brown_split_rule():
-    assert [preprocess_brown.split_of(k) for k in range(20)].count("train") == 16
-    assert preprocess_brown.split_of(8) == "dev" and preprocess_brown.split_of(499) == "test"
-
-
-def test_brown_malformed_tokens_are_counted(tmp_path):
-    path = tmp_path / "ca01"
-    path.write_bytes("\tCaf\xe9/nn noslash ok/jj /nn\n".encode("latin-1"))
-    problems = Counter()
-    sentences = list(preprocess_brown.read_brown_file(path, problems))
-    assert sentences == [[("Caf\xe9", "nn"), ("ok", "jj")]]
-    assert problems["token without word/tag"] == 2
 
 
 # -- WNUT-16 -> corpus/ner ------------------------------------------------------
 
-def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys):
+def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys, run_command):
     ner = make_ner(tmp_path / "ner.txt")
     out = tmp_path / "ner"
-    assert preprocess_wnut.main([str(ner), str(out), "--limit-train", "5"]) == 0
+    assert run_command(preprocess_wnut.app, [str(ner), str(out), "--limit-train", "5"]) == 0
     printed = capsys.readouterr().out
     assert "70/10/20" in printed and "Repaired/skipped malformed input" in printed
     train, dev, test = (read_docs(out / f"{s}.spacy") for s in ("train", "dev", "test"))
@@ -215,7 +137,7 @@ def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys):
     assert ents == [("Empire State Building", "facility")]
     assert [(e.text, e.label_) for e in train[1].ents] == [("Justin Bieber", "person")]
     labels = {e.label_ for d in train + dev + test for e in d.ents}
-    assert labels <= set(preprocess_wnut.WNUT_LABELS)
+    assert labels <= set(wnut_corpus.WNUT_LABELS)
     # the malformed tweet (index 25 -> train) is kept, repaired
     bad = train[-1]
     assert [t.text for t in bad] == ["nospace", "a", "x", "y", "z"]
@@ -228,9 +150,9 @@ def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys):
     assert stats["splits"]["train"]["entities"] == sum(len(d.ents) for d in train)
 
 
-def test_wnut_clean_input_has_no_warnings(tmp_path, capsys):
+def test_wnut_clean_input_has_no_warnings(tmp_path, capsys, run_command):
     ner = make_ner(tmp_path / "ner.txt", n=10, malformed=False)
-    assert preprocess_wnut.main([str(ner), str(tmp_path / "ner")]) == 0
+    assert run_command(preprocess_wnut.app, [str(ner), str(tmp_path / "ner")]) == 0
     assert "malformed" not in capsys.readouterr().out
 
 
@@ -247,12 +169,12 @@ def make_sotu(folder, n_sentences=120):
     return folder
 
 
-def test_text_corpus(tmp_path):
+def test_text_corpus(tmp_path, run_command):
     brown = make_brown(tmp_path / "brown")
     sotu = make_sotu(tmp_path / "sotu")
     out = tmp_path / "text"
     argv = ["--sotu-dir", str(sotu), "--brown-dir", str(brown), "--output-dir", str(out)]
-    assert preprocess_text.main(argv) == 0
+    assert run_command(preprocess_text.app, argv) == 0
     train = (out / "train.txt").read_text(encoding="utf-8").splitlines()
     dev = (out / "dev.txt").read_text(encoding="utf-8").splitlines()
     lines = train + dev
@@ -272,20 +194,12 @@ def test_text_corpus(tmp_path):
     stats = json.loads((out / "stats.json").read_text())
     assert stats["splits"]["dev"]["lines"] == len(dev)
     # deterministic rerun, and the word cap
-    assert preprocess_text.main(argv) == 0
+    assert run_command(preprocess_text.app, argv) == 0
     assert (out / "train.txt").read_text(encoding="utf-8").splitlines() == train
-    assert preprocess_text.main(argv + ["--max-words", "30"]) == 0
+    assert run_command(preprocess_text.app, argv + ["--max-words", "30"]) == 0
     capped = (out / "train.txt").read_text(encoding="utf-8").splitlines()
     assert 30 <= sum(len(line.split()) for line in capped) < 45
     assert all(line.startswith("wca0") for line in capped)
-
-
-def test_sentence_splitting_and_length_limit():
-    split = list(preprocess_text.split_sentences("A b . \" C d ! ? E".split()))
-    assert split == [["A", "b", ".", '"'], ["C", "d", "!", "?"], ["E"]]
-    pieces = list(preprocess_text.limit_length(["x"] * 6 + [";"] + ["y"] * 5, 8))
-    assert pieces == [["x"] * 6 + [";"], ["y"] * 5]
-    assert list(preprocess_text.limit_length(["x"] * 9, 4)) == [["x"] * 4, ["x"] * 4, ["x"]]
 
 
 # -- end to end: fetch from local archives, then preprocess -----------------------
@@ -298,7 +212,7 @@ def _tar(path, files):
             tf.addfile(info, io.BytesIO(data))
 
 
-def test_fetch_then_preprocess(tmp_path, capsys):
+def test_fetch_then_preprocess(tmp_path, capsys, run_command):
     brown, sotu = make_brown(tmp_path / "raw_brown"), make_sotu(tmp_path / "raw_sotu")
     ner = make_ner(tmp_path / "raw_ner.txt", malformed=False)
     archives = tmp_path / "archives"
@@ -319,16 +233,16 @@ def test_fetch_then_preprocess(tmp_path, capsys):
     (tmp_path / "assets.json").write_text(json.dumps(assets))
     root = tmp_path / "project"
     root.mkdir()
-    assert fetch_data.main(["--assets-json", str(tmp_path / "assets.json"), "--root", str(root),
-                            "--from-dir", str(archives)]) == 0
+    assert run_command(fetch_data.app, ["--assets-json", str(tmp_path / "assets.json"), "--root", str(root),
+                                        "--from-dir", str(archives)]) == 0
     assert sorted(p.name for p in (root / "assets/sotu").glob("*.txt")) == [
         "1790_george_washington_n.txt", "1791_george_washington_n.txt"]
     a = root / "assets"
     c = root / "corpus"
-    assert preprocess_brown.main([str(a / "brown"), str(c / "pos")]) == 0
-    assert preprocess_wnut.main([str(a / "wnut16/ner.txt"), str(c / "ner")]) == 0
-    assert preprocess_text.main(["--sotu-dir", str(a / "sotu"), "--brown-dir", str(a / "brown"),
-                                 "--output-dir", str(c / "text")]) == 0
+    assert run_command(preprocess_brown.app, [str(a / "brown"), str(c / "pos")]) == 0
+    assert run_command(preprocess_wnut.app, [str(a / "wnut16/ner.txt"), str(c / "ner")]) == 0
+    assert run_command(preprocess_text.app, ["--sotu-dir", str(a / "sotu"), "--brown-dir", str(a / "brown"),
+                                             "--output-dir", str(c / "text")]) == 0
     assert len(read_docs(c / "pos/train.spacy")) == 20
     assert len(read_docs(c / "ner/test.spacy")) == 4
     assert (c / "text/train.txt").stat().st_size > 0

@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import paired_stats  # noqa: E402
-import report  # noqa: E402
-import report_data  # noqa: E402
+from scripts import report
+from scripts.workflow.evaluation import paired_stats
+from scripts.workflow.report import data as report_data
+from scripts.workflow.report import rows as report_rows
 
 N_DOCS = 60
 README = "# Project\n\nIntro.\n\n## Results\n\n<!-- results:start -->\nold\n<!-- results:end -->\n\nAfter.\n"
@@ -85,7 +82,7 @@ def write_bilm(folder: Path, run: dict) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(metrics_folder, tmp_path_factory) -> dict:
+def built(metrics_folder, tmp_path_factory, run_command) -> dict:
     base = tmp_path_factory.mktemp("built")
     bilm = write_bilm(base / "bilm", {"stopped_by": "max_minutes", "steps": 300, "tokens": 600000,
                                       "max_steps": 2000, "max_tokens": 4000000, "max_minutes": 20,
@@ -95,10 +92,10 @@ def built(metrics_folder, tmp_path_factory) -> dict:
     readme = base / "README.md"
     readme.write_text(README)
     out = base / "reports"
-    assert report.main(["--metrics-dir", str(metrics_folder), "--training-dir", str(base / "training"),
-                        "--bilm-dir", str(bilm), "--adapted-bilm-dir", str(adapted), "--output-dir", str(out),
-                        "--command", "make all", f"--readme={readme}", "--resamples", "1000",
-                        "--rounds", "1000"]) == 0
+    assert run_command(report.app, ["--metrics-dir", str(metrics_folder), "--training-dir", str(base / "training"),
+                                    "--bilm-dir", str(bilm), "--adapted-bilm-dir", str(adapted),
+                                    "--output-dir", str(out), "--command", "make all", f"--readme={readme}",
+                                    "--resamples", "1000", "--rounds", "1000"]) == 0
     text = readme.read_text()
     return {"out": out, "results": json.loads((out / "results.json").read_text()),
             "report": (out / "report.md").read_text(), "readme": text,
@@ -202,7 +199,7 @@ def test_counts_that_disagree_with_the_scores_are_not_tested(metrics_folder, tmp
     docs = json.loads((tmp_path / "tagger-elmo.docs.json").read_text())
     docs["counts"][0][0] -= 1
     (tmp_path / "tagger-elmo.docs.json").write_text(json.dumps(docs))
-    rows = report.comparison_rows(report_data.load_settings(tmp_path), resamples=10, rounds=10)
+    rows = report_rows.comparison_rows(report_data.load_settings(tmp_path), resamples=10, rounds=10)
     row = next(r for r in rows if r["other"] == "tagger-elmo")
     assert row["verdict"] == "not tested" and "tagger-elmo.docs.json: the counts give tag_acc" in row["not_tested"]
 
@@ -226,10 +223,10 @@ def test_targets_say_whether_and_by_how_much(built):
     assert "**met** (ner-elmo: +" in built["report"]
 
 
-def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys):
+def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys, run_command):
     (tmp_path / "metrics").mkdir()
     (tmp_path / "metrics" / "ner-elmo.seed0.json").write_text("[1, 2]")
     with pytest.raises(SystemExit):
-        report.main(["--metrics-dir", str(tmp_path / "metrics"), "--training-dir", str(tmp_path),
-                     "--bilm-dir", str(tmp_path / "bilm"), "--output-dir", str(tmp_path / "out")])
+        run_command(report.app, ["--metrics-dir", str(tmp_path / "metrics"), "--training-dir", str(tmp_path),
+                                 "--bilm-dir", str(tmp_path / "bilm"), "--output-dir", str(tmp_path / "out")])
     assert "ner-elmo.seed0.json: expected a JSON object" in " ".join(capsys.readouterr().out.split())

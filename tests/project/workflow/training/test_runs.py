@@ -1,12 +1,8 @@
 """The training steps' device choice: ``--gpu auto`` never asks for a GPU that is not there."""
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import train_runs  # noqa: E402
+from scripts.workflow.training import runs as train_runs
 
 
 def test_numbers_are_used_as_given():

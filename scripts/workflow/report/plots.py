@@ -1,6 +1,6 @@
-"""Library for ``report.py``: the report's PNG figures (matplotlib, no display needed).
+"""The report's PNG figures (matplotlib, no display needed).
 
-Every function takes plain values (see ``report_data.py``), writes one PNG and returns its
+Every function takes plain values (see ``data``), writes one PNG and returns its
 path. Error bars are the sample standard deviation over seeds, where there are several.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from report_data import Summary  # noqa: E402
+from .data import Summary  # noqa: E402
 
 BASELINE_COLOUR = "#9e9e9e"
 ELMO_COLOUR = "#1f77b4"

@@ -1,4 +1,4 @@
-"""Library for the preprocessing scripts: writing ``.spacy`` splits, training subsets, stats.
+"""What the two ``.spacy`` converters write: splits, training subsets, stats.
 
 Both corpora (Brown for POS, WNUT-16 for NER) end the same way: every split as a DocBin,
 ``train_N.spacy`` with the first N training Docs for the low-resource settings, and a
@@ -6,12 +6,10 @@ Both corpora (Brown for POS, WNUT-16 for NER) end the same way: every split as a
 """
 from __future__ import annotations
 
-import argparse
 import json
-import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 
 def write_docbin(docs: Sequence, path: Path, attrs: Sequence[str]) -> None:
@@ -56,33 +54,3 @@ def finish_stats(stats: dict, problems: Counter, output_dir: Path, problem_label
     stats["problems"] = dict(problems)
     (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     return stats
-
-
-def converter_main(
-    description: str,
-    convert: Callable[[Path, Path, Sequence[int]], dict],
-    source: tuple[str, str],
-    default_output: str,
-    unit: str,
-    argv: Optional[Sequence[str]] = None,
-) -> int:
-    """The command line both converters share: ``SOURCE [OUTPUT_DIR] [--limit-train N ...]``.
-
-    ``source`` is the positional argument's name and default; ``unit`` names what
-    ``--limit-train`` counts (sentences, tweets).
-    """
-    source_name, source_default = source
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument(source_name, nargs="?", default=source_default, type=Path)
-    parser.add_argument("output_dir", nargs="?", default=default_output, type=Path)
-    parser.add_argument("--limit-train", type=int, action="append", default=[], metavar="N",
-                        help=f"also write train_N.spacy with the first N training {unit} (repeatable)")
-    args = parser.parse_args(argv)
-    if any(n <= 0 for n in args.limit_train):
-        parser.error("--limit-train must be positive")
-    start = time.time()
-    convert(getattr(args, source_name), args.output_dir, args.limit_train)
-    from wasabi import msg
-
-    msg.info(f"Done in {time.time() - start:.1f}s")
-    return 0

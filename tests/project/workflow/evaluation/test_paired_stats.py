@@ -1,18 +1,13 @@
-"""scripts/paired_stats.py on constructed cases whose answer is known."""
+"""scripts/workflow/evaluation/paired_stats.py on constructed cases whose answer is known."""
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import numpy
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import paired_stats  # noqa: E402
-from paired_stats import compare, pair_seeds, verdict  # noqa: E402
+from scripts.workflow.evaluation import paired_stats
+from scripts.workflow.evaluation.paired_stats import compare, pair_seeds, verdict
 
 
 def tagger_counts(correct, total):

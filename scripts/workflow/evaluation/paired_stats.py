@@ -5,7 +5,7 @@ the gain to be shown, so a difference of means needs an interval and a p-value t
 both the documents and the seeds into account.
 
 Input, per system and seed: an integer array ``(n_docs, n_fields)`` of per-document counts
-on the same test documents in the same order (``evaluate_all.py`` writes them):
+on the same test documents in the same order (``scoring`` writes them):
 
 * NER (``task="ner"``): ``tp, fp, fn`` with exact span and label match;
 * tagger (``task="tagger"``): ``correct, total, predicted`` (tokens tagged right, gold

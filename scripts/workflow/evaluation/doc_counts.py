@@ -1,6 +1,6 @@
 """Per-document counts behind spaCy's NER and tagger scores, for paired tests over documents.
 
-spaCy reports corpus-level scores only; ``paired_stats.py`` needs each test document's
+spaCy reports corpus-level scores only; ``paired_stats`` needs each test document's
 share. These functions count, per scored ``Example``, with the same rules as spaCy's scorers,
 so that the counts summed over the documents give spaCy's ``ents_f`` and ``tag_acc`` back:
 

@@ -1,9 +1,9 @@
-"""Library for ``report.py``: reads what the workflow produced into plain Python values.
+"""What the report reads: the workflow's outputs as plain Python values.
 
 * scores: the ``evaluate`` step's JSON files, grouped by setting (one entry per seed), and
   the per-document counts beside them (``SETTING[.seedN].docs.json``);
 * the settings compared (``comparisons``): task, training-set size (read from each
-  pipeline's config), scores, and the paired test of each comparison (``paired_stats.py``);
+  pipeline's config), scores, and the paired test of each comparison (``paired_stats``);
 * the biLM's pretraining curve (``metrics.jsonl``) and how pretraining ended (``run.json``);
 * each ELMo pipeline's learned layer mix (softmax weights and gamma of its listener);
 * the "bank" example: cosine of ``bank`` in two contexts, per layer and per mix.
@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-import paired_stats
+from ..evaluation import paired_stats
 
 # Settings are named TASK[-small]-VARIANT (ner-elmo, tagger-small-baseline, ...). Each variant
 # is compared with the baseline of its task and size, and each "X-adapted" also with "X"

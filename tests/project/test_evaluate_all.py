@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,11 +20,8 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import evaluate_all  # noqa: E402
-import paired_stats  # noqa: E402
+from scripts import evaluate_all
+from scripts.workflow.evaluation import paired_stats
 
 NAMES = [["Mary"], ["John", "Smith"], ["Paris"], ["New", "York"], ["Google"]]
 LABELS = {"Mary": "PER", "John": "PER", "Paris": "LOC", "New": "LOC", "Google": "ORG"}
@@ -61,7 +57,7 @@ def awkward_docs(vocab) -> list:
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def scored(tmp_path_factory, run_command):
     """evaluate_all.py run on an NER and a tagger setting; returns the metrics folder and files."""
     base = tmp_path_factory.mktemp("evaluate")
     fix_random_seed(0)
@@ -82,8 +78,8 @@ def scored(tmp_path_factory):
     nlp.to_disk(training / "ner-small-x" / "model-best")
     shutil.copytree(training / "ner-small-x" / "model-best", training / "tagger-x" / "seed3" / "model-best")
     metrics = base / "metrics"
-    assert evaluate_all.main([str(training), str(metrics), "--ner-test", str(test_path), "--tagger-test",
-                              str(test_path), "--setting", "ner-small-x", "--setting", "tagger-x"]) == 0
+    assert run_command(evaluate_all.app, [str(training), str(metrics), "--ner-test", str(test_path), "--tagger-test",
+                                          str(test_path), "--setting", "ner-small-x", "--setting", "tagger-x"]) == 0
     return {"metrics": metrics, "training": training, "test": test_path, "n_docs": len(test_docs)}
 
 
@@ -127,29 +123,29 @@ def test_tagger_counts_give_spacy_tag_acc(scored):
     assert reference["tag_acc"] == scores["tag_acc"]
 
 
-def test_rerun_skips_and_missing_counts_rescore(scored, capsys):
+def test_rerun_skips_and_missing_counts_rescore(scored, capsys, run_command):
     args = [str(scored["training"]), str(scored["metrics"]), "--ner-test", str(scored["test"]),
             "--tagger-test", str(scored["test"]), "--setting", "ner-small-x"]
     docs_file = scored["metrics"] / "ner-small-x.docs.json"
     before = docs_file.read_text()
-    assert evaluate_all.main(args) == 0
+    assert run_command(evaluate_all.app, args) == 0
     assert "scored earlier" in capsys.readouterr().out
     docs_file.unlink()  # scores from before per-document counts existed: scored again
-    assert evaluate_all.main(args) == 0
+    assert run_command(evaluate_all.app, args) == 0
     assert "scored earlier" not in capsys.readouterr().out
     assert docs_file.read_text() == before
 
 
-def test_optional_setting_is_scored_only_if_trained(scored, capsys):
+def test_optional_setting_is_scored_only_if_trained(scored, capsys, run_command):
     stale = scored["metrics"] / "ner-gone.seed0.json"
     stale.write_text("{}")
     (scored["metrics"] / "ner-gone.seed0.docs.json").write_text("{}")
     args = [str(scored["training"]), str(scored["metrics"]), "--ner-test", str(scored["test"]),
             "--tagger-test", str(scored["test"]), "--optional-setting", "ner-gone",
             "--optional-setting", "tagger-x"]
-    assert evaluate_all.main(args) == 0
+    assert run_command(evaluate_all.app, args) == 0
     out = capsys.readouterr().out
     assert "'ner-gone' was not trained" in out and "tagger-x.seed3: scored earlier" in out
     assert not stale.exists() and not (scored["metrics"] / "ner-gone.seed0.docs.json").exists()
     with pytest.raises(SystemExit):  # a required setting without a pipeline is an error
-        evaluate_all.main(args[:6] + ["--setting", "ner-gone"])
+        run_command(evaluate_all.app, args[:6] + ["--setting", "ner-gone"])

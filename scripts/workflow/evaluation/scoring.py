@@ -1,0 +1,156 @@
+"""Score each trained setting's pipeline(s) on the test split of its task (the ``evaluate`` step).
+
+An optional setting is scored only if it was trained. A setting's pipelines are
+``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
+``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
+scored on ``--ner-test``, the others on ``--tagger-test``.
+
+Each pipeline is scored by spaCy's own ``Language.evaluate`` on the test corpus read as
+``python -m spacy evaluate`` reads it, and its scores are written to
+``METRICS_DIR/SETTING.json`` (``SETTING.seed{N}.json``) with three more keys: ``model``,
+``test_data`` and ``model_sha256``. Beside it, ``SETTING[.seed{N}].docs.json`` holds the
+per-document counts of the same predictions (``doc_counts``: NER ``tp, fp, fn``; tagger
+``correct, total, predicted``), one row per test document in corpus order, for the paired
+tests of ``paired_stats``. A pipeline whose two files already hold its current checksum
+and test file is not scored again, so a rerun after a failure goes on where it stopped.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Iterator, List, Sequence, Tuple
+
+from wasabi import msg
+
+from ..checksums import sha256_of_path
+from .doc_counts import counts_of, fields_of
+
+SEED_DIR = re.compile(r"seed(\d+)$")
+
+
+def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
+    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
+    base = training_dir / setting
+    seeded = sorted(
+        (int(m.group(1)), p) for p in base.glob("seed*") if (m := SEED_DIR.search(p.name))
+        and (p / "model-best").is_dir()
+    )
+    if (base / "model-best").is_dir():
+        if seeded:  # the setting changed between one run and one run per seed
+            raise FileNotFoundError(f"{base} holds both model-best and seed<N>/model-best: "
+                                    "remove the one from the earlier configuration")
+        return [(setting, base / "model-best")]
+    if not seeded:
+        raise FileNotFoundError(f"no trained pipeline for setting {setting!r}: expected "
+                                f"{base}/model-best or {base}/seed<N>/model-best")
+    return [(f"{setting}.seed{seed}", path / "model-best") for seed, path in seeded]
+
+
+def task_of(setting: str) -> str:
+    """``ner`` for the settings named ``ner*``, else ``tagger``."""
+    return "ner" if setting.startswith("ner") else "tagger"
+
+
+def test_file_for(setting: str, ner_test: Path, tagger_test: Path) -> Path:
+    """The test split a setting is scored on."""
+    return ner_test if task_of(setting) == "ner" else tagger_test
+
+
+def docs_path(metrics_path: Path) -> Path:
+    """``SETTING.seed0.json`` -> ``SETTING.seed0.docs.json``."""
+    return metrics_path.with_name(metrics_path.name[: -len(".json")] + ".docs.json")
+
+
+def is_current(metrics_path: Path, model_sha: str, test_data: Path) -> bool:
+    """Whether both score files hold this model's checksum and this test file."""
+    for path in (metrics_path, docs_path(metrics_path)):
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if stored.get("model_sha256") != model_sha or stored.get("test_data") != str(test_data):
+            return False
+    return True
+
+
+def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, List[Tuple[int, int, int]]]:
+    """spaCy's scores of a pipeline on a test file, and the per-document counts behind them.
+
+    Reads and scores as ``spacy evaluate`` does (fixed random seed, ``Corpus`` without gold
+    preprocessing, ``nlp.evaluate``); the scorer keeps the scored examples so that the counts
+    come from the very predictions that were scored.
+    """
+    from spacy import util
+    from spacy.scorer import Scorer
+    from spacy.training import Corpus
+
+    class KeepingScorer(Scorer):
+        def score(self, examples, **kwargs):
+            self.examples = list(examples)
+            return super().score(self.examples, **kwargs)
+
+    util.fix_random_seed()
+    nlp = util.load_model(model)
+    examples = list(Corpus(test_data, gold_preproc=False)(nlp))
+    scorer = KeepingScorer(nlp=nlp)
+    scores = nlp.evaluate(examples, scorer=scorer)
+    return scores, counts_of(task, scorer.examples)
+
+
+def jobs(settings: Sequence[str], training_dir: Path, ner_test: Path,
+         tagger_test: Path) -> Iterator[Tuple[str, Path, Path]]:
+    """``(metrics file stem, model dir, test file)`` per pipeline of the settings."""
+    for setting in settings:
+        test_data = test_file_for(setting, ner_test, tagger_test)
+        for stem, model in pipelines_of(training_dir, setting):
+            yield stem, model, test_data
+
+
+def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set) -> None:
+    """Delete a setting's score files whose pipeline is gone (e.g. one run became one per
+    seed), so that the report never mixes them with the current ones."""
+    for setting in settings:
+        paths = (list(metrics_dir.glob(f"{setting}.json")) + list(metrics_dir.glob(f"{setting}.docs.json"))
+                 + list(metrics_dir.glob(f"{setting}.seed*.json")))
+        for path in paths:
+            stem = path.name[: -len(".docs.json")] if path.name.endswith(".docs.json") else path.stem
+            if stem not in current:
+                msg.warn(f"Removing the scores of a pipeline that no longer exists: {path}")
+                path.unlink()
+
+
+def trained_settings(training_dir: Path, settings: Sequence[str], optional: Sequence[str]) -> List[str]:
+    """The required settings, then those of the optional ones that were trained."""
+    found = list(settings)
+    for setting in optional:
+        try:
+            pipelines_of(training_dir, setting)
+            found.append(setting)
+        except FileNotFoundError:
+            msg.info(f"Optional setting {setting!r} was not trained: not scored")
+    return found
+
+
+def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path) -> None:
+    """Score each pipeline unless its files are current: ``STEM.json`` and ``STEM.docs.json``."""
+    for index, (stem, model, test_data) in enumerate(todo, 1):
+        out = metrics_dir / f"{stem}.json"
+        model_sha = sha256_of_path(model)
+        if is_current(out, model_sha, test_data):
+            msg.good(f"[{index}/{len(todo)}] {stem}: scored earlier ({out}), skipping")
+            continue
+        start = time.time()
+        task = task_of(stem)
+        scores, counts = evaluate_pipeline(model, test_data, task)
+        provenance = {"model": str(model), "test_data": str(test_data), "model_sha256": model_sha}
+        docs = {"task": task, "fields": list(fields_of(task)), **provenance,
+                "test_data_sha256": sha256_of_path(test_data), "counts": counts}
+        docs_path(out).write_text(json.dumps(docs) + "\n", encoding="utf-8")
+        scores.update(provenance)
+        out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+        main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc")))
+        shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
+        msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} "
+                 f"({time.time() - start:.1f}s) -> {out}")

@@ -1,0 +1,12 @@
+"""The report step and the probe summary: from the workflow's outputs to markdown, plots and JSON.
+
+| module | job |
+| --- | --- |
+| `data` | reads scores, per-document counts, pretraining runs, learned mixes; pairs the settings |
+| `rows` | one row per setting, comparison (with its paired test) and target |
+| `text` | markdown tables and the sentences that state each result |
+| `plots` | the PNG figures |
+| `build` | puts them together: `report.md`, `results.json`, the README section |
+| `readme` | rewrites the README between its results markers |
+| `probes` | the `probe` workflow's summary: `probe.md` and its plot |
+"""

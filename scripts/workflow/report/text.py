@@ -1,0 +1,120 @@
+"""The report's words: markdown tables and the sentences that state each comparison's result.
+
+Shared by the report and the probe summary; every function takes plain values (rows built by
+``rows``, summaries of ``data``) and returns markdown text.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from . import data
+
+TASK_DATA = {"ner": "NER (WNUT-16 tweets)", "tagger": "POS tagging (Brown)"}
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub markdown table; every cell as ``str()`` gives it."""
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def size_text(task: str, size: str, train_docs: Optional[int]) -> str:
+    """``"small: 1,000 tweets"``, or the size alone when the count is unknown."""
+    unit = "tweets" if task == "ner" else "sentences"
+    return f"{size}: {train_docs:,} {unit}" if train_docs else size
+
+
+def p_text(p: float) -> str:
+    """Three decimals, four below 0.001."""
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.4f}"
+
+
+def interval_text(result) -> str:
+    """The 95% interval of a paired test, in points."""
+    return f"{result.ci_low * 100:+.2f} to {result.ci_high * 100:+.2f}"
+
+
+def settings_table(rows: List[dict]) -> str:
+    """One line per scored setting: its test score over the seeds."""
+    table_rows = [[TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]), r["name"], r["score"],
+                   r["summary"].as_percent() if r["summary"] else "n/a", str(len(r["seeds"]))] for r in rows]
+    return markdown_table(["task", "training data", "setting", "test score", "mean ± std over seeds", "runs"],
+                          table_rows)
+
+
+def comparisons_table(rows: List[dict]) -> str:
+    """One line per comparison: difference, interval, p and verdict."""
+    table_rows = []
+    for r in rows:
+        test = r["test"]
+        table_rows.append([
+            TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]),
+            f"{r['other']} vs {r['baseline']}",
+            f"{r['delta']:+.2f}" if r["delta"] is not None else "n/a",
+            interval_text(test) if test else "n/a", p_text(test.p_value) if test else "n/a",
+            f"{len(test.seeds)} x {test.n_docs:,}" if test else "n/a", r["verdict"],
+        ])
+    return markdown_table(["task", "training data", "comparison", "difference (points)", "95% interval",
+                           "p", "seeds x test docs", "verdict"], table_rows)
+
+
+def comparison_sentence(row: dict) -> str:
+    """The claim a comparison supports: a gain or loss only where p < 0.05."""
+    where = f"{TASK_DATA[row['task']]}, {row['size']} training set"
+    other, baseline = row["other"], row["baseline"]
+    test = row["test"]
+    if test is None:
+        delta = f"{row['delta']:+.2f} {row['score']} points" if row["delta"] is not None else "no difference"
+        return (f"{where}: {other} vs {baseline}: {delta}, not tested ({row['not_tested']}); "
+                f"no gain is claimed.")
+    numbers = (f"{row['delta']:+.2f} {row['score']} points, 95% interval {interval_text(test)}, "
+               f"p = {p_text(test.p_value)}, {len(test.seeds)} seed pair{'s' if len(test.seeds) > 1 else ''} "
+               f"over {test.n_docs:,} test documents")
+    if test.verdict == "gain":
+        return f"{where}: **gain**: {other} beats {baseline} ({numbers})."
+    if test.verdict == "loss":
+        return f"{where}: **loss**: {other} is below {baseline} ({numbers})."
+    return f"{where}: no significant difference between {other} and {baseline} ({numbers})."
+
+
+METHOD_NOTE = ("Differences are the other setting's mean over seeds minus the baseline's, the seeds "
+               "paired by number (baseline seed k with seed k), on corpus-level scores (NER micro F1 "
+               "from summed tp/fp/fn, accuracy from summed token counts). The 95% interval is a paired "
+               "bootstrap over test documents ({resamples:,} resamples, the same documents for every "
+               "seed and both settings); p is two-sided, from paired approximate randomization over "
+               "documents ({rounds:,} rounds: each document's counts swapped between the two settings "
+               "for all seeds at once). A gain or loss is claimed only where p < 0.05.")
+
+
+def per_type_table(baseline: Optional[data.Setting], elmo: Optional[data.Setting]) -> str:
+    """NER precision, recall and F1 per entity type, baseline beside ELMo."""
+    labels = sorted(set(baseline.per_type() if baseline else {}) | set(elmo.per_type() if elmo else {}))
+    rows = []
+    for label in labels:
+        cells = [label]
+        for setting in (baseline, elmo):
+            for metric in ("p", "r", "f"):
+                summary = setting.per_type(metric).get(label) if setting else None
+                cells.append(summary.as_percent() if summary else "n/a")
+        rows.append(cells)
+    return markdown_table(["type", "baseline P", "baseline R", "baseline F1", "ELMo P", "ELMo R", "ELMo F1"], rows)
+
+
+def duration(seconds: float) -> str:
+    """``"42 s"`` below two minutes, ``"12.3 min"`` above."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float]]:
+    """Markdown table of the steps' wall and CPU times, the total wall and total CPU seconds."""
+    steps = sorted(((name, entry) for name, entry in step_times.items() if "seconds" in entry),
+                   key=lambda item: item[1].get("finished", ""))
+    total = sum(entry["seconds"] for _, entry in steps)
+    cpus = [entry.get("cpu_seconds") for _, entry in steps]
+    total_cpu = sum(cpus) if steps and None not in cpus else None
+    rows = [[name, duration(entry["seconds"]),
+             duration(entry["cpu_seconds"]) if entry.get("cpu_seconds") is not None else "n/a",
+             entry.get("finished", "")] for name, entry in steps]
+    rows.append(["total", duration(total), duration(total_cpu) if total_cpu is not None else "n/a", ""])
+    return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu

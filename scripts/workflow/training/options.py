@@ -1,0 +1,23 @@
+"""Option values the training commands share, read as typer options: a bad value is a usage
+error naming the option, before any training starts."""
+from typing import List
+
+import typer
+
+from .runs import gpu_id, parse_int_list
+
+
+def int_list(text: str, option: str) -> List[int]:
+    """``"0,1,2"`` -> ``[0, 1, 2]`` for ``option``; a usage error otherwise."""
+    try:
+        return parse_int_list(text)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint=option) from e
+
+
+def gpu(choice: str) -> int:
+    """``spacy train``'s GPU id from ``--gpu`` (a number, or ``auto``); a usage error otherwise."""
+    try:
+        return gpu_id(choice)
+    except ValueError as e:
+        raise typer.BadParameter(f"expected a GPU id or auto, not {choice!r}", param_hint="--gpu") from e

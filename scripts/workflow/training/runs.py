@@ -1,0 +1,97 @@
+"""``spacy train`` runs that a rerun skips when finished: the training steps (one run per seed,
+per probed layer, per recipe variant) go on where a failure stopped them.
+
+``train_unless_done(config, output_dir, overrides)`` runs ``spacy train`` (in this process,
+the same function the ``python -m spacy train`` command calls) unless ``output_dir`` already
+holds a finished run of exactly these inputs. A finished run is marked by
+``output_dir/inputs.json``, written after training succeeded, holding the overrides and the
+SHA-256 of the config and of every file or folder the overrides name. So when one run of
+several fails, rerunning the step redoes only the runs that did not finish.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from wasabi import msg
+
+from ..checksums import sha256_of_path
+
+DONE_FILE = "inputs.json"
+
+
+def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
+    """``--section.key value`` pairs parsed as ``spacy train`` parses them."""
+    from spacy.cli._util import parse_config_overrides
+
+    return parse_config_overrides(list(args))
+
+
+def describe_run(config: Path, overrides: Dict[str, Any]) -> dict:
+    """What identifies a run: config and overrides, with the content of every path they name."""
+    contents = {str(config): sha256_of_path(config)}
+    for value in overrides.values():
+        if isinstance(value, str) and value and Path(value).exists():
+            contents[value] = sha256_of_path(Path(value))
+    return {"config": str(config), "overrides": overrides, "sha256": contents}
+
+
+def is_done(output_dir: Path, description: dict) -> bool:
+    """Whether output_dir holds a finished run (model-best) of exactly this description."""
+    try:
+        stored = json.loads((output_dir / DONE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return stored == json.loads(json.dumps(description)) and (output_dir / "model-best").is_dir()
+
+
+def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any], use_gpu: int = -1) -> bool:
+    """Train into output_dir unless it holds this very run already; True if it trained.
+
+    The device is not part of a run's identity: a run finished on a GPU counts on a CPU too.
+    """
+    from spacy.cli.train import train
+
+    description = describe_run(config, overrides)
+    if is_done(output_dir, description):
+        msg.good(f"{output_dir}: finished earlier with the same inputs, skipping")
+        return False
+    if output_dir.exists():
+        shutil.rmtree(output_dir)
+    msg.divider(f"spacy train {config} --output {output_dir}")
+    train(config, output_dir, use_gpu=use_gpu, overrides=overrides)
+    (output_dir / DONE_FILE).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
+    gc.collect()
+    return True
+
+
+def parse_int_list(text: str) -> List[int]:
+    """``"0,1,2"`` -> ``[0, 1, 2]``; spaces allowed, at least one number."""
+    values = [int(part) for part in text.replace(" ", ",").split(",") if part.strip()]
+    if not values:
+        raise ValueError(f"expected comma-separated integers, got {text!r}")
+    return values
+
+
+def gpu_id(choice: str) -> int:
+    """``spacy train``'s ``--gpu-id`` from ``auto`` (GPU 0 when torch sees a GPU and CuPy is
+    installed, else the CPU) or a number (-1: the CPU)."""
+    if choice.strip().lower() != "auto":
+        return int(choice)
+    import importlib.util
+
+    import torch
+
+    return 0 if torch.cuda.is_available() and importlib.util.find_spec("cupy") is not None else -1
+
+
+def train_seeds(config: Path, output_dir: Path, seeds: Sequence[int], overrides: Dict[str, Any],
+                use_gpu: int = -1) -> None:
+    """One run per seed into ``output_dir/seed{N}`` (``system.seed`` = N); finished seeds are
+    skipped. The spread over seeds is what the report shows."""
+    for seed in seeds:
+        run_overrides = {**overrides, "system.seed": seed}
+        train_unless_done(config, output_dir / f"seed{seed}", run_overrides, use_gpu=use_gpu)
