@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from spacy_elmo.corpora.segmenter import Segmenter
+from spacy_elmo.pretrain.text_sentences import SentenceSplitter
 from spacy_elmo.nn.batching import length_sorted_batches
 from spacy_elmo.pretrain.corpus import read_dev_sentences
 from spacy_elmo.pretrain.distributed import Distributed
@@ -41,8 +41,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     vocab = vocabulary_of(model)
     if vocab is None:
         parser.error(f"{args.run_dir / args.model} holds no vocabulary (an AllenNLP model?)")
-    segmenter = Segmenter(settings.corpus)
-    sentences, _ = read_dev_sentences(dev, settings.corpus, segmenter, settings.training.max_dev_sentences)
+    splitter = SentenceSplitter(settings.corpus)
+    sentences, _ = read_dev_sentences(dev, settings.corpus, splitter, settings.training.max_dev_sentences)
     encoder = BatchEncoder(vocab)
     lengths = [len(s) + 2 for s in sentences]
     groups = length_sorted_batches(lengths, settings.training.max_batch_sentences, 2 * settings.training.batch_tokens)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, TypeVar, Union
 import torch
 from tqdm import tqdm
 
-from ..corpora.segmenter import Segmenter
+from .text_sentences import SentenceSplitter
 from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from ..config import BiLMConfig
@@ -119,7 +119,7 @@ class PretrainRun:
         if not self.settings.paths.train:
             raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
         checkpoint = self._prepare_output()
-        self.segmenter = Segmenter(self.settings.corpus)
+        self.splitter = SentenceSplitter(self.settings.corpus)
         initial = None
         if checkpoint is None and self.settings.paths.init_from:
             initial = load_existing_model(self.settings.paths.init_from)
@@ -229,7 +229,7 @@ class PretrainRun:
     def _count_words(self):
         settings = self.settings
         return count_words(
-            settings.paths.train, settings.corpus, self.segmenter, settings.vocab.max_tracked_types, self.progress
+            settings.paths.train, settings.corpus, self.splitter, settings.vocab.max_tracked_types, self.progress
         )
 
     def _build_vocabulary(self) -> Vocabulary:
@@ -248,8 +248,8 @@ class PretrainRun:
             "vocab_size": len(vocab),
             "vocab_coverage": coverage,
             "reading": stats.to_dict(),
-            "cut_tokens": self.segmenter.stats.cut_tokens,
-            "split_sentences": self.segmenter.stats.split_sentences,
+            "cut_tokens": self.splitter.stats.cut_tokens,
+            "split_sentences": self.splitter.stats.split_sentences,
         }
         (self.out / STATS_FILE).write_text(json.dumps(summary, indent=2), encoding="utf8")
         return vocab
@@ -321,10 +321,10 @@ class PretrainRun:
             max_sentences=max(1, settings.training.max_batch_sentences // self.n_shards),
             chunk_sentences=settings.corpus.chunk_sentences,
         )
-        reader = make_reader(settings.paths.train, settings.corpus, self.segmenter)
+        reader = make_reader(settings.paths.train, settings.corpus, self.splitter)
         shards = shards_of_rank(self.context.rank, self.context.world_size, self.n_shards)
         return RankStream([
-            ShardStream(reader, self.segmenter, plan, shard, self.n_shards, settings.system.seed, states.get(shard, ShardState()))
+            ShardStream(reader, self.splitter, plan, shard, self.n_shards, settings.system.seed, states.get(shard, ShardState()))
             for shard in shards
         ])
 
@@ -333,7 +333,7 @@ class PretrainRun:
         if not settings.paths.dev:
             logger.warning("No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss")
             return []
-        sentences, _ = read_dev_sentences(settings.paths.dev, settings.corpus, self.segmenter, settings.training.max_dev_sentences)
+        sentences, _ = read_dev_sentences(settings.paths.dev, settings.corpus, self.splitter, settings.training.max_dev_sentences)
         if not sentences:
             logger.warning("The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss", settings.paths.dev)
             return []
