@@ -5,11 +5,12 @@ import logging
 
 import torch
 
-from conftest import tiny_settings
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.metrics import read_metrics
 from spacy_elmo.pretrain.run_record import RunRecord
+
+from .conftest import tiny_settings
 
 FAST = {"training__eval_every": 1000, "training__checkpoint_every": 1000, "softmax__n_negatives": 16}
 
