@@ -2,7 +2,7 @@
 
 Layout of ``OUTPUT_DIR`` (names in :mod:`.run_files`): ``config.cfg`` (as run), ``vocab.json``,
 ``corpus_stats.json``, ``checkpoint.pt``, ``metrics.jsonl``, ``run.json`` (why and where it
-stopped), ``model-last/`` and ``model-best/``.
+stopped), ``model-last/`` and ``model-best/``, and ``inputs.json`` with ``--auto-resume``.
 Set-up is :mod:`.run_setup`, the loop :mod:`.loop`, the checkpoint's content
 :mod:`.checkpoint_state`. Under torchrun only rank 0 writes; every process reads its own shards
 and all of them take every step together.
@@ -16,7 +16,8 @@ from typing import Optional, Union
 
 import torch
 
-from .distributed import setup_distributed, teardown_distributed
+from .auto_resume import RunInputs, resume_or_start_over
+from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .loop import TrainingLoop
 from .run_setup import set_up_run
@@ -44,15 +45,24 @@ def pretrain(
     resume: bool = False,
     config_text: str = "",
     progress: bool = True,
+    auto_resume: Optional[RunInputs] = None,
 ) -> RunResult:
-    """Pretrain a biLM as ``settings`` say (``resume``: continue the run saved in
-    ``output_dir``); see the module docstring for what is written."""
+    """Pretrain a biLM as ``settings`` say; see the module docstring for what is written.
+
+    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` (the inputs from
+    :func:`~.auto_resume.describe_inputs`) decides that itself: resume when the saved run was
+    started with these inputs, else delete it and start over.
+    """
+    if resume and auto_resume is not None:
+        raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)
     context = setup_distributed(settings.system.device)
     try:
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
         with catch_stop_signals() as stop:
+            if auto_resume is not None:
+                resume = _decide_resume(context, out, auto_resume)
             run = set_up_run(settings, out, context, resume, config_text, progress)
             loop = TrainingLoop(run, stop)
             try:
@@ -69,3 +79,11 @@ def pretrain(
     finally:
         teardown_distributed(context)
 
+
+def _decide_resume(context: Distributed, out: Path, inputs: RunInputs) -> bool:
+    """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
+    decision = run_on_main(context, lambda: resume_or_start_over(out, inputs), lambda: None)
+    resume = bool(context.gather(decision)[0])
+    if resume:
+        logger.info("Same inputs as the run in %s: resuming it", out)
+    return resume
