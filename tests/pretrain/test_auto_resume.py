@@ -81,7 +81,7 @@ def test_an_empty_folder_is_used(corpus_dir, tmp_path):
 
 def test_the_current_folder_is_never_deleted(tmp_path, monkeypatch):
     (tmp_path / "metrics.jsonl").write_text("")
-    monkeypatch.chdir(tmp_path / ".")
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(PretrainError, match="holds the current folder"):
         resume_or_start_over(tmp_path, INPUTS)
     assert (tmp_path / "metrics.jsonl").exists()

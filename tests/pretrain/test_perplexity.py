@@ -17,7 +17,7 @@ from .conftest import TINY_CONFIG
 def measure(*args):
     result = CliRunner().invoke(app, ["perplexity", *map(str, args)])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])  # stdout only: log lines go to stderr
 
 
 def test_model_best_of_a_run_scores_what_the_run_logged_for_it(trained_run):
