@@ -43,13 +43,13 @@ class TrainingLoop:
         self.progress = run.progress
         self.learning_rate = 0.0  # the rate of the last step taken
         self.session_start: Optional[float] = None
+        self.trained_parameters = [p for p in run.objective.parameters() if p.requires_grad]  # what grad_clip clips
 
     def train(self) -> None:
         """Step until the budget is used up, the time guard fires or a signal asks to stop."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         batches = iter(run.stream)
         shard_states: dict[int, ShardState] = {s.shard: s.state for s in run.stream.streams}
-        self.trained_parameters = [p for p in run.objective.parameters() if p.requires_grad]
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()

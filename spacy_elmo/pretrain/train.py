@@ -26,8 +26,6 @@ from .stop_signals import catch_stop_signals
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
-__all__ = ["PretrainError", "RunResult", "pretrain"]
-
 
 @dataclass
 class RunResult:
