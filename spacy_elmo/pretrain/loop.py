@@ -53,17 +53,8 @@ class TrainingLoop:
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
-        # The bar counts what the budget counts: tokens when max_tokens is set, else steps.
         by_tokens = bool(training.max_tokens)
-        bar = tqdm(
-            total=(training.max_tokens if by_tokens else training.max_steps) or None,
-            initial=progress.tokens if by_tokens else progress.step,
-            unit="tok" if by_tokens else "step",
-            unit_scale=by_tokens,
-            disable=not run.show_progress,
-            dynamic_ncols=True,
-            mininterval=0.5,
-        )
+        bar = self._progress_bar(by_tokens)
         epoch = 0
         try:
             while not training.budget_reached(progress.step, progress.tokens):
@@ -100,6 +91,19 @@ class TrainingLoop:
                     return
         finally:
             bar.close()
+
+    def _progress_bar(self, by_tokens: bool) -> tqdm:
+        """The bar counts what the budget counts: tokens when max_tokens is set, else steps."""
+        training, progress = self.run.settings.training, self.progress
+        return tqdm(
+            total=(training.max_tokens if by_tokens else training.max_steps) or None,
+            initial=progress.tokens if by_tokens else progress.step,
+            unit="tok" if by_tokens else "step",
+            unit_scale=by_tokens,
+            disable=not self.run.show_progress,
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
 
     def elapsed(self) -> float:
         """Wall seconds of training in all sessions of this run so far."""
