@@ -7,7 +7,7 @@ both LSTM stacks and the softmax, forward + backward = 3x forward), and divides 
 FLOP rate by the GEMM rate measured in the same process. It prints the thread count, the load
 average (a busy machine makes every number here meaningless) and the peak RSS.
 
-    python benchmarks/bench_pretrain.py [--threads 1] [--config PATH ...] [--steps 5] [--full-softmax] [--autograd-lstm]
+    python -m benchmarks.bench_pretrain [--threads 1] [--config PATH ...] [--steps 5] [--full-softmax] [--autograd-lstm]
 """
 from __future__ import annotations
 
@@ -22,19 +22,18 @@ from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from spacy_elmo.nn.lstm import fused as lstm_fused
+from spacy_elmo.config import BiLMConfig
+from spacy_elmo.nn.words.char_ids import MAX_WORD_LENGTH
+from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.initialization import fresh_model
+from spacy_elmo.pretrain.objective import LanguageModelObjective
+from spacy_elmo.pretrain.optim import make_optimizer
+from spacy_elmo.pretrain.settings import PretrainSettings, load_config, settings_from_config
+from spacy_elmo.pretrain.softmax import SoftmaxLoss
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary
 
-from spacy_elmo.nn.lstm import fused as lstm_fused  # noqa: E402
-from spacy_elmo.config import BiLMConfig  # noqa: E402
-from spacy_elmo.nn.words.char_ids import MAX_WORD_LENGTH  # noqa: E402
-from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402
-from spacy_elmo.pretrain.initialization import fresh_model  # noqa: E402
-from spacy_elmo.pretrain.objective import LanguageModelObjective  # noqa: E402
-from spacy_elmo.pretrain.optim import make_optimizer  # noqa: E402
-from spacy_elmo.pretrain.settings import PretrainSettings, load_config, settings_from_config  # noqa: E402
-from spacy_elmo.pretrain.softmax import SoftmaxLoss  # noqa: E402
-from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass

@@ -5,13 +5,12 @@ model as ``bench_pretrain.py`` (random weights, generated sentences), and a full
 comparison. The char-CNN part runs through the objective's hooks (distinct-word reduction,
 dropout), as in training. Use one thread; process CPU time is what is reported.
 
-    OMP_NUM_THREADS=1 python benchmarks/profile_pretrain.py [--config PATH] [--steps 5] [--full-softmax] [--autograd-lstm]
+    OMP_NUM_THREADS=1 python -m benchmarks.profile_pretrain [--config PATH] [--steps 5] [--full-softmax] [--autograd-lstm]
 """
 from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -19,21 +18,20 @@ from typing import Callable
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
+from spacy_elmo.nn.lstm import fused as lstm_fused
+from spacy_elmo.nn.bilm import reverse_padded
+from spacy_elmo.nn.lstm import run_stacks
+from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.initialization import fresh_model
+from spacy_elmo.pretrain.objective import LanguageModelObjective
+from spacy_elmo.pretrain.optim import make_optimizer
+from spacy_elmo.pretrain.settings import load_config, settings_from_config
+from spacy_elmo.pretrain.softmax import SoftmaxLoss
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary
 
-from bench_pretrain import make_sentences, training_step  # noqa: E402
-from spacy_elmo.nn.lstm import fused as lstm_fused  # noqa: E402
-from spacy_elmo.nn.bilm import reverse_padded  # noqa: E402
-from spacy_elmo.nn.lstm import run_stacks  # noqa: E402
-from spacy_elmo.pretrain.encoding import BatchEncoder  # noqa: E402
-from spacy_elmo.pretrain.initialization import fresh_model  # noqa: E402
-from spacy_elmo.pretrain.objective import LanguageModelObjective  # noqa: E402
-from spacy_elmo.pretrain.optim import make_optimizer  # noqa: E402
-from spacy_elmo.pretrain.settings import load_config, settings_from_config  # noqa: E402
-from spacy_elmo.pretrain.softmax import SoftmaxLoss  # noqa: E402
-from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary  # noqa: E402
+from .bench_pretrain import make_sentences, training_step
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 class Clock:

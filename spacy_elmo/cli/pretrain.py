@@ -23,6 +23,11 @@ def pretrain_cli(
     config_path: Path = typer.Argument(..., help="Pretraining config (.cfg), e.g. configs/bilm_small.cfg", exists=True, dir_okay=False),
     output_dir: Path = typer.Argument(..., help="Where checkpoints, metrics.jsonl, model-last and model-best go"),
     resume: bool = typer.Option(False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"),
+    auto_resume: bool = typer.Option(
+        False, "--auto-resume", help="Continue OUTPUT_DIR's interrupted run if it was started with the same config, "
+        "overrides and input files (recorded in OUTPUT_DIR/inputs.json); otherwise delete that run and start over. "
+        "A folder that holds no pretraining run is never deleted",
+    ),
     init_from: Optional[Path] = typer.Option(None, "--init-from", help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5"),
     device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda, cuda:N or auto (a GPU if torch sees one; overrides system.device)"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
@@ -32,13 +37,18 @@ def pretrain_cli(
     Under torchrun (torchrun --nproc_per_node N -m spacy_elmo pretrain ...) each process trains
     on its own shard of the text with DistributedDataParallel.
     """
+    from ..pretrain.auto_resume import describe_inputs
     from ..pretrain.checkpoint import CheckpointError
+    from ..pretrain.errors import PretrainError
+    from ..pretrain.run_files import MODEL_BEST, MODEL_LAST
     from ..pretrain.settings import load_config, settings_from_config
     from ..pretrain.stream import EmptyCorpusError
-    from ..pretrain.train import PretrainError, pretrain
+    from ..pretrain.train import pretrain
 
     _setup_logging()
     try:
+        if resume and auto_resume:
+            raise PretrainError("--resume and --auto-resume exclude each other: pass one")
         overrides: dict[str, Any] = parse_overrides(ctx.args)
         if init_from is not None:
             overrides["paths.init_from"] = str(init_from)
@@ -46,18 +56,30 @@ def pretrain_cli(
             overrides["system.device"] = device
         config = load_config(config_path, overrides)
         settings = settings_from_config(config)
-        result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet)
+        inputs = describe_inputs(config_path, _as_given(ctx.args, init_from, device)) if auto_resume else None
+        result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs)
     except (PretrainError, EmptyCorpusError, CheckpointError, FileNotFoundError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1)
     if result.stopped_by_signal is not None:
-        typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; continue with --resume", err=True)
+        again = "run the same command again" if auto_resume else "continue with --resume"
+        typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; {again}", err=True)
         raise typer.Exit(128 + int(result.stopped_by_signal))
     if int(os.environ.get("RANK", "0")) == 0:
         typer.echo(
             f"Done: {result.step} steps, {result.tokens:,} tokens (stopped by {result.stopped_by}). "
-            f"Models in {output_dir / 'model-last'} and {output_dir / 'model-best'}"
+            f"Models in {output_dir / MODEL_LAST} and {output_dir / MODEL_BEST}"
         )
+
+
+def _as_given(args: Sequence[str], init_from: Optional[Path], device: Optional[str]) -> list[str]:
+    """The run's overrides as the command line gave them, options that override config keys included."""
+    given = list(args)
+    if init_from is not None:
+        given += ["--init-from", str(init_from)]
+    if device is not None:
+        given += ["--device", device]
+    return given
 
 
 def _setup_logging() -> None:

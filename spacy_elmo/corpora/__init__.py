@@ -8,8 +8,9 @@ reading is done once, here, one job a module:
 - :mod:`.lines`: text and JSONL lines in binary mode, bounded, with byte offsets to resume at;
 - :mod:`.jsonl`: a JSONL line's text (and tokens);
 - :mod:`.docbin`: the Docs of a ``.spacy`` file;
-- :mod:`.records`: pretraining's resumable pass over many files (:class:`RecordReader`);
 - :mod:`.keyed_sentences`: ``embed``'s sentences, each with a key a rerun reproduces;
-- :mod:`.pipelines`: the spaCy pipelines that tokenize and split sentences;
-- :mod:`.segmenter`: pretraining's records to sentences of tokens, within length limits.
+- :mod:`.pipelines`: the spaCy pipelines that tokenize and split sentences.
+
+Pretraining's resumable pass over many files and its text-to-sentences step build on these
+and live with it (``pretrain/records.py``, ``pretrain/text_sentences.py``).
 """

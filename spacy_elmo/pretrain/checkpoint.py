@@ -20,7 +20,6 @@ from typing import Any, Optional, Union
 import numpy
 import torch
 
-CHECKPOINT_FILE = "checkpoint.pt"
 FORMAT = "spacy-elmo-pretrain-checkpoint"
 VERSION = 1
 

@@ -9,52 +9,52 @@ from typing import Iterator, Union
 from tqdm import tqdm
 
 from ..corpora.files import guess_format, list_corpus_files
-from ..corpora.records import ReadStats, RecordReader
-from ..corpora.segmenter import SegmentStats, Segmenter, Tokens
+from .records import ReadStats, RecordReader
 from .settings import CorpusSettings
+from .text_sentences import SentenceSplitter, SentenceStats, Tokens
 from .vocab import WordCounter
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 
-def make_reader(path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter) -> RecordReader:
+def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter) -> RecordReader:
     files = list_corpus_files(path)
     needs_spacy = any(guess_format(f) == "spacy" for f in files)
     return RecordReader(
         files,
         max_line_bytes=settings.max_line_bytes,
         jsonl_field=settings.jsonl_field,
-        spacy_vocab=segmenter.vocab if needs_spacy else None,
+        spacy_vocab=splitter.vocab if needs_spacy else None,
     )
 
 
-def iter_sentences(reader: RecordReader, segmenter: Segmenter, stats: ReadStats) -> Iterator[Tokens]:
-    for _, sentences in segmenter.segment(reader.records(stats=stats)):
+def iter_sentences(reader: RecordReader, splitter: SentenceSplitter, stats: ReadStats) -> Iterator[Tokens]:
+    for _, sentences in splitter.split(reader.records(stats=stats)):
         yield from sentences
 
 
 def count_words(
-    path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter, max_types: int, progress: bool = True
+    path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter, max_types: int, progress: bool = True
 ) -> tuple[WordCounter, ReadStats]:
     """One streaming pass: word counts, and what was skipped along the way (with warnings)."""
     stats = ReadStats(warn=True)
-    segmenter.stats = SegmentStats()
-    reader = make_reader(path, settings, segmenter)
+    splitter.stats = SentenceStats()
+    reader = make_reader(path, settings, splitter)
     counter = WordCounter(max_types)
-    sentences = iter_sentences(reader, segmenter, stats)
+    sentences = iter_sentences(reader, splitter, stats)
     with tqdm(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
         for sentence in bar:
             counter.add(sentence)
-    logger.info("Training text: %s; %s", stats.summary(), segmenter.stats.summary())
+    logger.info("Training text: %s; %s", stats.summary(), splitter.stats.summary())
     return counter, stats
 
 
 def read_dev_sentences(
-    path: Union[str, Path], settings: CorpusSettings, segmenter: Segmenter, limit: int
+    path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter, limit: int
 ) -> tuple[list[Tokens], ReadStats]:
     """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
     stats = ReadStats(warn=True)
-    reader = make_reader(path, settings, segmenter)
-    sentences = list(itertools.islice(iter_sentences(reader, segmenter, stats), limit))
+    reader = make_reader(path, settings, splitter)
+    sentences = list(itertools.islice(iter_sentences(reader, splitter, stats), limit))
     logger.info("Dev text: %s; %d sentences used", stats.summary(), len(sentences))
     return sentences, stats

@@ -8,10 +8,14 @@ from __future__ import annotations
 import datetime
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Optional, TypeVar
 
 import torch
 import torch.distributed as dist
+
+from .errors import PretrainError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,24 @@ class Distributed:
     def barrier(self) -> None:
         if self.enabled:
             dist.barrier()
+
+
+def run_on_main(context: Distributed, work: Callable[[], T], others: Callable[[], T]) -> T:
+    """Run ``work`` on rank 0 while the others wait, then ``others`` elsewhere; an error on
+    rank 0 stops every process with the same message instead of leaving them hanging."""
+    error: Optional[BaseException] = None
+    result: Any = None
+    if context.is_main:
+        try:
+            result = work()
+        except (PretrainError, OSError, ValueError) as err:
+            error = err
+    messages = context.gather(None if error is None else f"{type(error).__name__}: {error}")
+    if error is not None:
+        raise error
+    if messages[0] is not None:
+        raise PretrainError(f"rank 0 failed: {messages[0]}")
+    return result if context.is_main else others()
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:

@@ -1,4 +1,4 @@
-"""Dev perplexity of each direction, with the exact full softmax."""
+"""Dev perplexity of each direction, with the exact full softmax, and the dev batches it reads."""
 from __future__ import annotations
 
 import contextlib
@@ -8,10 +8,13 @@ from typing import ContextManager, Callable, Optional, Sequence
 
 import torch
 
+from ..nn.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from .distributed import Distributed
-from .encoding import EncodedBatch
+from .encoding import BatchEncoder, EncodedBatch
 from .objective import exact_direction_nll
+from .settings import TrainingSettings
+from .text_sentences import Tokens
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,17 @@ class DevScores:
     def perplexity(self) -> float:
         """The mean of the two directions' perplexities: what ``model-best`` is chosen by."""
         return 0.5 * (self.perplexity_forward + self.perplexity_backward)
+
+
+def dev_batches(
+    sentences: Sequence[Tokens], encoder: BatchEncoder, training: TrainingSettings, rank: int = 0, world_size: int = 1
+) -> list[EncodedBatch]:
+    """This process's share of the dev sentences (every ``world_size``-th from ``rank``), grouped
+    by length into batches of twice the training token budget (no gradients to hold)."""
+    mine = sentences[rank::world_size]
+    lengths = [len(s) + 2 for s in mine]
+    groups = length_sorted_batches(lengths, training.max_batch_sentences, 2 * training.batch_tokens)
+    return [encoder.encode([mine[i] for i in group]) for group in groups]
 
 
 def dev_perplexity(

@@ -7,8 +7,6 @@ import os
 from pathlib import Path
 from typing import Any, Union
 
-METRICS_FILE = "metrics.jsonl"
-
 
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
     """Append one line and flush it, so that a killed run keeps every finished evaluation."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Union
 
-from .metrics import METRICS_FILE, read_metrics
+from .metrics import read_metrics
+from .run_files import METRICS_FILE
 
 
 def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, Path]] = None) -> Path:

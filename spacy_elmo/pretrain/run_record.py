@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-RUN_FILE = "run.json"
+from .run_files import RUN_FILE
+from .settings import TrainingSettings
+
 STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
 
 
@@ -28,6 +30,20 @@ class RunRecord:
     def __post_init__(self) -> None:
         if self.stopped_by not in STOP_REASONS:
             raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
+
+    @classmethod
+    def of_session(cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float) -> "RunRecord":
+        """The record of a session that ended at ``steps``/``tokens``: a signal, else the budget
+        that was used up, else the time guard (the only other way a session ends)."""
+        if signalled:
+            reason = "signal"
+        elif training.max_tokens > 0 and tokens >= training.max_tokens:
+            reason = "max_tokens"
+        elif training.max_steps > 0 and steps >= training.max_steps:
+            reason = "max_steps"
+        else:
+            reason = "max_minutes"
+        return cls(reason, steps, tokens, training.max_steps, training.max_tokens, training.max_minutes, minutes)
 
     def to_disk(self, folder: Path) -> None:
         path = Path(folder) / RUN_FILE

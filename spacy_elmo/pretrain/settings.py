@@ -123,6 +123,10 @@ class TrainingSettings:
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"training.{name} must be in [0, 1), not {getattr(self, name)}")
 
+    def budget_reached(self, step: int, tokens: int) -> bool:
+        """Whether a run at ``step`` with ``tokens`` done has used up its step or token budget."""
+        return (self.max_steps > 0 and step >= self.max_steps) or (self.max_tokens > 0 and tokens >= self.max_tokens)
+
 
 @dataclass(frozen=True)
 class PretrainSettings:

@@ -14,9 +14,9 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Iterator, Sequence
 
-from ..corpora.records import ReadStats, RecordPosition, RecordReader
-from ..corpora.segmenter import Segmenter, Tokens
 from ..nn.batching import length_sorted_batches
+from .records import ReadStats, RecordPosition, RecordReader
+from .text_sentences import SentenceSplitter, Tokens
 
 
 class EmptyCorpusError(ValueError):
@@ -61,7 +61,7 @@ class ShardStream:
     def __init__(
         self,
         reader: RecordReader,
-        segmenter: Segmenter,
+        splitter: SentenceSplitter,
         plan: BatchPlan,
         shard: int = 0,
         n_shards: int = 1,
@@ -70,7 +70,7 @@ class ShardStream:
     ) -> None:
         if not 0 <= shard < n_shards:
             raise ValueError(f"shard {shard} is not in [0, {n_shards})")
-        self.reader, self.segmenter, self.plan = reader, segmenter, plan
+        self.reader, self.splitter, self.plan = reader, splitter, plan
         self.shard, self.n_shards, self.seed = shard, n_shards, seed
         self.state = state
 
@@ -101,7 +101,7 @@ class ShardStream:
         )
         sentences: list[Tokens] = []
         end = start
-        for position, record_sentences in self.segmenter.segment(own):
+        for position, record_sentences in self.splitter.split(own):
             sentences.extend(record_sentences)
             end = position
             if len(sentences) >= self.plan.chunk_sentences:

@@ -1,16 +1,13 @@
 """Fixtures for the pretraining tests: a generated corpus and a short tiny-config run."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from spacy_elmo.pretrain import load_config, pretrain, settings_from_config
 
-from synthetic import write_corpus  # noqa: E402
-
-from spacy_elmo.pretrain import load_config, pretrain, settings_from_config  # noqa: E402
+from .synthetic import write_corpus
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY_CONFIG = REPO_ROOT / "configs" / "bilm_tiny.cfg"

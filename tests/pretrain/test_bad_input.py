@@ -10,10 +10,11 @@ import spacy
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-from conftest import TINY_CONFIG, tiny_settings
 from spacy_elmo.cli import app
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.metrics import read_metrics
+
+from .conftest import TINY_CONFIG, tiny_settings
 
 
 @pytest.fixture()

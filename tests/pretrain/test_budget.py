@@ -5,11 +5,12 @@ import logging
 
 import torch
 
-from conftest import tiny_settings
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.metrics import read_metrics
 from spacy_elmo.pretrain.run_record import RunRecord
+
+from .conftest import tiny_settings
 
 FAST = {"training__eval_every": 1000, "training__checkpoint_every": 1000, "softmax__n_negatives": 16}
 
@@ -110,7 +111,7 @@ class _RecordingBar:
 
 
 def test_the_progress_bar_counts_what_the_budget_counts(corpus_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr("spacy_elmo.pretrain.train.tqdm", _RecordingBar)
+    monkeypatch.setattr("spacy_elmo.pretrain.loop.tqdm", _RecordingBar)
     _RecordingBar.made = []
     settings, _ = tiny_settings(corpus_dir, training__max_steps=1000, training__max_tokens=2000, **FAST)
     by_tokens = pretrain(settings, tmp_path / "tokens", progress=True)

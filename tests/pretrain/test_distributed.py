@@ -8,10 +8,11 @@ import sys
 import pytest
 import torch
 
-from conftest import TINY_CONFIG, tiny_settings
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.metrics import read_metrics
+
+from .conftest import TINY_CONFIG, tiny_settings
 
 # Two data shards in both runs: each of the two processes reads one; the single process reads
 # both and joins their batches, so every step sees the same sentences. No dropout, full softmax.

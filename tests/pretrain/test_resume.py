@@ -9,11 +9,12 @@ import time
 
 import torch
 
-from conftest import TINY_CONFIG, tiny_settings
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.checkpoint import load_checkpoint
 from spacy_elmo.pretrain.metrics import read_metrics
+
+from .conftest import TINY_CONFIG, tiny_settings
 
 STEPS = 40
 OPTIONS = {

@@ -9,11 +9,12 @@ import sys
 import pytest
 import torch
 
-from conftest import TINY_CONFIG, tiny_settings
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spacy_elmo.pretrain.resume_settings import ResumeSettingsError
+
+from .conftest import TINY_CONFIG, tiny_settings
 
 STEPS = {"training__max_steps": 6, "training__checkpoint_every": 3, "training__eval_every": 3}
 

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from spacy_elmo.corpora.records import RecordReader
-from spacy_elmo.corpora.segmenter import Segmenter
+from spacy_elmo.pretrain.records import RecordReader
 from spacy_elmo.pretrain.settings import CorpusSettings
 from spacy_elmo.pretrain.stream import BatchPlan, EmptyCorpusError, RankStream, ShardStream, shards_of_rank
+from spacy_elmo.pretrain.text_sentences import SentenceSplitter
 
 PLAN = BatchPlan(batch_tokens=40, max_sentences=8, chunk_sentences=10)
 
@@ -20,7 +20,7 @@ def corpus(tmp_path):
     (tmp_path / "a.txt").write_text("\n".join(lines[:25]) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(lines[25:]) + "\n")
     reader = RecordReader([tmp_path / "a.txt", tmp_path / "b.txt"], max_line_bytes=1000)
-    return reader, Segmenter(CorpusSettings(pretokenized=True)), [line.split() for line in lines]
+    return reader, SentenceSplitter(CorpusSettings(pretokenized=True)), [line.split() for line in lines]
 
 
 def one_epoch(stream):
@@ -34,33 +34,33 @@ def one_epoch(stream):
 
 
 def test_shards_partition_each_epoch(corpus):
-    reader, segmenter, sentences = corpus
+    reader, splitter, sentences = corpus
     seen = Counter()
     for shard in range(3):
-        for batch in one_epoch(ShardStream(reader, segmenter, PLAN, shard, 3)):
+        for batch in one_epoch(ShardStream(reader, splitter, PLAN, shard, 3)):
             seen.update(tuple(s) for s in batch)
     assert seen == Counter(tuple(s) for s in sentences)
 
 
 def test_batches_respect_the_token_budget(corpus):
-    reader, segmenter, _ = corpus
-    for batch in one_epoch(ShardStream(reader, segmenter, PLAN)):
+    reader, splitter, _ = corpus
+    for batch in one_epoch(ShardStream(reader, splitter, PLAN)):
         assert len(batch) <= PLAN.max_sentences
         assert len(batch) == 1 or len(batch) * max(len(s) + 2 for s in batch) <= PLAN.batch_tokens
 
 
 def test_resuming_from_any_state_continues_with_the_same_batches(corpus):
-    reader, segmenter, _ = corpus
-    reference = list(itertools.islice(ShardStream(reader, segmenter, PLAN, seed=3), 40))  # > 1 epoch
+    reader, splitter, _ = corpus
+    reference = list(itertools.islice(ShardStream(reader, splitter, PLAN, seed=3), 40))  # > 1 epoch
     for index in (0, 1, 5, 13, 29):
         state = reference[index][1]
-        resumed = ShardStream(reader, segmenter, PLAN, seed=3, state=state)
+        resumed = ShardStream(reader, splitter, PLAN, seed=3, state=state)
         assert list(itertools.islice(resumed, 10)) == reference[index + 1 : index + 11]
 
 
 def test_epochs_are_shuffled_differently(corpus):
-    reader, segmenter, _ = corpus
-    stream = iter(ShardStream(reader, segmenter, PLAN))
+    reader, splitter, _ = corpus
+    stream = iter(ShardStream(reader, splitter, PLAN))
     batches = [next(stream) for _ in range(60)]
     first = [b for b, s in batches if s.epoch == 0]
     second = [b for b, s in batches if s.epoch == 1][: len(first)]
@@ -68,9 +68,9 @@ def test_epochs_are_shuffled_differently(corpus):
 
 
 def test_one_process_with_two_shards_sees_what_two_processes_see(corpus):
-    reader, segmenter, _ = corpus
-    joined = RankStream([ShardStream(reader, segmenter, PLAN, shard, 2) for shard in (0, 1)])
-    ranks = [RankStream([ShardStream(reader, segmenter, PLAN, shard, 2)]) for shard in shards_of_rank(0, 2, 2) + shards_of_rank(1, 2, 2)]
+    reader, splitter, _ = corpus
+    joined = RankStream([ShardStream(reader, splitter, PLAN, shard, 2) for shard in (0, 1)])
+    ranks = [RankStream([ShardStream(reader, splitter, PLAN, shard, 2)]) for shard in shards_of_rank(0, 2, 2) + shards_of_rank(1, 2, 2)]
     for (together, _), (first, _), (second, _) in itertools.islice(zip(joined, *ranks), 20):
         assert together == first + second
 
@@ -78,9 +78,9 @@ def test_one_process_with_two_shards_sees_what_two_processes_see(corpus):
 def test_empty_corpus_and_empty_shard_are_errors_not_endless_loops(tmp_path):
     (tmp_path / "one.txt").write_text("only line\n")
     reader = RecordReader([tmp_path / "one.txt"], max_line_bytes=100)
-    segmenter = Segmenter(CorpusSettings(pretokenized=True))
-    assert next(iter(ShardStream(reader, segmenter, PLAN, 0, 2)))[0] == [["only", "line"]]
+    splitter = SentenceSplitter(CorpusSettings(pretokenized=True))
+    assert next(iter(ShardStream(reader, splitter, PLAN, 0, 2)))[0] == [["only", "line"]]
     with pytest.raises(EmptyCorpusError, match="shard 1 of 2"):
-        next(iter(ShardStream(reader, segmenter, PLAN, 1, 2)))
+        next(iter(ShardStream(reader, splitter, PLAN, 1, 2)))
     with pytest.raises(ValueError, match="multiple"):
         shards_of_rank(0, 2, 3)

@@ -7,10 +7,11 @@ import math
 import pytest
 import torch
 
-from conftest import tiny_settings
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import PretrainError, pretrain
 from spacy_elmo.pretrain.metrics import read_metrics
+
+from .conftest import tiny_settings
 
 REQUIRED_FIELDS = {"step", "tokens", "train_loss", "dev_perplexity_forward", "dev_perplexity_backward"}
 

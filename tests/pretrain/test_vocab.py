@@ -49,7 +49,7 @@ def test_a_vocabulary_needs_the_specials():
 def test_a_given_word_list_trains_exactly_like_the_built_vocabulary(corpus_dir, tmp_path):
     """--paths.vocab with the very words a run built: same counts, so the same output-layer
     start and the same run (before, the given list started from zero biases and lagged)."""
-    from conftest import tiny_settings
+    from .conftest import tiny_settings
 
     from spacy_elmo.pretrain import pretrain
     from spacy_elmo.pretrain.metrics import read_metrics

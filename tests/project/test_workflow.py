@@ -389,7 +389,7 @@ def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
         pytest.skip("needs the biLM of test_workflow_end_to_end")
     logged = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     best = min(logged, key=lambda record: record["dev_perplexity"])
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "dev_perplexity.py"), str(run_dir)],
+    proc = subprocess.run([sys.executable, "-m", "spacy_elmo", "perplexity", str(run_dir), "--threads", "1"],
                           cwd=project["dir"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     measured = json.loads(proc.stdout.strip().splitlines()[-1])

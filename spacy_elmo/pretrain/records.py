@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from .docbin import UnreadableFile, read_docbin
-from .files import file_problem, guess_format
-from .jsonl import BadJsonLine, has_lone_surrogate, parse_jsonl_line
-from .lines import read_lines
+from ..corpora.docbin import UnreadableFile, read_docbin
+from ..corpora.files import file_problem, guess_format
+from ..corpora.jsonl import BadJsonLine, has_lone_surrogate, parse_jsonl_line
+from ..corpora.lines import read_lines
 
-# These warnings belong to the pretraining run that reads through this module; they stay in its log.
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 

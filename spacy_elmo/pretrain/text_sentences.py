@@ -1,4 +1,8 @@
-"""Pretraining's records to sentences of tokens, with the spaCy pipeline named in the config.
+"""Pretraining's raw records (texts or Docs) to sentences of tokens, within length limits.
+
+Not the component's sentences: the ``elmo`` component reads sentences off the Docs it is given;
+pretraining has only raw text, so it tokenizes and splits it here, with the spaCy pipeline named in
+the config.
 
 The default is ``spacy.blank(lang)`` plus a ``sentencizer``: fast, rule-based, and the
 tokenization a user's spaCy pipeline will see downstream. Tokens are cut to
@@ -10,14 +14,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar
+from typing import Any, Iterable, Iterator, TypeVar
 
-from .pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
+from ..corpora.pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
+from .settings import CorpusSettings
 
-if TYPE_CHECKING:  # a type only: importing it runs pretrain/__init__, which imports this module
-    from ..pretrain.settings import CorpusSettings
-
-# These warnings belong to the pretraining run that segments through this module; they stay in its log.
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 Context = TypeVar("Context")
@@ -26,7 +27,7 @@ PIPE_GROUP = 256
 
 
 @dataclass
-class SegmentStats:
+class SentenceStats:
     """What the length limits changed, for the run's log and ``corpus_stats.json``."""
 
     tokens: int = 0
@@ -43,7 +44,7 @@ class SegmentStats:
         return text
 
 
-def load_segmenter_pipeline(settings: CorpusSettings) -> Any:
+def load_sentence_pipeline(settings: CorpusSettings) -> Any:
     """The spaCy ``Language`` that tokenizes and splits sentences.
 
     A named pipeline is used as it is: without a sentence splitter each record is one sentence
@@ -60,21 +61,21 @@ def load_segmenter_pipeline(settings: CorpusSettings) -> Any:
     return nlp
 
 
-class Segmenter:
+class SentenceSplitter:
     """Turns records (``str`` or ``Doc``) into sentences; ``pretokenized`` skips spaCy entirely."""
 
     def __init__(self, settings: CorpusSettings, nlp: Any = None) -> None:
         self.settings = settings
         # A pretokenized corpus never needs spaCy unless it has .spacy files: load it lazily.
-        self.nlp = nlp if nlp is not None or settings.pretokenized else load_segmenter_pipeline(settings)
-        self.stats = SegmentStats()
+        self.nlp = nlp if nlp is not None or settings.pretokenized else load_sentence_pipeline(settings)
+        self.stats = SentenceStats()
 
     @property
     def vocab(self) -> Any:
         """The spaCy vocab ``.spacy`` files are read with."""
         return (self.nlp if self.nlp is not None else self._load()).vocab
 
-    def segment(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
+    def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
         """Yield each record's context with its sentences, in input order.
 
         Texts go through ``nlp.pipe`` in groups; a ``Doc`` that already has sentence boundaries
@@ -103,7 +104,7 @@ class Segmenter:
             yield context, self._finish([token.text for token in sent] for sent in sentence_spans(doc))
 
     def _load(self) -> Any:
-        self.nlp = load_segmenter_pipeline(self.settings)
+        self.nlp = load_sentence_pipeline(self.settings)
         return self.nlp
 
     def _finish(self, raw_sentences: Iterable[Iterable[str]]) -> list[Tokens]:

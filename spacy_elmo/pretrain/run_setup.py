@@ -1,0 +1,215 @@
+"""A run made ready to train: output folder, vocabulary, model, objective, optimizer and data.
+
+A new run writes its config into ``OUTPUT_DIR``; a resumed one (``--resume``) checks the current
+settings against that config, restores the checkpoint and cuts ``metrics.jsonl`` back to it.
+The steps run in the order of the random draws they make (the model's initial weights, then the
+dropout seed, then the sampler's): keep that order, or a run no longer reproduces.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, ContextManager, Optional
+
+import torch
+
+from ..config import BiLMConfig
+from ..nn.bilm import BiLM
+from .checkpoint import restore_rng
+from .checkpoint_state import CheckpointState, Progress
+from .corpus import make_reader, read_dev_sentences
+from .distributed import Distributed
+from .encoding import BatchEncoder, EncodedBatch
+from .errors import PretrainError
+from .evaluate import dev_batches
+from .initialization import fresh_model, load_existing_model, same_architecture, with_vocabulary
+from .metrics import truncate_metrics
+from .objective import LanguageModelObjective
+from .optim import make_optimizer
+from .resume_settings import compare_resumed_settings
+from .run_files import CHECKPOINT_FILE, CONFIG_FILE, METRICS_FILE, MODEL_LAST
+from .run_vocabulary import run_vocabulary
+from .settings import PretrainSettings
+from .softmax import SoftmaxLoss
+from .stream import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
+from .text_sentences import SentenceSplitter
+from .vocab import Vocabulary
+
+logger = logging.getLogger("spacy_elmo.pretrain")
+
+
+@dataclass
+class TrainingRun:
+    """Everything the training loop works with; ``progress`` is where it starts counting."""
+
+    settings: PretrainSettings
+    out: Path
+    context: Distributed
+    show_progress: bool
+    vocab: Vocabulary
+    model: BiLM
+    loss: SoftmaxLoss
+    objective: LanguageModelObjective
+    trainable: torch.nn.Module  # the objective, or its DistributedDataParallel wrapper
+    optimizer: torch.optim.Optimizer
+    autocast: Callable[[], ContextManager]
+    n_shards: int
+    encoder: BatchEncoder
+    stream: RankStream
+    dev_batches: list[EncodedBatch]
+    progress: Progress
+
+
+def set_up_run(
+    settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str, show_progress: bool
+) -> TrainingRun:
+    """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
+    if not settings.paths.train:
+        raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
+    resumed = _open_output(settings, out, context, resume, config_text)
+    splitter = SentenceSplitter(settings.corpus)
+    initial = None
+    if resumed is None and settings.paths.init_from:
+        initial = load_existing_model(settings.paths.init_from)
+        if not same_architecture(initial.config, settings.model):
+            logger.info("Architecture taken from %s; the [model] section is not used", settings.paths.init_from)
+    show_progress = show_progress and context.is_main
+    vocab = run_vocabulary(settings, out, context, splitter, initial, resumed is not None, show_progress)
+    model = _start_model(settings, vocab, resumed, initial, context.rank)
+    loss = SoftmaxLoss(len(vocab), settings.softmax.n_negatives, settings.system.seed * 7919 + context.rank)
+    training = settings.training
+    objective = LanguageModelObjective(model, loss, training.dropout, lstm_dropout=training.lstm_dropout)
+    model.to(context.device)
+    trainable: torch.nn.Module = objective
+    if context.enabled:
+        from torch.nn.parallel import DistributedDataParallel
+
+        ids = [context.device.index] if context.device.type == "cuda" else None
+        trainable = DistributedDataParallel(objective, device_ids=ids)
+    autocast = _precision(model, objective, context, settings.system.bf16)
+    optimizer = make_optimizer(objective.parameters(), training)
+    n_shards = _n_shards(settings, context, resumed)
+    progress = Progress()
+    if resumed is not None:
+        optimizer.load_state_dict(resumed.optimizer)
+        progress = resumed.progress
+        _restore_random_states(resumed, loss, context.rank)
+        if training.budget_reached(progress.step, progress.tokens) and context.is_main:
+            # A kill between the final checkpoint and the export left an older model-last.
+            model.to_disk(out / MODEL_LAST)
+    encoder = BatchEncoder(vocab)
+    stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
+    return TrainingRun(
+        settings, out, context, show_progress, vocab, model, loss, objective, trainable, optimizer, autocast,
+        n_shards, encoder, stream, _dev_batches(settings, context, splitter, encoder), progress,
+    )
+
+
+def _open_output(
+    settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str
+) -> Optional[CheckpointState]:
+    """The checkpoint to resume from (None for a new run, whose folder is made here)."""
+    checkpoint_path = out / CHECKPOINT_FILE
+    if resume:
+        if not checkpoint_path.is_file():
+            raise PretrainError(f"--resume: no checkpoint in {out} ({CHECKPOINT_FILE} is missing)")
+        resumed = CheckpointState.load(checkpoint_path)
+        step = resumed.progress.step
+        for message in compare_resumed_settings(out / CONFIG_FILE, settings, step):
+            logger.warning(message)
+        if context.is_main:
+            truncate_metrics(out / METRICS_FILE, step)
+        logger.info("Resuming from step %d of %s", step, checkpoint_path)
+        return resumed
+    if checkpoint_path.exists():
+        raise PretrainError(
+            f"{out} already holds a pretraining run ({CHECKPOINT_FILE}); "
+            "pass --resume to continue it or choose another output folder"
+        )
+    if context.is_main:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / METRICS_FILE).unlink(missing_ok=True)
+        if config_text:
+            (out / CONFIG_FILE).write_text(config_text, encoding="utf8")
+    return None
+
+
+def _start_model(
+    settings: PretrainSettings, vocab: Vocabulary, resumed: Optional[CheckpointState], initial: Optional[BiLM], rank: int
+) -> BiLM:
+    seed = settings.system.seed
+    if resumed is not None:
+        config = BiLMConfig.from_dict(resumed.model_config).replace(vocab_size=0)
+        model = BiLM(config, vocab=vocab.words)
+        model.load_state_dict(resumed.model)
+    elif initial is not None:
+        model = with_vocabulary(initial, vocab, seed)
+    else:
+        model = fresh_model(settings.model, vocab, seed)
+    model.train()
+    # Dropout masks differ per process (as they would for different examples).
+    torch.manual_seed(seed * 1000 + 1 + rank)
+    return model
+
+
+def _precision(
+    model: BiLM, objective: LanguageModelObjective, context: Distributed, bf16: bool
+) -> Callable[[], ContextManager]:
+    """bf16 on CUDA: the model runs its own matmuls in bf16 when it can (``use_autocast`` keeps
+    the LSTM state in float32) and the training softmax is autocast; otherwise the whole forward
+    pass is autocast. Dev perplexity keeps a float32 softmax. Returns the forward's context."""
+    if context.device.type != "cuda" or not bf16:
+        return contextlib.nullcontext
+    if hasattr(model, "use_autocast"):
+        model.use_autocast(torch.bfloat16)
+        objective.compute_dtype = torch.bfloat16
+        return contextlib.nullcontext
+    return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
+
+
+def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optional[CheckpointState]) -> int:
+    n = resumed.n_shards if resumed is not None else (settings.training.shards or context.world_size)
+    if n % context.world_size:
+        raise PretrainError(
+            f"{n} data shards cannot be split over {context.world_size} processes: "
+            "use a number of processes that divides training.shards"
+        )
+    return n
+
+
+def _restore_random_states(resumed: CheckpointState, loss: SoftmaxLoss, rank: int) -> None:
+    if rank < len(resumed.rng):
+        restore_rng(resumed.rng[rank], loss.generator)
+    else:
+        logger.warning("The checkpoint has no random state for process %d: reseeded", rank)
+
+
+def _stream(
+    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, n_shards: int, states: dict[int, ShardState]
+) -> RankStream:
+    plan = BatchPlan(
+        batch_tokens=max(1, settings.training.batch_tokens // n_shards),
+        max_sentences=max(1, settings.training.max_batch_sentences // n_shards),
+        chunk_sentences=settings.corpus.chunk_sentences,
+    )
+    reader = make_reader(settings.paths.train, settings.corpus, splitter)
+    shards = shards_of_rank(context.rank, context.world_size, n_shards)
+    return RankStream([
+        ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
+        for shard in shards
+    ])
+
+
+def _dev_batches(
+    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: BatchEncoder
+) -> list[EncodedBatch]:
+    if not settings.paths.dev:
+        logger.warning("No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss")
+        return []
+    sentences, _ = read_dev_sentences(settings.paths.dev, settings.corpus, splitter, settings.training.max_dev_sentences)
+    if not sentences:
+        logger.warning("The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss", settings.paths.dev)
+        return []
+    return dev_batches(sentences, encoder, settings.training, context.rank, context.world_size)
