@@ -1,10 +1,10 @@
-"""Cutting Docs into the pieces the biLM reads: sentences when a Doc has them, else windows.
+"""Cutting Docs into the sentences the biLM reads (the whole Doc when it has no sentences).
 
-The biLM's memory and time grow with sequence length, and it was trained on sentences, so a
-Doc is never fed whole: each sentence (or, without sentence boundaries, each run of
-``max_tokens`` tokens) is one sequence, and longer sentences are cut into windows too.
-Whitespace tokens (``"\\n\\n"``, double spaces) are left out: the biLM never saw them in
-training, and they would disturb the context of their neighbours. They get zero vectors.
+The biLM was trained on sentences, so a Doc is never fed whole when it has sentence
+boundaries. Whitespace tokens (``"\\n\\n"``, double spaces) are left out: the biLM never saw
+them in training, and they would disturb the context of their neighbours; they get zero
+vectors. Sentences longer than the biLM's window are cut by the embedder
+(:mod:`spacy_elmo.embedding.windows`), the same way for every caller.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from spacy.tokens import Doc
 
 
 @dataclass(frozen=True)
-class Segment:
-    """One biLM input sequence: a Doc's index in the batch, its token positions and texts."""
+class DocSentence:
+    """One sentence of a Doc: the Doc's index in the batch, its token positions and texts."""
 
     doc_index: int
     positions: numpy.ndarray
@@ -29,16 +29,19 @@ class Segment:
     @property
     def index(self) -> Union[slice, numpy.ndarray]:
         """The positions as a slice when contiguous (cheap, and valid for any array type)."""
-        first, last = int(self.positions[0]), int(self.positions[-1])
-        if last - first + 1 == len(self.positions):
-            return slice(first, last + 1)
-        return self.positions
+        return contiguous_index(self.positions)
 
 
-def iter_segments(docs: Sequence[Doc], max_tokens: int) -> Iterator[Segment]:
-    """Yield every non-empty segment of every Doc, in Doc order, then token order."""
-    if max_tokens < 1:
-        raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+def contiguous_index(positions: numpy.ndarray) -> Union[slice, numpy.ndarray]:
+    """Increasing token ``positions`` as a slice when they have no gaps, else as they are."""
+    first, last = int(positions[0]), int(positions[-1])
+    if last - first + 1 == len(positions):
+        return slice(first, last + 1)
+    return positions
+
+
+def doc_sentences(docs: Sequence[Doc]) -> Iterator[DocSentence]:
+    """Yield every sentence of every Doc that has a word, in Doc order, then token order."""
     for doc_index, doc in enumerate(docs):
         if not len(doc):
             continue
@@ -46,9 +49,8 @@ def iter_segments(docs: Sequence[Doc], max_tokens: int) -> Iterator[Segment]:
         is_word = doc.to_array("IS_SPACE") == 0
         for start, end in _spans(doc):
             positions = numpy.flatnonzero(is_word[start:end]) + start
-            for offset in range(0, len(positions), max_tokens):
-                window = positions[offset : offset + max_tokens]
-                yield Segment(doc_index, window, tuple(texts[i] for i in window.tolist()))
+            if len(positions):
+                yield DocSentence(doc_index, positions, tuple(texts[i] for i in positions.tolist()))
 
 
 def _spans(doc: Doc) -> Iterator[tuple[int, int]]:

@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 
 from ..corpora.records import ReadStats, RecordPosition, RecordReader
 from ..corpora.segmenter import Segmenter, Tokens
-from ..nn.batching import length_sorted_batches
+from ..embedding.batching import length_sorted_batches
 
 
 class EmptyCorpusError(ValueError):

@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from ..corpora.segmenter import Segmenter
-from ..nn.batching import length_sorted_batches
+from ..embedding.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from ..config import BiLMConfig
 from .checkpoint import CHECKPOINT_FILE, capture_rng, load_checkpoint, restore_rng, save_checkpoint
