@@ -25,7 +25,6 @@ from ..embedding.batch_run import to_host
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS, Embedder
 from ..embedding.windows import Window
 from ..nn.bilm import BiLM
-from ..nn.words.word_batch import encode_padded
 from .doc_sentences import DocSentence, contiguous_index, doc_sentences
 from .torch_bilm import TorchBiLM, get_torch_bilm, set_torch_bilm
 
@@ -150,8 +149,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> tuple[List[Floats3
     torch_bilm = model.layers[0]
     pending: list[tuple[Sequence[Window], tuple[int, ...], Callable]] = []
     for batch in batches:
-        char_ids, seq_lengths = encode_padded([window.words(words) for window in batch])
-        layers, backprop_batch = torch_bilm((char_ids, seq_lengths), is_train)
+        layers, backprop_batch = torch_bilm([window.words(words) for window in batch], is_train)
         for row, window in enumerate(batch):
             sentence = sentences[window.sentence]
             outputs[sentence.doc_index][:, _index(ops, sentence, window)] = layers[:, row, : len(window)]

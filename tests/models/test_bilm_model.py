@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 
 import spacy_elmo.embedding.embedder as embedder_module
-import spacy_elmo.models.bilm as bilm_module
+import spacy_elmo.models.torch_bilm as torch_bilm_module
 from spacy_elmo import BiLM, embed_layers
 from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
 from spacy_elmo.models.bilm import get_embedder
@@ -66,7 +66,7 @@ def test_layers_per_doc_match_embed_layers(vocab, bilm):
 
 @pytest.mark.parametrize(
     "word_cache_words,module,spied,train",
-    [(0, embedder_module, "run_batch", False), (100, embedder_module, "run_batch", False), (100, bilm_module, "encode_padded", True)],
+    [(0, embedder_module, "run_batch", False), (100, embedder_module, "run_batch", False), (100, torch_bilm_module, "encode_padded", True)],
 )
 def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch, word_cache_words, module, spied, train):
     shapes = []
