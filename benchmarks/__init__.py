@@ -1,2 +1,2 @@
-"""Speed and memory measurements; run each as a module from the repository root
-(``python -m benchmarks.bench_pretrain``), so that one can import another without sys.path edits."""
+"""Benchmarks and the bit-identity harness; run them from the repository root as modules
+(``python -m benchmarks.bench_embed``), so that one can import another without sys.path edits."""

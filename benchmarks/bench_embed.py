@@ -2,7 +2,7 @@
 
 For each model size (random weights) and thread count, a fresh subprocess measures:
 
-- tokens/s of ``BiLM.embed_layers`` with the word cache off, with it on from cold (streaming
+- tokens/s of ``spacy_elmo.embed_layers`` with the word cache off (an ``Embedder``'s cache on), with it on from cold (streaming
   running text), and with it on after one warm pass over the same sentences;
 - peak RSS after those passes;
 - dense FLOPs per token (char-CNN convolutions, highway, projection, LSTM matmuls over the
@@ -23,11 +23,11 @@ within one row and one clock.
 ``--embed-memory`` instead runs ``spacy-elmo embed`` on 1,000 and 100,000 sentences and
 reports each run's peak RSS (the output must stream: the two should be close).
 
-Examples::
+Examples (from the repository root)::
 
-    python benchmarks/bench_embed.py
-    python benchmarks/bench_embed.py --sizes original --threads 1 --max-tokens 3000
-    python benchmarks/bench_embed.py --embed-memory --embed-size tiny
+    python -m benchmarks.bench_embed
+    python -m benchmarks.bench_embed --sizes original --threads 1 --max-tokens 3000
+    python -m benchmarks.bench_embed --embed-memory --embed-size tiny
 """
 from __future__ import annotations
 
@@ -139,9 +139,10 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
     import numpy
     import torch
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from plain_elmo import plain_embed_layers
+    from spacy_elmo import Embedder, embed_layers
     from spacy_elmo.nn import BiLM, BiLMConfig
+
+    from .plain_elmo import plain_embed_layers
 
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
@@ -159,16 +160,16 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
     gemm_flops_token = flops_token - per_token["conv"]
 
     gemm_before = gemm_rate()
-    embed = lambda: model.embed_layers(sentences, max_batch_tokens=spec["batch_tokens"])  # noqa: E731
-    model.embed_layers(sentences[:16])  # warm-up
+    embed = lambda: embed_layers(model, sentences, batch_tokens=spec["batch_tokens"])  # noqa: E731
+    embed_layers(model, sentences[:16])  # warm-up
     off = best_time(embed, spec["repeats"])
-    cache = model.enable_word_cache(spec["cache_words"])
-    cold = best_time(embed, 1)
+    embedder = Embedder(model, batch_tokens=spec["batch_tokens"], word_cache_words=spec["cache_words"])
+    cache = embedder.word_cache
+    cold = best_time(lambda: embedder.layers(sentences), 1)
     cold_hit = cache.stats.hit_rate
     cache.reset_stats()
-    warm = best_time(embed, spec["repeats"])
+    warm = best_time(lambda: embedder.layers(sentences), spec["repeats"])
     warm_hit = cache.stats.hit_rate
-    model.disable_word_cache()
     rss = peak_rss_mb()
 
     subset, total = [], 0
@@ -178,7 +179,7 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
         subset.append(sentence)
         total += len(sentence)
     subset_tokens = sum(len(s) for s in subset)
-    *ours_subset, ours_out = timed(lambda: model.embed_layers(subset, max_batch_tokens=spec["batch_tokens"]), spec["repeats"])
+    *ours_subset, ours_out = timed(lambda: embed_layers(model, subset, batch_tokens=spec["batch_tokens"]), spec["repeats"])
     *plain_subset, plain_out = timed(lambda: plain_embed_layers(model, subset), 1)
     agreement = max(float(numpy.abs(a - b).max()) for a, b in zip(ours_out, plain_out))
     gemm_after = gemm_rate()
@@ -345,13 +346,13 @@ def main(argv: Optional[list[str]] = None) -> None:
                 "repeats": args.repeats, "batch_tokens": args.batch_tokens, "cache_words": args.cache_words,
             }
             if spec["batch_tokens"] is None:
-                from spacy_elmo.nn.inference import DEFAULT_BATCH_TOKENS
+                from spacy_elmo.embedding.embedder import DEFAULT_BATCH_TOKENS
 
                 spec["batch_tokens"] = DEFAULT_BATCH_TOKENS
             env = {**os.environ, "OMP_NUM_THREADS": str(n_threads), "MKL_NUM_THREADS": str(n_threads)}
             done = subprocess.run(
-                [sys.executable, __file__, "--worker", json.dumps(spec)],
-                env=env, capture_output=True, text=True, check=False,
+                [sys.executable, "-m", "benchmarks.bench_embed", "--worker", json.dumps(spec)],
+                env=env, capture_output=True, text=True, check=False, cwd=REPO,
             )
             if done.returncode != 0:
                 raise SystemExit(f"worker {size}/{threads} failed:\n{done.stderr}")

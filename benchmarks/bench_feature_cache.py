@@ -15,8 +15,8 @@ Data: the project's WNUT-16 training split and pretrained biLM when present, els
 English sample (unannotated: the NER learns "no entity", the cost per token is the same) and
 a random biLM of the project's small size.
 
-    python benchmarks/bench_feature_cache.py
-    python benchmarks/bench_feature_cache.py --epochs 3 --limit 1000 --threads 1
+    python -m benchmarks.bench_feature_cache
+    python -m benchmarks.bench_feature_cache --epochs 3 --limit 1000 --threads 1
 """
 from __future__ import annotations
 
@@ -139,8 +139,8 @@ def main(argv: Optional[list[str]] = None) -> None:
             spec = {"setting": setting, "train": str(train) if train else None, "weights": str(weights),
                     "epochs": args.epochs, "limit": args.limit, "threads": args.threads}
             env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-            out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
-                                 check=True, capture_output=True, text=True).stdout
+            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_feature_cache", "--worker", json.dumps(spec)],
+                                 env=env, check=True, capture_output=True, text=True, cwd=REPO).stdout
             results.append(json.loads(out.strip().splitlines()[-1]))
             print(f"{setting}: done", flush=True)
     print_table(results)

@@ -2,7 +2,7 @@
 
 For each model size (random weights, non-zero biases) on one CUDA device:
 
-- tokens/s of ``BiLM.embed_layers`` on real English sentences for: the in-place loop without
+- tokens/s of ``spacy_elmo.embed_layers`` on real English sentences for: the in-place loop without
   graphs (``cuda_graphs=False``), the CUDA-graph window loop for every batch
   (``lstm_loop="windowed"``), the library's default (graphs for small batches only), each
   with bfloat16 / float16 matmuls too (``use_autocast``); TF32 matmuls as a reference point;
@@ -23,21 +23,19 @@ For each model size (random weights, non-zero biases) on one CUDA device:
 ``expected_allennlp_stateless.hdf5``) also checks every GPU path against the reference
 activations (conformance bound 1e-5).
 
-Example::
+Example (from the repository root)::
 
-    python benchmarks/bench_gpu.py --sizes small,original --max-tokens 40000 --json out.json
+    python -m benchmarks.bench_gpu --sizes small,original --max-tokens 40000 --json out.json
 """
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_embed import SIZES, default_text, flops_per_token, load_sentences  # noqa: E402
+from .bench_embed import SIZES, default_text, flops_per_token, load_sentences
 
 CONFORMANCE_TOLERANCE = 1e-5
 
@@ -78,10 +76,10 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
     """Seconds spent in each stage of one ``embed()`` pass (synchronised around each call)."""
     import torch
 
-    from spacy_elmo.nn import inference
+    from spacy_elmo.embedding import batch_run
 
     parts = {"layer0": 0.0, "lstm": 0.0, "gather": 0.0}
-    originals = {"layer0": inference.layer0_table, "lstm": inference.run_time_major, "gather": inference._gather_tokens}
+    originals = {"layer0": batch_run.layer0_table, "lstm": batch_run.run_time_major, "gather": batch_run._gather_tokens}
 
     def timing(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -93,9 +91,9 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
             return result
         return wrapped
 
-    inference.layer0_table = timing("layer0", originals["layer0"])
-    inference.run_time_major = timing("lstm", originals["lstm"])
-    inference._gather_tokens = timing("gather", originals["gather"])
+    batch_run.layer0_table = timing("layer0", originals["layer0"])
+    batch_run.run_time_major = timing("lstm", originals["lstm"])
+    batch_run._gather_tokens = timing("gather", originals["gather"])
     try:
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -103,9 +101,9 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
         torch.cuda.synchronize()
         parts["total"] = time.perf_counter() - start
     finally:
-        inference.layer0_table = originals["layer0"]
-        inference.run_time_major = originals["lstm"]
-        inference._gather_tokens = originals["gather"]
+        batch_run.layer0_table = originals["layer0"]
+        batch_run.run_time_major = originals["lstm"]
+        batch_run._gather_tokens = originals["gather"]
     parts["host_copy_and_python"] = parts["total"] - parts["layer0"] - parts["lstm"] - parts["gather"]
     return parts
 
@@ -158,8 +156,10 @@ def configure(model: Any, graphs: Any, dtype: Any, tf32: bool = False) -> None:
 def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from plain_elmo import plain_embed_layers
+    from spacy_elmo import Embedder, embed_layers
     from spacy_elmo.nn import BiLM, BiLMConfig
+
+    from .plain_elmo import plain_embed_layers
 
     torch.manual_seed(0)
     config = BiLMConfig(**SIZES[size])
@@ -171,7 +171,7 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
     model.cuda()
     n_tokens = sum(len(s) for s in sentences)
     flops_token = sum(flops_per_token(config, n_tokens, len(sentences)).values())
-    embed = lambda: model.embed_layers(sentences, batch_size=args.batch_sentences, max_batch_tokens=args.batch_tokens)  # noqa: E731
+    embed = lambda: embed_layers(model, sentences, batch_sentences=args.batch_sentences, batch_tokens=args.batch_tokens)  # noqa: E731
 
     paths = [
         ("float32, in-place loop", False, None, False),
@@ -186,7 +186,7 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
     rows, exact = [], None
     for name, graphs, dtype, tf32 in paths:
         configure(model, graphs, dtype, tf32)
-        model.embed_layers(sentences[: args.warmup_sentences])  # records the graphs of most buckets
+        embed_layers(model, sentences[: args.warmup_sentences])  # records the graphs of most buckets
         embed()  # and of the rest
         seconds, result, memory = timed_pass(embed, args.repeats)
         if exact is None:
@@ -200,22 +200,22 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
     for name, graphs, dtype in [("float32, in-place loop", False, None), ("float32, default", "default", None),
                                 ("bfloat16, autograd-safe loop", False, torch.bfloat16), ("bfloat16, default", "default", torch.bfloat16)]:
         configure(model, graphs, dtype)
-        few = lambda: model.embed_layers(sentences[:4000], batch_size=args.small_batch)  # noqa: E731
+        few = lambda: embed_layers(model, sentences[:4000], batch_sentences=args.small_batch)  # noqa: E731
         few()
         seconds, _, _ = timed_pass(few, args.repeats)
         small_batches.append({"path": name, "batch_sentences": args.small_batch,
                               "tokens_per_s": sum(len(s) for s in sentences[:4000]) / seconds})
         print(json.dumps({"size": size, **small_batches[-1]}), flush=True)
     configure(model, True, None)
-    cache = model.enable_word_cache(args.cache_words)
-    embed()
+    embedder = Embedder(model, batch_sentences=args.batch_sentences, batch_tokens=args.batch_tokens, word_cache_words=args.cache_words)
+    cache = embedder.word_cache
+    embedder.layers(sentences)
     cache.reset_stats()
-    seconds, result, memory = timed_pass(embed, args.repeats)
+    seconds, result, memory = timed_pass(lambda: embedder.layers(sentences), args.repeats)
     rows.append({
         "path": "float32, CUDA graphs, word cache warm", "tokens_per_s": n_tokens / seconds, "peak_gpu_mb": memory,
         "relative_error_vs_float32": relative_error(result, exact), "hit_rate": cache.stats.hit_rate,
     })
-    model.disable_word_cache()
     print(json.dumps({"size": size, **rows[-1]}), flush=True)
 
     subset, total = [], 0
@@ -226,7 +226,7 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
         total += len(sentence)
     subset_tokens = sum(len(s) for s in subset)
     plain_seconds, plain_out, _ = timed_pass(lambda: plain_embed_layers(model, subset), 1)
-    ours_seconds, ours_out, _ = timed_pass(lambda: model.embed_layers(subset), args.repeats)
+    ours_seconds, ours_out, _ = timed_pass(lambda: embed_layers(model, subset), args.repeats)
     fp32_rate, bf16_rate = gpu_gemm_rate(torch.float32), gpu_gemm_rate(torch.bfloat16)
     default = rows[1]
     configure(model, "default", None)
@@ -256,6 +256,7 @@ def conformance(fixtures: Path) -> dict[str, float]:
     import numpy
     import torch
 
+    from spacy_elmo import embed_layers
     from spacy_elmo.nn import BiLM
 
     model = BiLM.from_allennlp(fixtures / "options.json", fixtures / "lm_weights.hdf5").cuda()
@@ -265,12 +266,12 @@ def conformance(fixtures: Path) -> dict[str, float]:
     results = {}
     for name, graphs, loop in [("cuda_graphs", True, "fused"), ("in_place", False, "fused"), ("per_direction", False, "per_direction")]:
         model.cuda_graphs, model.lstm_loop = graphs, loop
-        actual = model.embed_layers(sentences)
+        actual = embed_layers(model, sentences)
         results[name] = max(float(numpy.abs(a - e).max()) for a, e in zip(actual, expected))
     for dtype in (torch.bfloat16, torch.float16):
         model.cuda_graphs, model.lstm_loop = True, "fused"
         model.use_autocast(dtype)
-        results[f"{dtype}_relative"] = relative_error(model.embed_layers(sentences), expected)
+        results[f"{dtype}_relative"] = relative_error(embed_layers(model, sentences), expected)
         model.use_autocast(None)
     return results
 

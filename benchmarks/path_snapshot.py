@@ -80,7 +80,8 @@ def embed_layers(bilm, sentences, **kwargs):
         return method(sentences, **kwargs)
     import spacy_elmo
 
-    return spacy_elmo.embed_layers(bilm, sentences, **kwargs)
+    renamed = {"batch_size": "batch_sentences", "max_batch_tokens": "batch_tokens"}
+    return spacy_elmo.embed_layers(bilm, sentences, **{renamed.get(k, k): v for k, v in kwargs.items()})
 
 
 def with_word_cache(bilm, words: int = 1000):

@@ -22,7 +22,7 @@ from spacy_elmo.nn.words.char_ids import encode_sentences
 
 
 def plain_embed_layers(model: BiLM, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[numpy.ndarray]:
-    """Same output as ``model.embed_layers(sentences)``, computed the plain way."""
+    """Same output as ``spacy_elmo.embed_layers(model, sentences)``, computed the plain way."""
     results = []
     with torch.no_grad():
         for start in range(0, len(sentences), batch_size):

@@ -1,6 +1,6 @@
 """spacy-elmo: ELMo contextual word representations for spaCy pipelines."""
-from .embed import embed, mix_layers
+from .embedding import Embedder, embed, embed_layers, mix_layers
 from .nn import BiLM, BiLMConfig
 
 __version__ = "0.1.0"
-__all__ = ["BiLM", "BiLMConfig", "embed", "mix_layers", "__version__"]
+__all__ = ["BiLM", "BiLMConfig", "Embedder", "embed", "embed_layers", "mix_layers", "__version__"]

@@ -4,6 +4,7 @@ from typing import Optional
 
 import typer
 
+from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
 from ._app import app
 
 
@@ -17,11 +18,11 @@ def embed_cli(
     gamma: float = typer.Option(1.0, "--gamma", help="with --layers mix: scale of the mixed vector"),
     batch_tokens: Optional[int] = typer.Option(None, "--batch-tokens", help="max padded tokens per batch (bounds memory; default 8192)"),
     chunk_tokens: Optional[int] = typer.Option(None, "--chunk-tokens", help="tokens read ahead and sorted by length together (default 100000)"),
-    max_tokens: int = typer.Option(256, "--max-tokens", help="longer sentences are read as windows of this many tokens (stored as one dataset)"),
+    max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS, "--max-tokens", help="longer sentences are read as windows of this many tokens (stored as one dataset)"),
     input_format: str = typer.Option("auto", "--input-format", help="auto | text | jsonl | spacy"),
     max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="longer input lines are skipped (counted, logged with file and line), never cut (default 16 MiB)", min=1),
     spacy_pipeline: Optional[str] = typer.Option(None, "--spacy-pipeline", help="tokenize and split paragraphs with this pipeline (name, path, or a language code like 'en')"),
-    cache_words: int = typer.Option(50_000, "--cache-words", help="word-vector cache size (0: off); outputs are identical either way"),
+    cache_words: int = typer.Option(DEFAULT_WORD_CACHE_WORDS, "--cache-words", help="word-vector cache size (0: off); outputs are identical either way"),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default: torch's)"),
     device: str = typer.Option("cpu", "--device", help="torch device, e.g. cpu or cuda:0"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show a progress bar with tokens/s"),
@@ -38,7 +39,7 @@ def embed_cli(
 
     from ..corpora.keyed_sentences import SkippedLines, read_sentences
     from ..corpora.pipelines import load_pipeline
-    from ..embed_corpus import embed_corpus, parse_shard
+    from ..embedding.corpus import embed_corpus, parse_shard
     from ..loading import load_bilm
 
     if threads:
@@ -54,8 +55,6 @@ def embed_cli(
         if device == "cuda" and "LOCAL_RANK" in os.environ:
             device = f"cuda:{int(os.environ['LOCAL_RANK'])}"  # one GPU per torchrun worker
         bilm = load_bilm(weights).to(device).eval()
-        if cache_words > 0:
-            bilm.enable_word_cache(cache_words)
         nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
         skipped_lines = SkippedLines()
         limits = {"max_line_bytes": max_line_bytes} if max_line_bytes else {}
@@ -72,13 +71,14 @@ def embed_cli(
             progress=progress,
             max_tokens=max_tokens,
             shard=(shard_index, n_shards),
+            word_cache_words=max(cache_words, 0),
             **options,
         )
     except (FileNotFoundError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(code=1) from err
     rate = summary.tokens_embedded / summary.seconds if summary.seconds else 0.0
-    stats = bilm.word_cache_stats()
+    stats = summary.word_cache
     cache_note = f"; word cache hit rate {stats.hit_rate:.1%}" if stats is not None and stats.tokens else ""
     unreadable = f"; {skipped_lines.count} unreadable line(s) skipped (see the warnings)" if skipped_lines.count else ""
     dropped = f"; {summary.dropped} earlier dataset(s) dropped (no longer in the input)" if summary.dropped else ""

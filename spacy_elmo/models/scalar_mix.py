@@ -1,5 +1,8 @@
 """ELMo's task-specific layer combination: ``gamma * sum_j softmax(a)_j * h_j``, learned.
 
+The mix itself is :mod:`spacy_elmo.embedding.mix`'s (the same arithmetic as ``token._.elmo``
+and ``embed``); this layer learns ``a`` and ``gamma`` and passes the gradients back.
+
 ``a`` starts at zeros (an even average) and ``gamma`` at 1. Options from the ELMo literature:
 ``layer_norm`` normalizes each layer's vector per token before mixing (without learned scale;
 ``gamma`` and the weights provide it), ``layer_dropout`` drops whole layers from the softmax
@@ -19,6 +22,8 @@ from typing import Callable, List, Optional, Sequence
 from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
+
+from ..embedding.mix import scale, weighted_sum
 
 LAYER_NORM_EPS = 1e-6
 
@@ -124,8 +129,8 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
     weights = layer_weights(model, mask)
     learned = model.attrs["fixed_layer_weights"] is None
     gamma = model.get_param("gamma")
-    mixed = xp.tensordot(weights, H, axes=(0, 0))
-    Y = (gamma[0] * mixed).astype("float32")
+    mixed = weighted_sum(H, weights, xp)
+    Y = scale(mixed, gamma[0])
     keep = _dropout_mask(model, Y.shape) if is_train else None
     if keep is not None:
         Y = Y * keep

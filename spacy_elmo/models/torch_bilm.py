@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
-import numpy
 import srsly
 import torch
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device
 from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs
 
 from ..nn.bilm import BiLM
+from ..nn.words.word_batch import encode_padded
 
 
 def TorchBiLM(bilm: Optional[BiLM] = None) -> Model:
-    """``(char_ids, lengths)`` numpy arrays framed by BOS/EOS -> ``(L+1, B, T, D)`` layers."""
+    """Word sequences (one batch, as the embedder plans it) -> ``(L+1, B, T, D)`` layers."""
     return PyTorchWrapper_v3(
         bilm,
         convert_inputs=_convert_inputs,
@@ -42,8 +42,9 @@ def set_torch_bilm(model: Model, bilm: BiLM) -> None:
     model.shims[0]._model = bilm.to(get_torch_default_device())
 
 
-def _convert_inputs(model: Model, X: tuple[numpy.ndarray, numpy.ndarray], is_train: bool):
-    char_ids, lengths = X
+def _convert_inputs(model: Model, X: Sequence[Sequence[str]], is_train: bool):
+    """The words as char ids framed by BOS/EOS, on the module's device, and their lengths."""
+    char_ids, lengths = encode_padded(X)
     device = model.shims[0].device
     args = (torch.from_numpy(char_ids).to(device), torch.from_numpy(lengths))
     return ArgsKwargs(args=args, kwargs={}), _no_input_gradient

@@ -12,10 +12,10 @@ Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
    picks the loop: in place, CUDA graphs, autograd-safe fused, or the reference);
 5. rows put back in input order, BOS/EOS dropped, layer 0 doubled: :mod:`.bilm`.
 
-:meth:`BiLM.embed_layers` runs the same steps per batch of sentences (:mod:`.inference`,
-batched by length in :mod:`.batching`), with layer 0 from the word cache
-(:mod:`.words.word_cache`) when it is on. Tensors derived from the weights (stacked LSTM weights,
-char-CNN tables, CUDA graphs) are rebuilt only when a weight changes (:mod:`.derived_cache`).
+Parameters and forward only: :mod:`spacy_elmo.embedding` runs the same steps per batch of
+sentences without autograd (batching by length, windows, a word cache of layer 0). Tensors
+derived from the weights (stacked LSTM weights, char-CNN tables, CUDA graphs) are rebuilt only
+when a weight changes (:mod:`.derived_cache`).
 :mod:`spacy_elmo.config` holds the sizes; reading and writing weight files is
 :mod:`spacy_elmo.formats`' job (plain configs and arrays), which ``BiLM``'s file methods call.
 """

@@ -12,15 +12,12 @@ from torch import nn
 from ..config import BiLMConfig
 from ..formats.allennlp import read_allennlp, write_allennlp
 from ..formats.native import read_model_config, read_model_weights, write_model_dir
-from .derived_cache import DerivedTensors, parameter_fingerprint
-from .inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, embed_sentences
+from .derived_cache import DerivedTensors, HeldElsewhere, parameter_versions
 from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
 from .words.char_cnn import CharEncoder
-from .words.word_cache import WordCacheStats, WordVectorCache
 
 PathLike = Union[str, Path]
 
-DEFAULT_WORD_CACHE_WORDS = 50_000
 AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -53,16 +50,16 @@ class BiLM(nn.Module):
     """ELMo's biLM. The forward stack at position k sees only tokens <= k, the backward stack
     only tokens >= k; they share the char encoder and the (optional) output softmax.
 
-    Speed options (none changes the weights or the saved model):
-    :meth:`enable_word_cache` caches layer 0 per word string; ``lstm_loop`` is ``"fused"``
+    Speed options (none changes the weights or the saved model): ``lstm_loop`` is ``"fused"``
     (both directions in one time loop, the default), ``"per_direction"`` (the plain
     reference loop) or ``"windowed"`` (the GPU's window loop, also eagerly on CPUs);
     ``cuda_graphs`` (default True) replays windows of LSTM steps as CUDA graphs on a GPU when
     no gradient is needed and the batch is small enough for that to pay (``"windowed"`` uses
     them for every batch); :meth:`use_autocast` runs the matmuls in bfloat16 or float16.
+    Parameters and forward only: batching sentences, windows and the word cache are
+    :mod:`spacy_elmo.embedding`'s.
     """
 
-    word_cache: Optional[WordVectorCache]
     lstm_loop: str
     cuda_graphs: bool
     autocast_dtype: Optional[torch.dtype]
@@ -91,29 +88,13 @@ class BiLM(nn.Module):
         self.softmax: Optional[nn.Linear] = (
             nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
         )
-        self.word_cache = None
-        self._weights_generation = 0  # bumped by weights_changed(): part of every fingerprint
+        self._held_elsewhere = HeldElsewhere()  # caches of others derived from these weights
+        self._weights_generation = 0  # bumped by weights_changed(): part of every version
         self.lstm_loop = "fused"
         self.cuda_graphs = True
         self.autocast_dtype = None
 
     # ----------------------------------------------------------------- speed options
-    def enable_word_cache(self, max_words: int = DEFAULT_WORD_CACHE_WORDS) -> WordVectorCache:
-        """Cache layer-0 vectors of up to ``max_words`` words (LRU) for :meth:`embed_layers`.
-
-        Outputs are identical with and without the cache; entries are dropped as soon as a
-        char-encoder weight changes. Memory: ``max_words * projection_dim`` floats at most.
-        """
-        self.word_cache = WordVectorCache(max_words)
-        return self.word_cache
-
-    def disable_word_cache(self) -> None:
-        self.word_cache = None
-
-    def word_cache_stats(self) -> Optional[WordCacheStats]:
-        """Hit rate and counters of the word cache, or None when it is off."""
-        return None if self.word_cache is None else self.word_cache.stats
-
     def use_autocast(self, dtype: Optional[torch.dtype]) -> None:
         """Run matmuls and convolutions in ``dtype`` (bfloat16/float16), or float32 again (None).
 
@@ -127,18 +108,29 @@ class BiLM(nn.Module):
             raise ValueError(f"autocast dtype must be one of {AUTOCAST_DTYPES} or None, not {dtype}")
         self.autocast_dtype = dtype
 
-    def word_fingerprint(self) -> Optional[tuple]:
-        """What layer-0 vectors depend on: the char encoder's weights (identity and version)
-        and the precision. None when changes cannot be detected (then nothing is cached)."""
-        params = parameter_fingerprint(list(self.char_encoder.parameters()))
+    def char_encoder_version(self) -> Optional[tuple]:
+        """What layer-0 vectors depend on: the char encoder's weights (identity and version
+        counter of each) and the precision. None when changes cannot be detected (then nothing
+        derived from them may be kept)."""
+        params = parameter_versions(list(self.char_encoder.parameters()))
         return None if params is None else (params, self.autocast_dtype, getattr(self, "_weights_generation", 0))
 
-    def weights_fingerprint(self) -> Optional[tuple]:
-        """What every layer's output depends on: identity and version of every weight and
-        buffer, and the precision. None when changes cannot be detected."""
+    def weights_version(self) -> Optional[tuple]:
+        """What every layer's output depends on: identity and version counter of every weight
+        and buffer, and the precision; it changes whenever one of them does (not a content
+        hash: equal weights in two models have different versions). None when changes cannot
+        be detected."""
         tensors = list(self.parameters()) + list(self.buffers())
-        versions = parameter_fingerprint(tensors)
+        versions = parameter_versions(tensors)
         return None if versions is None else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
+
+    def register_derived_cache(self, cache: object) -> None:
+        """Have ``cache`` (anything with a ``clear()`` method, e.g. an embedder's word cache)
+        cleared whenever this model frees what it derived from its weights: on ``.to()`` and
+        the like and on :meth:`weights_changed`. Held weakly: this keeps nothing alive."""
+        if not hasattr(self, "_held_elsewhere"):
+            self._held_elsewhere = HeldElsewhere()
+        self._held_elsewhere.add(cache)
 
     def encode_char_ids(self, char_ids: numpy.ndarray) -> torch.Tensor:
         """Layer-0 vectors ``(n, P)`` in the model's dtype for char ids ``(n, 50)``, no autograd."""
@@ -154,6 +146,7 @@ class BiLM(nn.Module):
         Which loop they select, and when, is decided and documented in one place:
         :mod:`spacy_elmo.nn.lstm.run`.
         """
+        self._check_lstm_loop()
         return loop_options(self.lstm_loop, self.cuda_graphs, self.autocast_dtype)
 
     def _check_lstm_loop(self) -> None:
@@ -162,8 +155,8 @@ class BiLM(nn.Module):
 
     def clear_inference_caches(self) -> None:
         """Free what inference derives from the weights (stacked LSTM weights, char-CNN tables,
-        cached word vectors); all of it is rebuilt on demand. Called on ``.to()`` and the like,
-        so that the old copies of the weights are not kept alive."""
+        the caches registered by :meth:`register_derived_cache`); all of it is rebuilt on demand.
+        Called on ``.to()`` and the like, so that the old copies of the weights are not kept alive."""
         for module in self.modules():
             for cache in module.__dict__.values():
                 if isinstance(cache, DerivedTensors):
@@ -172,8 +165,9 @@ class BiLM(nn.Module):
                     for value in cache.values():
                         if isinstance(value, DerivedTensors):
                             value.clear()
-        if self.word_cache is not None:
-            self.word_cache.clear()
+        held = getattr(self, "_held_elsewhere", None)
+        if held is not None:
+            held.clear()
 
     def weights_changed(self) -> None:
         """Tell the model its weights were edited in a way torch cannot see, so that nothing
@@ -183,8 +177,9 @@ class BiLM(nn.Module):
         ``param.copy_()``, ``param.mul_()`` under ``no_grad``) bump torch's version counters and
         are noticed without this call. Edits through ``param.data`` or a numpy view of a
         parameter (``param.detach().numpy()[...] = ...``) do not: after them call this method.
-        It frees the derived tensors and the word cache and changes :meth:`weights_fingerprint`,
-        so the ``elmo`` component's frozen-feature cache drops its entries too.
+        It frees the derived tensors and the registered caches (word caches) and changes
+        :meth:`weights_version`, so the ``elmo`` component's frozen-feature cache drops its
+        entries too.
         """
         self._weights_generation = getattr(self, "_weights_generation", 0) + 1
         self.clear_inference_caches()
@@ -250,21 +245,6 @@ class BiLM(nn.Module):
         layers += [torch.cat(pair, dim=-1) for pair in zip(states.forward, states.backward)]
         stacked = torch.stack(layers)
         return _drop_boundaries(stacked, states.lengths)
-
-    def embed_layers(
-        self,
-        sentences: Sequence[Sequence[str]],
-        batch_size: int = DEFAULT_BATCH_SENTENCES,
-        max_batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS,
-    ) -> list[numpy.ndarray]:
-        """One float32 array ``(L+1, n_tokens, 2P)`` per sentence, in input order.
-
-        Sentences are batched by length (at most ``batch_size`` sentences and, unless None,
-        ``max_batch_tokens`` padded tokens per batch). A sentence with no tokens gets an
-        ``(L+1, 0, 2P)`` array. Uses the word cache when enabled.
-        """
-        self._check_lstm_loop()
-        return embed_sentences(self, sentences, batch_size, max_batch_tokens)
 
     # ----------------------------------------------------------------- persistence
     # :mod:`spacy_elmo.formats` reads and writes files as a config plus numpy arrays named as in

@@ -13,6 +13,7 @@ others wait for its result instead of building their own.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any, Callable, Hashable, Optional, Sequence, TypeVar
 
 import torch
@@ -20,7 +21,7 @@ import torch
 T = TypeVar("T")
 
 
-def parameter_fingerprint(params: Sequence[torch.Tensor]) -> Optional[tuple[Hashable, ...]]:
+def parameter_versions(params: Sequence[torch.Tensor]) -> Optional[tuple[Hashable, ...]]:
     """Identity and version of each tensor, or None when a tensor has no version counter.
 
     Tensors created under ``torch.inference_mode`` have no version counter: in-place changes to
@@ -45,12 +46,12 @@ class DerivedTensors:
 
     def get(self, params: Sequence[torch.Tensor], build: Callable[[], T], extra_key: Hashable = None) -> T:
         """The cached value for ``params`` (and ``extra_key``), calling ``build()`` on a change."""
-        fingerprint = parameter_fingerprint(params)
-        if fingerprint is None:
+        versions = parameter_versions(params)
+        if versions is None:
             self.clear()
             with torch.no_grad():
                 return build()
-        key = (fingerprint, extra_key)
+        key = (versions, extra_key)
         state = self._state
         if state is not None and state[0] == key:
             return state[2]
@@ -83,3 +84,32 @@ class DerivedTensors:
 
     def __deepcopy__(self, memo: dict) -> "DerivedTensors":
         return DerivedTensors()
+
+
+class HeldElsewhere:
+    """Caches that other objects keep of values derived from a module's weights (an embedder's
+    word cache), cleared together with the module's own; referenced weakly, so registering
+    keeps nothing alive. Copies and pickles start empty: the caches belong to their owners."""
+
+    def __init__(self) -> None:
+        self._caches: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def add(self, cache: Any) -> None:
+        with self._lock:
+            self._caches.add(cache)
+
+    def clear(self) -> None:
+        with self._lock:
+            caches = list(self._caches)
+        for cache in caches:
+            cache.clear()
+
+    def __getstate__(self) -> dict:
+        return {}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+
+    def __deepcopy__(self, memo: dict) -> "HeldElsewhere":
+        return HeldElsewhere()

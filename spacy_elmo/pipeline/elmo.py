@@ -17,11 +17,13 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d, Floats3d
 
+from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
+from ..embedding.mix import layer_weights_array, mix_layers
 from ..models.bilm import get_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
-from ..models.standalone import replace_listener, replace_listener_cfg
+from ..models.standalone import replace_listener
 from ..nn.bilm import BiLM
-from .config_sizes import component_model_config, write_bilm_sizes
+from .config_sizes import ReplaceListenerCfg, component_model_config, write_bilm_sizes
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
 from .feature_cache import FeatureCache, doc_key
 from .mixes import elmo_mix_nodes
@@ -29,7 +31,7 @@ from .weights import load_bilm_weights
 
 logger = logging.getLogger("spacy_elmo")
 
-default_model_config = """
+default_model_config = f"""
 [model]
 @architectures = "spacy_elmo.BiLM.v1"
 char_embed_dim = 16
@@ -42,9 +44,9 @@ n_layers = 2
 cell_clip = 3.0
 proj_clip = 3.0
 use_skip_connections = true
-max_tokens = 256
+max_tokens = {DEFAULT_MAX_TOKENS}
 batch_max_tokens = 2048
-word_cache_words = 50000
+word_cache_words = {DEFAULT_WORD_CACHE_WORDS}
 """
 DEFAULT_ELMO_MODEL = Config().from_str(default_model_config)["model"]
 
@@ -137,7 +139,7 @@ class Elmo(TrainablePipe):
         # nlp.replace_listeners asks the upstream model for these: each listener of a component
         # becomes its own copy of the biLM (see models/standalone.py).
         model.attrs["replace_listener"] = replace_listener
-        model.attrs["replace_listener_cfg"] = _ReplaceListenerCfg(self)
+        model.attrs["replace_listener_cfg"] = ReplaceListenerCfg(self)
         # The pipeline whose config this component keeps truthful about its weights' sizes
         # (a plain reference: a weak one would make the pipeline unpicklable).
         self._nlp = nlp
@@ -180,8 +182,7 @@ class Elmo(TrainablePipe):
             write_bilm_sizes(model_cfg, bilm.config)
 
     def _ensure_weights(self) -> None:
-        if self._pending_weights is not None:
-            self.load_weights(self._pending_weights)
+        self._load_pending_weights()
         if self.bilm is None:
             raise ValueError(
                 f"The '{self.name}' component has no biLM weights: pass weights to add_pipe "
@@ -266,10 +267,10 @@ class Elmo(TrainablePipe):
         """Cached layers where the cache has them, the biLM's (then stored) for the rest."""
         bilm = self.bilm
         assert bilm is not None
-        fingerprint = bilm.weights_fingerprint()
-        if fingerprint is None:  # weights whose changes cannot be detected: never cache
+        version = bilm.weights_version()
+        if version is None:  # weights whose changes cannot be detected: never cache
             return self.model.predict(docs)
-        cache.bind(fingerprint, pins=[bilm])
+        cache.bind(version, pins=[bilm])
         extra = str(self.model.attrs["max_tokens"]).encode()
         keys = [doc_key(doc, extra) for doc in docs]
         found = [cache.get(key) for key in keys]
@@ -294,8 +295,9 @@ class Elmo(TrainablePipe):
             # the whole batch at once, as the component itself mixes it: the same numbers
             vectors = list(self.learned_mix().predict(list(layers)))
         else:
-            weights = self._mix_weights()
-            vectors = [self._mix(doc_layers, weights) for doc_layers in layers]
+            xp = self.model.ops.xp
+            weights = layer_weights_array(self.layer_weights, self.model.get_dim("nL"), xp)
+            vectors = [mix_layers(doc_layers, weights, self.gamma, xp) for doc_layers in layers]
         for doc, doc_layers, doc_vectors in zip(docs, layers, vectors):
             set_elmo_attributes(doc, doc_layers, doc_vectors)
             if self.set_vector_hooks:
@@ -322,22 +324,6 @@ class Elmo(TrainablePipe):
                 "initialized yet; call nlp.initialize() (or train the pipeline) first"
             )
         return mixes[0]
-
-    def _mix_weights(self):
-        n_layers = self.model.get_dim("nL")
-        if self.layer_weights is None:
-            weights = [1.0 / n_layers] * n_layers
-        elif len(self.layer_weights) != n_layers:
-            raise ValueError(
-                f"layer_weights has {len(self.layer_weights)} values but the biLM has {n_layers} layers"
-            )
-        else:
-            weights = self.layer_weights
-        return self.model.ops.asarray1f(weights)
-
-    def _mix(self, layers: Floats3d, weights) -> Floats2d:
-        xp = self.model.ops.xp
-        return (self.gamma * xp.tensordot(weights, layers, axes=(0, 0))).astype("float32", copy=False)
 
     # ------------------------------------------------------------------ training
     def update(
@@ -414,9 +400,8 @@ class Elmo(TrainablePipe):
             self._nlp = nlp
         if weights is not None:
             self.load_weights(weights)
-        elif self._pending_weights is not None:
-            self.load_weights(self._pending_weights)
-        elif self.bilm is None:
+        self._load_pending_weights()
+        if self.bilm is None:
             logger.warning("The '%s' component has no weights: using a randomly initialised biLM", self.name)
         self.model.initialize()
         self._sync_listener_dims()
@@ -463,24 +448,3 @@ class Elmo(TrainablePipe):
             self._sync_listener_dims()
             self._describe_weights()
 
-
-class _ReplaceListenerCfg:
-    """``replace_listener_cfg`` that first reads the component's pending weights, so the
-    ``bilm`` block of the standalone copy has the sizes of the weights it will hold.
-
-    An object rather than a closure or bound method: it must pickle (with the pipeline), and
-    Thinc deep-copies model attrs on ``Model.copy``, which must not copy the whole component.
-    """
-
-    def __init__(self, component: Elmo) -> None:
-        self.component = component
-
-    def __call__(self, elmo_model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]) -> Dict[str, Any]:
-        self.component._load_pending_weights()
-        bilm = self.component.bilm
-        if bilm is not None:
-            write_bilm_sizes(elmo_model_cfg, bilm.config)
-        return replace_listener_cfg(elmo_model_cfg, tok2vec_cfg)
-
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "_ReplaceListenerCfg":
-        return self

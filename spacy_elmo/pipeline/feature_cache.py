@@ -8,8 +8,9 @@ what does not fit into files in a private temporary folder.
 Entries are kept in the order they arrive and never evicted while the weights stay the same:
 training revisits the same Docs every epoch, and least-recently-used eviction would throw out
 each entry just before it is needed again once the corpus outgrows the budget. The cache is
-bound to a fingerprint of the weights (identity and version counter of every tensor, the
-precision, the windowing); any change empties it, so it never serves layers of other weights.
+bound to the weights' version (``BiLM.weights_version``: identity and version counter of every
+tensor, and the precision); a new version empties it, so it never serves layers of other
+weights. The windowing is part of every entry's key.
 A lock makes each call atomic, so threads sharing one pipeline may use it.
 
 Spill folders are named ``spacy-elmo-features-HOST-PID-*``. A process killed with SIGKILL never
@@ -124,31 +125,31 @@ class FeatureCache:
         self._disk: dict[bytes, int] = {}
         self._spill_dir: Optional[Path] = None
         self._remove_spill_dir: Optional[weakref.finalize] = None
-        self._fingerprint: Optional[Hashable] = None
+        self._version: Optional[Hashable] = None
         self._pins: tuple = ()
         self._lock = threading.RLock()
 
     def __len__(self) -> int:
         return len(self._memory) + len(self._disk)
 
-    def bind(self, fingerprint: Hashable, pins: Sequence = ()) -> None:
-        """Serve entries only for ``fingerprint``; a new one empties the cache.
+    def bind(self, version: Hashable, pins: Sequence = ()) -> None:
+        """Serve entries only for the weights' ``version``; a new one empties the cache.
 
-        ``pins`` are kept alive while bound, so that the memory addresses in the fingerprint
+        ``pins`` are kept alive while bound, so that the memory addresses in the version
         cannot be reused by other tensors.
         """
         with self._lock:
-            if fingerprint != self._fingerprint:
+            if version != self._version:
                 self.clear()
-                self._fingerprint = fingerprint
+                self._version = version
                 self._pins = tuple(pins)
 
     def clear(self) -> None:
-        """Drop every entry (memory and disk) and forget the fingerprint; counters are kept."""
+        """Drop every entry (memory and disk) and forget the version; counters are kept."""
         with self._lock:
             self._memory.clear()
             self._disk.clear()
-            self._fingerprint = None
+            self._version = None
             self._pins = ()
             if self._remove_spill_dir is not None:
                 self._remove_spill_dir()

@@ -14,6 +14,7 @@ from typing import Optional, Sequence, Union
 
 from thinc.api import Config
 
+from ..embedding.embedder import DEFAULT_WORD_CACHE_WORDS
 from .elmo import DEFAULT_ELMO_MODEL
 
 #: The components that get an ELMo listener, with their model block (``$name``: the component).
@@ -181,9 +182,9 @@ weights = $${paths.elmo}
 #: The listener's layer norm per task, as the dev split chose it (configs/*_elmo.cfg say how).
 LAYER_NORM = {"ner": "true", "tagger": "false"}
 
-# On a GPU the word cache is not used and larger biLM batches fit.
+# GPU settings: larger biLM batches fit, and the word cache is left off.
 HARDWARE = {
-    False: {"batch_max_tokens": 2048, "word_cache_words": 50000},
+    False: {"batch_max_tokens": 2048, "word_cache_words": DEFAULT_WORD_CACHE_WORDS},
     True: {"batch_max_tokens": 8192, "word_cache_words": 0},
 }
 

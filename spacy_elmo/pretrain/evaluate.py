@@ -8,7 +8,7 @@ from typing import ContextManager, Callable, Optional, Sequence
 
 import torch
 
-from ..nn.batching import length_sorted_batches
+from ..embedding.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from .distributed import Distributed
 from .encoding import BatchEncoder, EncodedBatch

@@ -14,7 +14,7 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Iterator, Sequence
 
-from ..nn.batching import length_sorted_batches
+from ..embedding.batching import length_sorted_batches
 from .records import ReadStats, RecordPosition, RecordReader
 from .text_sentences import SentenceSplitter, Tokens
 

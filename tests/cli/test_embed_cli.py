@@ -16,7 +16,9 @@ import torch
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from spacy_elmo.embed_corpus import SENTENCE_INDEX, embed_corpus, parts_dir, read_sentence_index
+from spacy_elmo import embed_layers
+from spacy_elmo.embedding.corpus import embed_corpus
+from spacy_elmo.embedding.store import SENTENCE_INDEX, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.corpora.keyed_sentences import read_sentences
 
@@ -68,7 +70,7 @@ def test_text_input_writes_allennlp_layout(tmp_path, model_dir, bilm):
     keep = {str(n): line.strip() for n, line in enumerate(LINES) if line.strip()}
     assert set(written["datasets"]) == set(keep)  # keyed by line number; blank lines skipped
     assert written["index"] == {text: key for key, text in keep.items()}
-    expected = bilm.embed_layers([keep[k].split() for k in keep])
+    expected = embed_layers(bilm, [keep[k].split() for k in keep])
     for key, want in zip(keep, expected):
         assert written["datasets"][key].dtype == numpy.float32
         numpy.testing.assert_array_equal(written["datasets"][key], want)
@@ -83,7 +85,7 @@ def test_layer_modes(tmp_path, model_dir, bilm, mode):
     run_cli(str(source), str(output), "--weights", str(model_dir), "--layers", mode, *extra)
     written = read_file(output)["datasets"]
     for key, tokens in (("0", ["the", "bank"]), ("1", "rates rose again today".split())):
-        layers = bilm.embed_layers([tokens])[0]
+        layers = embed_layers(bilm, [tokens])[0]
         want = {
             "top": layers[-1],
             "average": layers.mean(axis=0),
@@ -108,7 +110,7 @@ def test_jsonl_input_uses_text_or_tokens(tmp_path, model_dir, bilm):
     run_cli(str(source), str(output), "--weights", str(model_dir))
     written = read_file(output)
     assert set(written["datasets"]) == {"0", "1"}
-    alone = bilm.embed_layers([["New York"]])[0]  # embedded in another batch: equal up to rounding
+    alone = embed_layers(bilm, [["New York"]])[0]  # embedded in another batch: equal up to rounding
     numpy.testing.assert_allclose(written["datasets"]["1"], alone, atol=1e-5, rtol=0)
     assert written["index"] == {"the bank rose": "0", "New York": "1"}
 
@@ -130,7 +132,7 @@ def test_docbin_input_is_split_into_sentences(tmp_path, model_dir, bilm):
     ]
     output = tmp_path / "out.hdf5"
     run_cli(str(source), str(output), "--weights", str(model_dir))
-    alone = bilm.embed_layers([["Three", "four", "."]])[0]
+    alone = embed_layers(bilm, [["Three", "four", "."]])[0]
     numpy.testing.assert_allclose(read_file(output)["datasets"]["1"], alone, atol=1e-5, rtol=0)
 
 
@@ -154,7 +156,7 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     complete = tmp_path / "complete.hdf5"
     embed_corpus(bilm, read_sentences(source), complete, chunk_tokens=10, progress=False)
     crashed = tmp_path / "crashed.hdf5"
-    import spacy_elmo.embed_corpus as module
+    import spacy_elmo.embedding.store as module
 
     real_write = module._write_file
     calls = []
@@ -249,5 +251,5 @@ def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
     assert "already present" in result.stderr and not parts_dir(output).exists()
     stored = read_file(output)
     assert len(stored["datasets"]) == 200
-    want = bilm.embed_layers([["line", "7", "says", "2", "things"]])[0]
+    want = embed_layers(bilm, [["line", "7", "says", "2", "things"]])[0]
     numpy.testing.assert_allclose(stored["datasets"]["7"], want, atol=1e-5, rtol=0)

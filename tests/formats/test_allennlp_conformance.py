@@ -6,7 +6,7 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo import BiLM
+from spacy_elmo import BiLM, embed_layers
 from spacy_elmo.nn.words.char_ids import encode_sentences
 
 
@@ -26,7 +26,7 @@ def stateless_expected(allennlp_fixtures):
 def test_all_layers_of_all_sentences_match_allennlp(reference_bilm, stateless_expected):
     sentences, expected = stateless_expected
     assert len(sentences) == 30
-    actual = reference_bilm.embed_layers(sentences)
+    actual = embed_layers(reference_bilm, sentences)
     for ours, theirs in zip(actual, expected):
         assert ours.dtype == numpy.float32
         assert ours.shape == theirs.shape == (3, ours.shape[1], 32)
@@ -36,7 +36,7 @@ def test_all_layers_of_all_sentences_match_allennlp(reference_bilm, stateless_ex
 def test_top_layer_of_first_batch_matches_bilm_tf(reference_bilm, allennlp_fixtures):
     files = json.loads((allennlp_fixtures / "sentences.json").read_text())
     batch = [files[k][0].split() for k in range(3)]
-    actual = reference_bilm.embed_layers(batch)
+    actual = embed_layers(reference_bilm, batch)
     for k, tokens in enumerate(batch):
         with h5py.File(allennlp_fixtures / f"lm_embeddings_{k}.hdf5", "r") as handle:
             stored = handle["0"][...]  # (forward|backward, tokens, P)
@@ -58,6 +58,6 @@ def test_char_cnn_matches_bilm_tf_token_embeddings(reference_bilm, allennlp_fixt
 
 
 def test_layer_zero_is_the_char_cnn_twice(reference_bilm):
-    layers = reference_bilm.embed_layers([["The", "bank", "raised", "rates", "."]])[0]
+    layers = embed_layers(reference_bilm, [["The", "bank", "raised", "rates", "."]])[0]
     assert layers.shape == (3, 5, 32)
     numpy.testing.assert_array_equal(layers[0, :, :16], layers[0, :, 16:])

@@ -8,9 +8,11 @@ import torch
 from spacy.tokens import Doc
 from spacy.util import registry
 
-import spacy_elmo.models.bilm as bilm_module
-from spacy_elmo import BiLM
+import spacy_elmo.embedding.embedder as embedder_module
+import spacy_elmo.models.torch_bilm as torch_bilm_module
+from spacy_elmo import BiLM, embed_layers
 from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
+from spacy_elmo.models.bilm import get_embedder
 from spacy_elmo.config import TINY_CONFIG
 
 TINY_SIZES = dict(
@@ -56,27 +58,30 @@ def test_layers_per_doc_match_embed_layers(vocab, bilm):
     set_bilm(model, bilm)
     docs = docs_of(vocab, "the river bank", "", "a much longer sentence with more words")
     outputs = model.predict(docs)
-    expected = bilm.embed_layers([[t.text for t in doc] for doc in docs])
+    expected = embed_layers(bilm, [[t.text for t in doc] for doc in docs])
     for out, ref in zip(outputs, expected):
         assert out.dtype == numpy.float32 and out.shape == ref.shape
         numpy.testing.assert_allclose(out, ref, rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize("word_cache_words,spied", [(0, "encode_padded"), (100, "embed_batch")])
-def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch, word_cache_words, spied):
+@pytest.mark.parametrize(
+    "word_cache_words,module,spied,train",
+    [(0, embedder_module, "run_batch", False), (100, embedder_module, "run_batch", False), (100, torch_bilm_module, "encode_padded", True)],
+)
+def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch, word_cache_words, module, spied, train):
     shapes = []
-    original = getattr(bilm_module, spied)
+    original = getattr(module, spied)
 
     def spy(*args, **kwargs):
-        sentences = args[-1]
+        sentences = args[1] if spied == "run_batch" else args[0]
         shapes.append((len(sentences), max(len(s) for s in sentences)))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(bilm_module, spied, spy)
+    monkeypatch.setattr(module, spied, spy)
     model = build_bilm_model(max_tokens=8, batch_max_tokens=20, word_cache_words=word_cache_words)
     set_bilm(model, bilm)
     docs = [Doc(vocab, words=[f"w{i}" for i in range(n)]) for n in (50, 3, 17, 8)]
-    outputs = model.predict(docs)
+    outputs = model.begin_update(docs)[0] if train else model.predict(docs)
     assert [o.shape[1] for o in outputs] == [50, 3, 17, 8]
     assert len(shapes) >= 5  # 78 tokens in windows of at most 8, at most 20 tokens per batch
     assert all(n * longest <= 20 for n, longest in shapes)
@@ -89,14 +94,14 @@ def test_word_cache_path_computes_the_char_id_path(vocab, bilm):
     plain = build_bilm_model(word_cache_words=0)
     set_bilm(plain, bilm)
     expected = plain.predict(docs_of(vocab, *texts))
-    assert bilm.word_cache is None
+    assert get_embedder(plain).word_cache is None
     cached = build_bilm_model(word_cache_words=100)
     set_bilm(cached, bilm)
     for _ in range(2):
         for out, ref in zip(cached.predict(docs_of(vocab, *texts)), expected):
             assert out.shape == ref.shape
             numpy.testing.assert_allclose(out, ref, rtol=0, atol=1e-6)
-    stats = bilm.word_cache_stats()
+    stats = get_embedder(cached).word_cache_stats()
     assert stats.max_words == 100 and stats.hit_rate > 0.5
 
 
@@ -105,7 +110,7 @@ def test_training_reads_layer_0_from_the_encoder(vocab, bilm):
     set_bilm(model, bilm)
     outputs, backprop = model.begin_update(docs_of(vocab, "the river bank"))
     backprop([numpy.ones_like(o) for o in outputs])
-    assert bilm.word_cache is None  # gradients flow through the char-CNN: no cache
+    assert get_embedder(model).word_cache_stats().tokens == 0  # gradients flow through the char-CNN: no cache
     assert bilm.char_encoder.projection.weight.grad is not None
 
 

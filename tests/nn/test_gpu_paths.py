@@ -7,6 +7,7 @@ import numpy
 import pytest
 import torch
 
+from spacy_elmo import embed_layers
 from spacy_elmo.nn import BiLM, BiLMConfig
 from spacy_elmo.nn.lstm import active_rows, run_time_major
 from spacy_elmo.nn.lstm.graphed import run_graphed
@@ -60,11 +61,11 @@ def test_graphs_replay_what_the_eager_windows_compute(small_windows, compute_dty
 def test_gpu_bilm_matches_cpu_bilm():
     model = random_bilm(seed=18, scale=0)  # default initialisation: well-conditioned
     sentences = random_sentences(19, 40, max_len=40)
-    on_cpu = model.embed_layers(sentences)
+    on_cpu = embed_layers(model, sentences)
     model.cuda()
-    on_gpu = model.embed_layers(sentences)
+    on_gpu = embed_layers(model, sentences)
     model.cuda_graphs = False
-    on_gpu_eager = model.embed_layers(sentences)
+    on_gpu_eager = embed_layers(model, sentences)
     scale = max(numpy.abs(c).max() for c in on_cpu)
     for gpu, gpu_eager, cpu in zip(on_gpu, on_gpu_eager, on_cpu):
         numpy.testing.assert_allclose(gpu, cpu, atol=1e-5 * scale, rtol=0)
@@ -74,9 +75,9 @@ def test_gpu_bilm_matches_cpu_bilm():
 @needs_cuda
 def test_gpu_results_do_not_share_the_staging_buffer():
     model = random_bilm(seed=33).cuda()
-    first = model.embed_layers([["one", "sentence"]])
+    first = embed_layers(model, [["one", "sentence"]])
     snapshot = first[0].copy()
-    model.embed_layers([["another", "one", "entirely"]])
+    embed_layers(model, [["another", "one", "entirely"]])
     numpy.testing.assert_array_equal(first[0], snapshot)
 
 

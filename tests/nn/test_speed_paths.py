@@ -9,6 +9,7 @@ import numpy
 import pytest
 import torch
 
+from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.nn.words import char_cnn
 from spacy_elmo.nn.words.char_cnn_tables import WORD_BLOCK
@@ -110,9 +111,9 @@ def test_a_sentence_gets_the_same_bits_in_any_batch():
     sentence's vectors do not depend on its batch at all, not just up to rounding."""
     model = random_bilm(seed=8)
     sentences = random_sentences(9, 24, max_len=40)
-    together = model.embed_layers(sentences, batch_size=24)
+    together = embed_layers(model, sentences, batch_sentences=24)
     for sentence, layers in zip(sentences, together):
-        numpy.testing.assert_array_equal(model.embed_layers([sentence])[0], layers)
+        numpy.testing.assert_array_equal(embed_layers(model, [sentence])[0], layers)
 
 
 def test_run_stacks_keeps_its_batch_major_layout():
@@ -196,10 +197,10 @@ def test_reduced_precision_within_documented_error(dtype, bound, loop):
     for seed in range(3):
         model = random_bilm(seed=seed, scale=0)  # default initialisation
         sentences = random_sentences(seed, 10)
-        exact = model.embed_layers(sentences)
+        exact = embed_layers(model, sentences)
         model.lstm_loop = loop
         model.use_autocast(dtype)
-        approximate = model.embed_layers(sentences)
+        approximate = embed_layers(model, sentences)
         scale = max(numpy.abs(e).max() for e in exact)
         error = max(numpy.abs(a - e).max() for a, e in zip(approximate, exact))
         assert 0 < error <= bound * scale, (seed, error / scale)
@@ -215,7 +216,7 @@ def test_unknown_lstm_loop_is_an_error():
     model = random_bilm()
     model.lstm_loop = "fast"
     with pytest.raises(ValueError, match="lstm_loop"):
-        model.embed_layers([["a"]])
+        embed_layers(model, [["a"]])
 
 
 # ---------------------------------------------------------------------- conformance
@@ -240,7 +241,7 @@ def _with_loop(loop):
     def run(model, sentences):
         model.lstm_loop = loop
         try:
-            return model.embed_layers(sentences)
+            return embed_layers(model, sentences)
         finally:
             model.lstm_loop = "fused"
 
@@ -248,21 +249,19 @@ def _with_loop(loop):
 
 
 def _cached_twice(model, sentences):
-    model.enable_word_cache(64)  # smaller than the vocabulary: evictions happen
-    try:
-        model.embed_layers(sentences, batch_size=7)
-        return model.embed_layers(sentences, batch_size=5)
-    finally:
-        model.disable_word_cache()
+    embedder = Embedder(model, batch_sentences=7, word_cache_words=64)  # smaller than the vocabulary: evictions happen
+    embedder.layers(sentences)
+    embedder.batch_sentences = 5
+    return embedder.layers(sentences)
 
 
 SPEED_PATHS = {
-    "default": lambda model, sentences: model.embed_layers(sentences),
+    "default": lambda model, sentences: embed_layers(model, sentences),
     "word_cache": _cached_twice,
     "per_direction_loop": _with_loop("per_direction"),
     "windowed_loop": _with_loop("windowed"),
-    "small_batches": lambda model, sentences: model.embed_layers(sentences, batch_size=3, max_batch_tokens=40),
-    "one_big_batch": lambda model, sentences: model.embed_layers(sentences, batch_size=1000, max_batch_tokens=None),
+    "small_batches": lambda model, sentences: embed_layers(model, sentences, batch_sentences=3, batch_tokens=40),
+    "one_big_batch": lambda model, sentences: embed_layers(model, sentences, batch_sentences=1000, batch_tokens=None),
     "forward_no_grad": lambda model, sentences: _via_forward(model, sentences, grad=False),
     "forward_autograd": lambda model, sentences: _via_forward(model, sentences, grad=True),
 }
@@ -282,7 +281,7 @@ def test_reduced_precision_on_the_reference_model(reference, dtype, bound):
     model, sentences, expected = reference
     model.use_autocast(dtype)
     try:
-        actual = model.embed_layers(sentences)
+        actual = embed_layers(model, sentences)
     finally:
         model.use_autocast(None)
     scale = max(numpy.abs(e).max() for e in expected)

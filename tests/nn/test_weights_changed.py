@@ -1,12 +1,13 @@
 """In-place weight edits: through the parameters they are seen at once; through ``.data`` or a
 numpy view torch cannot see them, and ``BiLM.weights_changed()`` drops every derived state
-(the derived weight tables, the word cache and, through the fingerprint, the feature cache)."""
+(the derived weight tables, the word cache and, through the weights' version, the feature cache)."""
 import copy
 
 import numpy
 import pytest
 import torch
 
+from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 
 SENTENCES = [["the", "bank", "raised", "rates"], ["they", "sat", "by", "the", "river", "bank"], ["a"]]
@@ -25,7 +26,7 @@ def fresh_outputs(model: BiLM) -> list:
     """What a model that never ran would give for ``model``'s current weights."""
     clone = BiLM(model.config)
     clone.load_state_dict({k: v.clone() for k, v in model.state_dict().items()})
-    return clone.eval().embed_layers(SENTENCES)
+    return embed_layers(clone.eval(), SENTENCES)
 
 
 def edit_through_data(model: BiLM) -> None:
@@ -42,27 +43,26 @@ def edit_through_numpy(model: BiLM) -> None:
 @pytest.mark.parametrize("word_cache", [True, False])
 def test_weights_changed_after_an_invisible_edit_gives_the_new_weights_outputs(edit, word_cache):
     model = random_bilm()
-    if word_cache:
-        model.enable_word_cache(1000)
-    before = model.embed_layers(SENTENCES)  # fills every derived cache
-    fingerprint = model.weights_fingerprint()
+    embedder = Embedder(model, word_cache_words=1000 if word_cache else 0)
+    before = embedder.layers(SENTENCES)  # fills every derived cache
+    version = model.weights_version()
     edit(model)
     want = fresh_outputs(model)
     assert not all(numpy.allclose(b, w) for b, w in zip(before, want))  # the edit matters
     model.weights_changed()
-    assert model.weights_fingerprint() != fingerprint
-    for got, expected in zip(model.embed_layers(SENTENCES), want):
+    assert model.weights_version() != version
+    for got, expected in zip(embedder.layers(SENTENCES), want):
         numpy.testing.assert_array_equal(got, expected)
 
 
 def test_visible_in_place_edits_need_no_call():
     model = random_bilm()
-    model.enable_word_cache(1000)
-    model.embed_layers(SENTENCES)
+    embedder = Embedder(model, word_cache_words=1000)
+    embedder.layers(SENTENCES)
     with torch.no_grad():
         for param in model.parameters():
             param.mul_(0.5)
-    for got, expected in zip(model.embed_layers(SENTENCES), fresh_outputs(model)):
+    for got, expected in zip(embedder.layers(SENTENCES), fresh_outputs(model)):
         numpy.testing.assert_array_equal(got, expected)
 
 
@@ -92,5 +92,5 @@ def test_copies_keep_working_after_weights_changed():
     model = random_bilm()
     model.weights_changed()
     clone = copy.deepcopy(model)
-    for got, expected in zip(clone.embed_layers(SENTENCES), model.embed_layers(SENTENCES)):
+    for got, expected in zip(embed_layers(clone, SENTENCES), embed_layers(model, SENTENCES)):
         numpy.testing.assert_array_equal(got, expected)

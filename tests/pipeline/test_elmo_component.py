@@ -6,7 +6,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_elmo import mix_layers
+from spacy_elmo import embed_layers, mix_layers
 from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.pipeline.weights import load_bilm_weights
 
@@ -33,7 +33,7 @@ def test_layers_equal_embed_layers_per_sentence(fixture_weights):
     nlp.add_pipe("elmo", config={"weights": str(fixture_weights)})
     doc = nlp(TEXT)
     bilm = load_bilm_weights(fixture_weights)
-    expected = bilm.embed_layers(sentences_of(doc))
+    expected = embed_layers(bilm, sentences_of(doc))
     layers = doc._.elmo_layers
     assert layers.dtype == numpy.float32
     assert layers.shape == (bilm.config.n_output_layers, len(doc), bilm.config.output_dim)
@@ -64,7 +64,7 @@ def test_windows_without_sentence_boundaries(tiny_weights):
     words = "one two three four five six seven eight nine ten".split()
     doc = nlp(Doc(nlp.vocab, words=words))
     windows = [words[0:4], words[4:8], words[8:10]]
-    expected = numpy.concatenate(load_bilm_weights(tiny_weights).embed_layers(windows), axis=1)
+    expected = numpy.concatenate(embed_layers(load_bilm_weights(tiny_weights), windows), axis=1)
     numpy.testing.assert_allclose(doc._.elmo_layers, expected, rtol=0, atol=1e-5)
 
 
@@ -74,7 +74,7 @@ def test_whitespace_tokens_are_skipped_and_zero(nlp_tiny, tiny_weights):
     assert spaces
     assert not doc._.elmo_layers[:, spaces].any()
     words = [t.text for t in doc if not t.is_space]
-    expected = load_bilm_weights(tiny_weights).embed_layers([words])[0]
+    expected = embed_layers(load_bilm_weights(tiny_weights), [words])[0]
     kept = [t.i for t in doc if not t.is_space]
     numpy.testing.assert_allclose(doc._.elmo_layers[:, kept], expected, rtol=0, atol=1e-5)
 
@@ -123,7 +123,7 @@ def test_initialize_loads_weights_named_in_config(tiny_weights):
     nlp.config["initialize"]["components"]["elmo"] = {"weights": str(tiny_weights)}
     nlp.initialize()
     doc = nlp("The bank .")
-    expected = load_bilm_weights(tiny_weights).embed_layers([["The", "bank", "."]])[0]
+    expected = embed_layers(load_bilm_weights(tiny_weights), [["The", "bank", "."]])[0]
     numpy.testing.assert_allclose(doc._.elmo_layers, expected, rtol=0, atol=1e-5)
 
 

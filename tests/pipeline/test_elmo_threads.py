@@ -10,7 +10,8 @@ import pytest
 import spacy
 import torch
 
-from spacy_elmo.nn.words.word_cache import WordVectorCache
+from spacy_elmo.embedding.word_cache import WordVectorCache
+from spacy_elmo.models.bilm import get_embedder
 
 N_THREADS = 2
 N_DOCS = 60  # per thread
@@ -61,7 +62,7 @@ INPUTS = [texts(N_DOCS, seed=thread) for thread in range(N_THREADS)]
 @pytest.fixture(scope="module")
 def expected(tiny_weights) -> list:
     """Every Doc's layers from one thread (the word cache gives the uncached path's vectors
-    bit for bit: tests/nn/words/test_word_cache.py)."""
+    bit for bit: tests/embedding/test_word_cache.py)."""
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
     return [[nlp(text)._.elmo_layers.copy() for text in batch] for batch in INPUTS]
@@ -73,7 +74,7 @@ def test_two_threads_on_one_pipeline_give_the_single_thread_vectors(
 ):
     """A small cache reuses rows all the time; the default one, starting tiny, keeps growing
     its table: both used to hand one thread's rows to another (64 of 120 Docs wrong)."""
-    monkeypatch.setattr("spacy_elmo.nn.words.word_cache.INITIAL_ROWS", initial_rows)
+    monkeypatch.setattr("spacy_elmo.embedding.word_cache.INITIAL_ROWS", initial_rows)
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
     elmo.model.attrs["word_cache_words"] = word_cache_words
@@ -90,12 +91,12 @@ def test_two_threads_on_one_pipeline_give_the_single_thread_vectors(
         for got, want in zip(batch_got, batch_want)
     )
     assert wrong == 0, f"{wrong} of {sum(map(len, inputs))} Docs differ from the single-thread run"
-    stats = elmo.bilm.word_cache_stats()
+    stats = get_embedder(elmo.model).word_cache_stats()
     assert stats is not None and stats.computed > 0
     if word_cache_words == 24:
         assert stats.evictions > 0  # the race this test is about needs rows to be reused
     else:
-        assert elmo.bilm.word_cache._table.shape[0] > 4 * initial_rows  # grown several times
+        assert get_embedder(elmo.model).word_cache._table.shape[0] > 4 * initial_rows  # grown several times
 
 
 def test_word_cache_under_threads_never_maps_two_words_to_one_row():

@@ -329,10 +329,10 @@ def bank_similarities(bilm_dir: Path,
 
     Layer 0 is the char-CNN vector, the same in any context: a static vector, cosine 1.
     """
-    from spacy_elmo import BiLM, mix_layers
+    from spacy_elmo import BiLM, embed_layers, mix_layers
 
     bilm = BiLM.from_disk(bilm_dir)
-    first, second = bilm.embed_layers([list(s) for s in BANK_SENTENCES])
+    first, second = embed_layers(bilm, [list(s) for s in BANK_SENTENCES])
     i, j = BANK_SENTENCES[0].index("bank"), BANK_SENTENCES[1].index("bank")
     rows = [("layer 0 (char-CNN, static)", cosine(first[0, i], second[0, j]))]
     for layer in range(1, first.shape[0]):

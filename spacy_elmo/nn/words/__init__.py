@@ -5,8 +5,9 @@
 - :mod:`.char_cnn`: :class:`~.char_cnn.CharEncoder`, the char embedding, convolutions,
   :mod:`.highway` layers and projection, which sends the work to one of two faster paths:
   :mod:`.char_cnn_tables` (no autograd: table lookups in fixed word blocks) and
-  :mod:`.char_cnn_training` (autograd on a CPU: table lookups with a sparse backward);
-- :mod:`.word_cache`: layer-0 vectors kept per word string, dropped when a weight changes.
+  :mod:`.char_cnn_training` (autograd on a CPU: table lookups with a sparse backward).
+
+Layer-0 vectors kept per word string are :mod:`spacy_elmo.embedding.word_cache`'s job.
 
 Nothing is imported here: callers import the module they need.
 """

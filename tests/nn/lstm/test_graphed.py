@@ -7,6 +7,7 @@ import numpy
 import pytest
 import torch
 
+from spacy_elmo import embed_layers
 from spacy_elmo.nn.lstm import LstmStack, active_rows, run_time_major
 from spacy_elmo.nn.lstm import graphed as lstm_graphed
 from spacy_elmo.nn.lstm.graphed import run_graphed
@@ -77,9 +78,9 @@ def test_runners_per_layer_are_bounded(monkeypatch):
 def test_windowed_bilm_equals_default_bilm():
     model = random_bilm(seed=15)
     sentences = random_sentences(16, 30, max_len=40)
-    fused = model.embed_layers(sentences, batch_size=9)
+    fused = embed_layers(model, sentences, batch_sentences=9)
     model.lstm_loop = "windowed"
-    windowed = model.embed_layers(sentences, batch_size=9)
+    windowed = embed_layers(model, sentences, batch_sentences=9)
     for got, want in zip(windowed, fused):
         numpy.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
 
@@ -91,13 +92,13 @@ def test_window_buffers_made_in_inference_mode_serve_no_grad_calls():
     model = random_bilm(seed=20)
     model.lstm_loop = "windowed"
     sentences = random_sentences(21, 6)
-    first = model.embed_layers(sentences)
+    first = embed_layers(model, sentences)
     ids, lengths = encode_sentences(sentences)
     with torch.no_grad():
         layers = model(torch.from_numpy(ids), torch.from_numpy(lengths)).numpy()
     for row, (sentence, expected) in enumerate(zip(sentences, first)):
         numpy.testing.assert_allclose(layers[:, row, : len(sentence)], expected, atol=1e-6, rtol=0)
-    for again, expected in zip(model.embed_layers(sentences), first):
+    for again, expected in zip(embed_layers(model, sentences), first):
         numpy.testing.assert_array_equal(again, expected)
 
 

@@ -15,15 +15,10 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from spacy_elmo import embed_layers
 from spacy_elmo.cli import app
-from spacy_elmo.embed_corpus import (
-    SENTENCE_INDEX,
-    TOKENS_ATTR,
-    EmbedError,
-    embed_corpus,
-    parts_dir,
-    read_sentence_index,
-)
+from spacy_elmo.embedding.corpus import embed_corpus
+from spacy_elmo.embedding.store import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 
@@ -89,7 +84,7 @@ def test_an_edited_line_is_computed_again_and_a_removed_one_dropped(tmp_path, bi
     assert (summary.embedded, summary.dropped) == (1, 1)  # line 3 computed again; line 19 gone
     stored = datasets(output)
     assert set(stored) == {str(i) for i in range(19)}
-    numpy.testing.assert_allclose(stored["3"], bilm.embed_layers([edited[3].split()])[0], atol=1e-5, rtol=0)
+    numpy.testing.assert_allclose(stored["3"], embed_layers(bilm, [edited[3].split()])[0], atol=1e-5, rtol=0)
     index = read_sentence_index(output)
     assert index[edited[3]] == "3" and LINES[3] not in index
     with h5py.File(output, "r") as handle:
@@ -203,7 +198,7 @@ def test_a_long_line_is_read_as_windows_and_stored_as_one_dataset(tmp_path, bilm
     assert summary.windows == 1 + 10
     stored = datasets(output)["1"]
     assert stored.shape == (3, 1000, 2 * TINY_CONFIG.projection_dim)
-    windows = bilm.embed_layers([words[start : start + 100] for start in range(0, 1000, 100)])
+    windows = embed_layers(bilm, [words[start : start + 100] for start in range(0, 1000, 100)])
     numpy.testing.assert_allclose(stored, numpy.concatenate(windows, axis=1), atol=1e-5, rtol=0)
 
 

@@ -3,15 +3,16 @@
 Layer 0 depends only on a word's characters, and running text repeats words constantly (Zipf),
 so most tokens can skip the char-CNN, which is most of the cost of a small biLM. Vectors live in
 one preallocated table (grown by doubling up to ``max_words`` rows), so serving a batch is one
-gather, whatever its size. Entries are dropped when the owner's fingerprint (its weights'
-identities and versions) changes, so a stale vector is never served. The encoder computes a
+gather, whatever its size. Entries are dropped when the version the owner passes (its char
+encoder's weights' identities and version counters: ``BiLM.char_encoder_version``) changes, so
+a stale vector is never served. The owner is an :class:`~spacy_elmo.embedding.embedder.Embedder`. The encoder computes a
 word's vector bit-for-bit the same whatever it is batched with, so cached outputs are
 *identical* to uncached ones, not merely close.
 
 One cache may serve several threads (one ``nlp`` shared by a web server's workers): a lock
 covers every read and change of the map and the table, hit vectors are copied out before the
 lock is released (a row may be handed to another word right after), and the encoder runs on
-the misses outside the lock. Vectors computed under a fingerprint that has since changed are
+the misses outside the lock. Vectors computed under a version that has since changed are
 returned to their caller but never stored.
 """
 from __future__ import annotations
@@ -49,7 +50,7 @@ class WordCacheStats:
 
 
 class WordVectorCache:
-    """LRU map word -> vector row, cleared whenever ``fingerprint`` changes."""
+    """LRU map word -> vector row, cleared whenever ``version`` changes."""
 
     def __init__(self, max_words: int) -> None:
         if max_words < 1:
@@ -64,7 +65,7 @@ class WordVectorCache:
         self._generation = getattr(self, "_generation", 0) + 1
         self._rows: OrderedDict[str, int] = OrderedDict()  # least recently used first
         self._table: Optional[torch.Tensor] = None
-        self._fingerprint: Hashable = None
+        self._version: Hashable = None
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -91,7 +92,7 @@ class WordVectorCache:
         self,
         words: Sequence[str],
         n_tokens: int,
-        fingerprint: Hashable,
+        version: Hashable,
         compute: Callable[[list[str]], torch.Tensor],
     ) -> torch.Tensor:
         """Vectors ``(len(words), dim)`` for distinct ``words``; ``compute`` runs on the misses.
@@ -99,11 +100,11 @@ class WordVectorCache:
         ``n_tokens`` is how many tokens these words stand for (for the hit rate).
         """
         with self._lock:
-            if fingerprint is None or fingerprint != self._fingerprint:
+            if version is None or version != self._version:
                 if self._rows:
                     self._stats.invalidations += 1
                 self._reset_storage()
-                self._fingerprint = fingerprint
+                self._version = version
             generation = self._generation
             hit_positions, hit_rows, miss_positions = [], [], []
             for position, word in enumerate(words):
@@ -133,7 +134,7 @@ class WordVectorCache:
         return result
 
     def _store(self, words: list[str], vectors: torch.Tensor) -> None:
-        if self._fingerprint is None:
+        if self._version is None:
             return  # weights whose changes cannot be detected: never keep their vectors
         words, vectors = words[-self.max_words :], vectors[-self.max_words :]
         rows, kept = [], []

@@ -1,65 +1,49 @@
-"""Embedding a whole corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
+"""The crash-safe, sharded HDF5 store behind ``spacy-elmo embed``: parts, manifest, join.
 
 Layout of the result: one float32 dataset per sentence, named by its key (see
 :mod:`spacy_elmo.corpora.keyed_sentences`), shaped ``(L+1, n_tokens, 2P)`` for ``layers="all"``
 and ``(n_tokens, 2P)`` otherwise; plus ``sentence_to_index``, a one-element string dataset
 holding the JSON map from sentence text to key. The root attribute ``spacy_elmo_embed`` (JSON)
-marks the file as ours and records a fingerprint of the weights and of the settings that change
-the vectors; each dataset's attribute ``spacy_elmo_tokens`` is a hash of the sentence's tokens.
+marks the file as ours and records the manifest: a hash of the weights and the settings that
+change the vectors (see :mod:`.corpus`); each dataset's attribute ``spacy_elmo_tokens`` is a
+hash of the sentence's tokens.
 
-Crash safety: while a run is under way, every finished batch goes into its own small HDF5 file
+Crash safety: while a run is under way, every finished group goes into its own small HDF5 file
 in ``OUTPUT.parts/``, built in memory, written under a temporary name, flushed to disk and only
 then renamed into place; a kill, a crash or a full disk at any moment therefore loses at most
-the batch in flight, and never touches what is already there. At the end the parts (and the
+the group in flight, and never touches what is already there. At the end the parts (and the
 still valid datasets of an earlier ``OUTPUT``) are joined into a temporary file that replaces
 ``OUTPUT`` in one rename, and the folder is removed. ``OUTPUT`` is thus always either the
 previous complete result or the new one.
 
-Resuming: chunks and batches depend only on the input, so a rerun forms the same batches and
-skips every batch whose sentences are stored with the same tokens. A sentence whose tokens
-changed (an edited line) is computed again; sentences no longer in the input are dropped at the
-join. Other weights or other settings are refused, with the message saying how to start over
-(delete ``OUTPUT`` and ``OUTPUT.parts``, or choose another output file); so is an existing HDF5
-file without the ``spacy_elmo_embed`` attribute, which this command never writes into.
+Resuming: the driver forms the same groups on a rerun and skips every sentence stored with the
+same tokens. A sentence whose tokens changed (an edited line) is computed again; sentences no
+longer in the input are dropped at the join. Another manifest (other weights or settings) is
+refused, with the message saying how to start over (delete ``OUTPUT`` and ``OUTPUT.parts``, or
+choose another output file); so is an existing HDF5 file without the ``spacy_elmo_embed``
+attribute, which this store never writes into.
 
-Long sentences are cut into windows of ``max_tokens`` tokens (as the ``elmo`` component does),
-batched under the same ``batch_tokens`` budget, and stored as one dataset per sentence.
-
-Scaling out: with ``shard=(k, n)`` a process computes only the groups of sentences whose
-number is ``k`` modulo ``n`` (groups depend on the input only, so the split is the same in every
-process, and so are the vectors: each group is computed exactly as one process would). Each
-shard writes and resumes its own parts and, when done, leaves ``done-K-of-N`` in the folder;
-the shard that finds all ``n`` of them joins the parts (an exclusive lock makes sure only one
-does), so the result is the same single file. Nothing but the file system is shared, so any
-scheduler can run the shards (torchrun, Slurm arrays, Ray, Spark); a shard that dies is rerun
-alone.
+Shards: each shard ``k`` of ``n`` writes and resumes its own parts and, when done, leaves
+``done-K-of-N`` in the folder; the shard that finds all ``n`` of them joins the parts (an
+exclusive lock makes sure only one does), so the result is the same single file. Nothing but
+the file system is shared.
 """
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Optional, Union
 
 import h5py
 import numpy
 
-from .corpora.keyed_sentences import Sentence
-from .embed import mix_layers
-from .formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
-from .nn.bilm import BiLM
-from .nn.batching import length_sorted_batches
-from .nn.inference import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS
+from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 
 PathLike = Union[str, Path]
-LAYER_MODES = ("all", "top", "average", "mix")
-DEFAULT_CHUNK_TOKENS = 100_000
-DEFAULT_MAX_TOKENS = 256  # the elmo component's default window
 SENTENCE_INDEX = "sentence_to_index"
 MARKER_ATTR = "spacy_elmo_embed"
 TOKENS_ATTR = "spacy_elmo_tokens"
@@ -74,189 +58,14 @@ class EmbedError(ValueError):
     """A run that cannot go on as asked; the message says what to do."""
 
 
-@dataclass
-class EmbedSummary:
-    sentences: int = 0
-    embedded: int = 0
-    skipped: int = 0
-    tokens_embedded: int = 0
-    seconds: float = 0.0
-    windows: int = 0  # biLM sequences run (a sentence over max_tokens takes several)
-    joined: bool = False  # False: other shards are still running (the last one to finish joins)
-    dropped: int = 0  # datasets of an earlier run left out because their key is gone from the input
-
-
-def reduce_layers(
-    layers: numpy.ndarray, mode: str, mix_weights: Optional[Sequence[float]] = None, gamma: float = 1.0
-) -> numpy.ndarray:
-    """``(L+1, n, 2P)`` layers as stored for ``mode``: all of them, the top one, their mean or a mix."""
-    if mode == "all":
-        return layers
-    if mode == "top":
-        return layers[-1]
-    if mode == "average":
-        return mix_layers(layers)
-    if mode == "mix":
-        return mix_layers(layers, mix_weights, gamma)
-    raise ValueError(f"layers must be one of {LAYER_MODES}, not {mode!r}")
-
-
 def parts_dir(output: PathLike) -> Path:
     """The folder holding a run's finished batches until they are joined into ``output``."""
     output = Path(output)
     return output.with_name(output.name + ".parts")
 
 
-def tokens_hash(tokens: Sequence[str]) -> str:
-    """What a sentence's vectors depend on besides the weights: its tokens, in order."""
-    digest = hashlib.blake2b(digest_size=16)
-    for token in tokens:
-        raw = token.encode("utf-8", errors="surrogatepass")
-        digest.update(len(raw).to_bytes(4, "little"))
-        digest.update(raw)
-    return digest.hexdigest()
-
-
-def weights_fingerprint(bilm: BiLM) -> str:
-    """A hash of the sizes and of every weight the vectors depend on (the softmax is left out)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
-    for module in (bilm.char_encoder, bilm.forward_lstm, bilm.backward_lstm):
-        for name, tensor in sorted(module.state_dict().items()):
-            array = tensor.detach().cpu().contiguous().numpy()
-            digest.update(f"{name}:{array.dtype}:{array.shape}".encode())
-            digest.update(array.tobytes())
-    return digest.hexdigest()
-
-
-def embed_corpus(
-    bilm: BiLM,
-    sentences: Iterable[Sentence],
-    output: PathLike,
-    layers: str = "all",
-    mix_weights: Optional[Sequence[float]] = None,
-    gamma: float = 1.0,
-    batch_tokens: Optional[int] = None,
-    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-    progress: bool = True,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    shard: tuple[int, int] = (0, 1),
-) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist).
-
-    ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
-    from tqdm import tqdm
-
-    if layers not in LAYER_MODES:
-        raise ValueError(f"layers must be one of {LAYER_MODES}, not {layers!r}")
-    if layers == "mix":
-        if mix_weights is None or len(mix_weights) != bilm.config.n_output_layers:
-            raise ValueError(f"layers='mix' needs {bilm.config.n_output_layers} mix weights, got {mix_weights}")
-    if max_tokens < 1:
-        raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
-    shard_index, n_shards = shard
-    if not (n_shards >= 1 and 0 <= shard_index < n_shards):
-        raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
-    budget = batch_tokens or DEFAULT_BATCH_TOKENS
-    output = Path(output)
-    manifest = {
-        "format": FORMAT_VERSION,
-        "settings": {
-            "layers": layers,
-            "n_layers": bilm.config.n_output_layers,
-            "dim": bilm.config.output_dim,
-            "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
-            "gamma": float(gamma) if layers == "mix" else None,
-            "max_tokens": int(max_tokens),
-            "dtype": str(bilm.dtype).replace("torch.", ""),
-            "autocast": None if bilm.autocast_dtype is None else str(bilm.autocast_dtype).replace("torch.", ""),
-        },
-        "weights": weights_fingerprint(bilm),
-    }
-    store = _Store(output, manifest, shard_index, n_shards)
-    summary = EmbedSummary()
-    wanted: dict[str, str] = {}
-    sentence_to_index: dict[str, str] = {}
-    start = time.perf_counter()
-    number = -1  # groups seen so far, in every shard: the split depends on the input only
-    with tqdm(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
-        for chunk in _chunks(sentences, chunk_tokens):
-            hashes = [tokens_hash(s.tokens) for s in chunk]
-            for sentence, digest in zip(chunk, hashes):
-                sentence_to_index[sentence.text] = sentence.key
-                wanted[sentence.key] = digest
-            for group in _sentence_groups(chunk, budget, max_tokens):
-                number += 1
-                if number % n_shards != shard_index:
-                    continue
-                todo = [i for i in group if not store.has(chunk[i].key, hashes[i])]
-                summary.sentences += len(group)
-                summary.skipped += len(group) - len(todo)
-                if not todo:
-                    continue
-                arrays = _embed_sentences(bilm, [chunk[i].tokens for i in todo], budget, max_tokens, summary)
-                items = [
-                    (chunk[i].key, hashes[i], reduce_layers(a, layers, mix_weights, gamma))
-                    for i, a in zip(todo, arrays)
-                ]
-                store.write_part(items)
-                n_tokens = sum(len(chunk[i].tokens) for i in todo)
-                summary.embedded += len(todo)
-                summary.tokens_embedded += n_tokens
-                bar.update(n_tokens)
-                bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
-    summary.joined, summary.dropped = store.finish(wanted, sentence_to_index)
-    summary.seconds = time.perf_counter() - start
-    return summary
-
-
-def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:
-    """Consecutive sentences, about ``chunk_tokens`` tokens at a time (decided by the input only)."""
-    chunk: list[Sentence] = []
-    tokens = 0
-    for sentence in sentences:
-        chunk.append(sentence)
-        tokens += len(sentence.tokens)
-        if tokens >= chunk_tokens:
-            yield chunk
-            chunk, tokens = [], 0
-    if chunk:
-        yield chunk
-
-
-def _sentence_groups(chunk: list[Sentence], budget: int, max_tokens: int) -> Iterator[list[int]]:
-    """Indices into ``chunk`` embedded (and written) together: sentences of at most
-    ``max_tokens`` tokens in length-sorted batches under ``budget``, each longer one alone (its
-    windows are batched under the same budget)."""
-    short = [i for i, s in enumerate(chunk) if len(s.tokens) <= max_tokens]
-    lengths = [len(chunk[i].tokens) for i in short]
-    for batch in length_sorted_batches(lengths, DEFAULT_BATCH_SENTENCES, budget):
-        yield [short[j] for j in batch]
-    for i, sentence in enumerate(chunk):
-        if len(sentence.tokens) > max_tokens:
-            yield [i]
-
-
-def _embed_sentences(
-    bilm: BiLM, sentences: list[list[str]], budget: int, max_tokens: int, summary: EmbedSummary
-) -> list[numpy.ndarray]:
-    """Layers of each sentence; one over ``max_tokens`` is read as windows, then put together."""
-    if len(sentences) == 1 and len(sentences[0]) > max_tokens:
-        tokens = sentences[0]
-        windows = [tokens[start : start + max_tokens] for start in range(0, len(tokens), max_tokens)]
-        per_batch = max(1, budget // max_tokens)
-        pieces: list[numpy.ndarray] = []
-        for first in range(0, len(windows), per_batch):
-            group = windows[first : first + per_batch]
-            pieces += bilm.embed_layers(group, batch_size=len(group), max_batch_tokens=None)
-        summary.windows += len(windows)
-        return [numpy.concatenate(pieces, axis=1)]
-    summary.windows += len(sentences)
-    return bilm.embed_layers(sentences, batch_size=len(sentences), max_batch_tokens=None)
-
-
 @dataclass
-class _Store:
+class PartStore:
     """The output file and its parts folder: what is stored, and writing more."""
 
     output: Path
@@ -346,7 +155,7 @@ class _Store:
 
     # ----------------------------------------------------------------- writing
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
-        """One finished batch as its own file, renamed into place once it is on disk."""
+        """One finished group as its own file, renamed into place once it is on disk."""
         with h5py.File(f"part-{self._next_part}", "w", driver="core", backing_store=False) as handle:
             for key, digest, array in items:
                 dataset = handle.create_dataset(key, data=numpy.ascontiguousarray(array, dtype=numpy.float32))
@@ -448,20 +257,6 @@ class _Store:
                 f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
                 "free some space and run the same command again"
             )
-
-
-def parse_shard(text: Optional[str], environ: Optional[dict] = None) -> tuple[int, int]:
-    """``"K/N"`` as ``(K, N)``; without it, torchrun's ``RANK``/``WORLD_SIZE`` (else ``(0, 1)``)."""
-    environ = dict(os.environ) if environ is None else environ
-    if text is None:
-        if "WORLD_SIZE" in environ and "RANK" in environ:
-            text = f"{environ['RANK']}/{environ['WORLD_SIZE']}"
-        else:
-            return 0, 1
-    index, _, count = text.partition("/")
-    if not (index.strip().isdigit() and count.strip().isdigit()) or not 0 <= int(index) < int(count):
-        raise ValueError(f"--shard must be K/N with 0 <= K < N (like 0/4), not {text!r}")
-    return int(index), int(count)
 
 
 def _open_ours(path: Path, manifest: dict) -> h5py.File:

@@ -8,8 +8,9 @@ import numpy
 import pytest
 import torch
 
+from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.nn.words.word_cache import WordVectorCache
+from spacy_elmo.embedding.word_cache import WordVectorCache
 
 VOCAB = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x <S>".split()
 
@@ -43,14 +44,14 @@ def assert_identical(actual, expected):
 def test_cached_outputs_are_identical_to_uncached(max_words, dtype):
     model = random_bilm(seed=1, dtype=dtype)
     batches = [running_text(seed, 12) for seed in range(4)]
-    expected = [model.embed_layers(batch, batch_size=5) for batch in batches]
-    model.enable_word_cache(max_words)
+    expected = [embed_layers(model, batch, batch_sentences=5) for batch in batches]
+    embedder = Embedder(model, batch_sentences=5, word_cache_words=max_words)
     for _ in range(2):  # cold, then warm
         for batch, want in zip(batches, expected):
-            assert_identical(model.embed_layers(batch, batch_size=5), want)
-    stats = model.word_cache_stats()
-    assert len(model.word_cache) <= max_words
-    assert stats.size == len(model.word_cache)
+            assert_identical(embedder.layers(batch), want)
+    stats = embedder.word_cache_stats()
+    assert len(embedder.word_cache) <= max_words
+    assert stats.size == len(embedder.word_cache)
     if max_words == 10_000:
         assert stats.evictions == 0
         assert stats.hit_rate > 0.5
@@ -58,19 +59,20 @@ def test_cached_outputs_are_identical_to_uncached(max_words, dtype):
 
 def test_hit_rate_counts_tokens_served_without_the_encoder():
     model = random_bilm()
-    cache = model.enable_word_cache(100)
-    model.embed_layers([["a", "b", "a"]])
+    embedder = Embedder(model, word_cache_words=100)
+    cache = embedder.word_cache
+    embedder.layers([["a", "b", "a"]])
     # 3 tokens + BOS + EOS served; the encoder ran on BOS, EOS, "a", "b".
     assert (cache.stats.tokens, cache.stats.computed) == (5, 4)
     assert cache.stats.hit_rate == pytest.approx(1 / 5)
-    model.embed_layers([["b", "a", "c"]])
+    embedder.layers([["b", "a", "c"]])
     assert (cache.stats.tokens, cache.stats.computed) == (10, 5)
     cache.reset_stats()
-    model.embed_layers([["a"]])
+    embedder.layers([["a"]])
     assert cache.stats.hit_rate == 1.0
-    assert model.word_cache_stats() is cache.stats
-    model.disable_word_cache()
-    assert model.word_cache_stats() is None
+    assert embedder.word_cache_stats() is cache.stats
+    embedder = Embedder(model)  # without a cache
+    assert embedder.word_cache_stats() is None
 
 
 def change_the_char_encoder(model):
@@ -99,34 +101,34 @@ def change_the_dtype(model):
 def test_after_a_change_cached_outputs_equal_uncached(change, model_seed, text_seed, n_sentences, invalidations):
     model = random_bilm(seed=model_seed)
     text = running_text(text_seed, n_sentences)
-    cache = model.enable_word_cache(1000)
-    model.embed_layers(text)
+    embedder = Embedder(model, word_cache_words=1000)
+    cache = embedder.word_cache
+    embedder.layers(text)
     change(model)
-    cached = model.embed_layers(text)
+    cached = embedder.layers(text)
     if invalidations is not None:
         assert cache.stats.invalidations == invalidations
-    model.disable_word_cache()
-    assert_identical(cached, model.embed_layers(text))
+    assert_identical(cached, embed_layers(model, text))
 
 
 def test_loading_other_weights_clears_the_cache():
     model, other = random_bilm(seed=4), random_bilm(seed=5)
     text = running_text(6, 8)
-    model.enable_word_cache(1000)
-    model.embed_layers(text)
+    embedder = Embedder(model, word_cache_words=1000)
+    embedder.layers(text)
     model.load_state_dict(other.state_dict())
-    assert_identical(model.embed_layers(text), other.embed_layers(text))
+    assert_identical(embedder.layers(text), embed_layers(other, text))
 
 
 def test_weights_without_version_counters_are_never_cached():
     with torch.inference_mode():
         model = random_bilm(seed=11)  # inference tensors: in-place changes are undetectable
     text = running_text(12, 5)
-    cache = model.enable_word_cache(1000)
-    first = model.embed_layers(text)
+    embedder = Embedder(model, word_cache_words=1000)
+    cache = embedder.word_cache
+    first = embedder.layers(text)
     assert len(cache) == 0
-    model.disable_word_cache()
-    assert_identical(first, model.embed_layers(text))
+    assert_identical(first, embed_layers(model, text))
 
 
 def test_lru_keeps_the_most_recently_used_words():
@@ -162,23 +164,23 @@ def test_more_new_words_than_the_cache_holds():
 
 def test_copies_and_pickles_start_with_an_empty_cache():
     model = random_bilm()
-    model.enable_word_cache(123)
-    model.embed_layers(running_text(0, 4))
-    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+    embedder = Embedder(model, word_cache_words=123)
+    embedder.layers(running_text(0, 4))
+    for clone in (copy.deepcopy(embedder), pickle.loads(pickle.dumps(embedder))):
         assert clone.word_cache is not None and clone.word_cache.max_words == 123
         assert len(clone.word_cache) == 0
-        assert_identical(clone.embed_layers([["a", "b"]]), model.embed_layers([["a", "b"]]))
+        assert_identical(clone.layers([["a", "b"]]), embedder.layers([["a", "b"]]))
 
 
 def test_moving_the_model_frees_what_inference_derived():
     model = random_bilm(seed=13)
-    model.enable_word_cache(100)
+    embedder = Embedder(model, word_cache_words=100)
     text = running_text(14, 4)
-    model.embed_layers(text)
+    embedder.layers(text)
     fused = model.forward_lstm.__dict__["_fused_weight_cache"]
     assert any(cache.value is not None for cache in fused.values())
     model.double()
     assert all(cache.value is None for cache in fused.values())
     assert model.char_encoder.__dict__["_conv_table_cache"].value is None
-    assert len(model.word_cache) == 0
-    assert all(layers.dtype.name == "float32" for layers in model.embed_layers(text))
+    assert len(embedder.word_cache) == 0
+    assert all(layers.dtype.name == "float32" for layers in embedder.layers(text))

@@ -1,70 +1,52 @@
-"""Sentences in, every layer's vectors out: the path behind :meth:`BiLM.embed_layers`.
+"""One batch of word sequences through the biLM's insides, without autograd.
 
-Per batch of sentences (sorted longest first):
+Per batch (sequences sorted longest first, as :mod:`.plan` makes them):
 
 1. distinct words are indexed and turned into char ids with a few numpy calls;
-2. layer 0 runs on every token (or, with the word cache on, only on words not cached yet);
+2. layer 0 runs on every token (or, with a word cache, only on words not cached yet);
 3. one gather lays the vectors out time-major for both directions, the backward one reversed
-   per row, with BOS/EOS around each sentence;
+   per row, with BOS/EOS around each sequence;
 4. the LSTM stacks run (fused in-place loop by default), up to each row's last token;
-5. two gathers per layer pick each token's forward and backward vectors, and the batch goes
-   to the CPU as one array (from a GPU through a pinned buffer), cut into one
-   ``(L+1, n_tokens, 2P)`` array per sentence.
+5. two gathers per layer pick each token's forward and backward vectors: one device tensor
+   ``(L+1, n_tokens, 2P)``, the sequences' tokens one after the other.
+
+:func:`to_host` brings such a tensor to the CPU as float32 (from a GPU through a pinned buffer)
+for callers that want numpy arrays; the others keep it on the device.
 """
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy
 import torch
 from torch.nn import functional as F
 
-from .batching import length_sorted_batches
-from .lstm import active_rows, run_time_major
-from .words.char_ids import BOS_TOKEN, EOS_TOKEN
-from .words.word_batch import WordBatch, index_words, words_to_char_ids
-
-if TYPE_CHECKING:
-    from .bilm import BiLM
-
-# Padded tokens per batch: enough rows per step for efficient matmuls at the original size,
-# while the activations stay small (the input-to-gate buffer is bounded separately).
-DEFAULT_BATCH_TOKENS = 8192
-DEFAULT_BATCH_SENTENCES = 512
+from ..nn.bilm import BiLM
+from ..nn.lstm import active_rows, run_time_major
+from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
+from ..nn.words.word_batch import WordBatch, index_words, words_to_char_ids
+from .word_cache import WordVectorCache
 
 # Rows of the layer-0 table built per batch: 0 is the zero vector for padding, then BOS, EOS.
 _PAD_ROW, _BOS_ROW, _EOS_ROW = 0, 1, 2
 
 
-def embed_sentences(
-    bilm: "BiLM",
-    sentences: Sequence[Sequence[str]],
-    batch_size: int = DEFAULT_BATCH_SENTENCES,
-    max_batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS,
-) -> list[numpy.ndarray]:
-    """One float32 array ``(L+1, n_tokens, 2P)`` per sentence, in input order."""
-    config = bilm.config
-    results: list[Optional[numpy.ndarray]] = [None] * len(sentences)
-    lengths = [len(s) for s in sentences]
-    for index, n in enumerate(lengths):
-        if n == 0:
-            results[index] = numpy.zeros((config.n_output_layers, 0, config.output_dim), dtype=numpy.float32)
-    with torch.inference_mode():
-        for batch in length_sorted_batches(lengths, batch_size, max_batch_tokens, skip_empty=True):
-            for index, array in zip(batch, embed_batch(bilm, [sentences[i] for i in batch])):
-                results[index] = array
-    return results  # type: ignore[return-value]
+def run_batch(
+    bilm: BiLM, sequences: Sequence[Sequence[str]], word_cache: Optional[WordVectorCache] = None
+) -> torch.Tensor:
+    """Every layer of every token, ``(L+1, n_tokens, 2P)`` in the model's dtype and device.
 
-
-def embed_batch(bilm: "BiLM", sentences: Sequence[Sequence[str]]) -> list[numpy.ndarray]:
-    """Layers of non-empty ``sentences`` (any order), one array per sentence."""
-    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
-    ordered = [sentences[i] for i in order]
-    words = index_words(ordered, reserved=(BOS_TOKEN, EOS_TOKEN))
-    table, token_rows = layer0_table(bilm, words)
+    ``sequences`` must be non-empty and sorted by decreasing length (ties in any order); the
+    tokens of ``sequences[0]`` come first in the result, then those of ``sequences[1]``, ...
+    Call it under ``torch.inference_mode()`` (or ``no_grad``).
+    """
+    words = index_words(sequences, reserved=(BOS_TOKEN, EOS_TOKEN))
+    if not len(sequences) or (words.lengths == 0).any() or (numpy.diff(words.lengths) > 0).any():
+        raise ValueError("run_batch needs non-empty sequences sorted by decreasing length")
+    table, token_rows = layer0_table(bilm, words, word_cache)
     positions = words.lengths + 2
-    steps, batch = int(positions.max()), len(ordered)
+    steps, batch = int(positions.max()), len(sequences)
     forward_rows = _forward_rows(words.lengths, token_rows, steps)
     backward_rows = _reverse_rows(forward_rows, positions)
     rows = torch.from_numpy(numpy.stack([forward_rows.T, backward_rows.T])).to(table.device)
@@ -77,15 +59,7 @@ def embed_batch(bilm: "BiLM", sentences: Sequence[Sequence[str]]) -> list[numpy.
         active_rows((positions - 1).tolist(), steps - 1),
         **bilm.lstm_options(),
     )
-    stacked = _gather_tokens([inputs] + layers, words.lengths, positions, batch)
-    arrays = to_host(stacked)
-    ends = numpy.cumsum(words.lengths)
-    # Copies, never views: on a GPU ``arrays`` is a reused staging buffer.
-    per_sentence = [arrays[:, end - n : end].copy() for n, end in zip(words.lengths, ends)]
-    results: list[numpy.ndarray] = [numpy.empty(0)] * len(sentences)
-    for position, index in enumerate(order):
-        results[index] = per_sentence[position]
-    return results
+    return _gather_tokens([inputs] + layers, words.lengths, positions, batch)
 
 
 def to_host(values: torch.Tensor) -> numpy.ndarray:
@@ -109,23 +83,24 @@ def to_host(values: torch.Tensor) -> numpy.ndarray:
 _PINNED = threading.local()
 
 
-def layer0_table(bilm: "BiLM", words: WordBatch) -> tuple[torch.Tensor, numpy.ndarray]:
+def layer0_table(
+    bilm: BiLM, words: WordBatch, word_cache: Optional[WordVectorCache] = None
+) -> tuple[torch.Tensor, numpy.ndarray]:
     """A table of layer-0 vectors (row 0 zero, 1 BOS, 2 EOS) and each token's row in it.
 
-    ``words`` must reserve words 0 and 1 for BOS and EOS. Without the word cache every token
-    gets its own row (the char-CNN runs once per token); with it, each distinct word does.
+    ``words`` must reserve words 0 and 1 for BOS and EOS. Without a word cache every token
+    gets its own row (the char-CNN runs once per token); with one, each distinct word does.
     """
-    cache = bilm.word_cache
-    if cache is None:
+    if word_cache is None:
         char_ids = words_to_char_ids(words.words)
         wanted = numpy.concatenate([numpy.arange(2), words.token_words])
         vectors = bilm.encode_char_ids(char_ids[wanted])
         token_rows = 3 + numpy.arange(words.n_tokens, dtype=numpy.int64)
     else:
-        vectors = cache.vectors(
+        vectors = word_cache.vectors(
             words.words,
             words.n_tokens + 2 * len(words.lengths),  # BOS and EOS are served too
-            bilm.word_fingerprint(),
+            bilm.char_encoder_version(),
             lambda missing: bilm.encode_char_ids(words_to_char_ids(missing)),
         )
         token_rows = 1 + words.token_words
