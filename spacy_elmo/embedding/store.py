@@ -41,6 +41,7 @@ from typing import Optional, Union
 import h5py
 import numpy
 
+from ..durable import sync_file, sync_folder, write_bytes_atomically
 from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 
 PathLike = Union[str, Path]
@@ -141,14 +142,14 @@ class PartStore:
         staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}.tmp")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        _write_file(staging / _MANIFEST, json.dumps(self.manifest, sort_keys=True).encode())
+        write_bytes_atomically(staging / _MANIFEST, json.dumps(self.manifest, sort_keys=True).encode())
         try:
             os.rename(staging, self.parts)
         except OSError:  # another shard created it first: use that one
             shutil.rmtree(staging, ignore_errors=True)
             if not self.parts.is_dir():
                 raise
-        _sync_dir(self.parts.parent)
+        sync_folder(self.parts.parent)
 
     def has(self, key: str, digest: str) -> bool:
         return any(stored == digest for stored, _ in self._found.get(key, ()))
@@ -164,7 +165,7 @@ class PartStore:
             image = handle.id.get_file_image()
         path = self.parts / f"{_PART_PREFIX}{self.shard:04d}-{self._next_part:08d}{_PART_SUFFIX}"
         try:
-            _write_file(path, image)
+            write_bytes_atomically(path, image)
         except OSError as err:
             raise EmbedError(
                 f"could not write {path} ({err.strerror or err}); the {len(self._found)} sentences "
@@ -178,7 +179,7 @@ class PartStore:
         """Mark this shard done; join if every shard is. Returns (joined, datasets dropped)."""
         if self.n_shards == 1:
             return True, self.join(wanted, sentence_to_index)
-        _write_file(self.parts / _done_name(self.shard, self.n_shards), b"")
+        write_bytes_atomically(self.parts / _done_name(self.shard, self.n_shards), b"")
         if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
             return False, 0
         try:
@@ -227,7 +228,7 @@ class PartStore:
                 index = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
                 index[0] = json.dumps(sentence_to_index, ensure_ascii=False)
                 target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
-            _sync_file(staging)
+            sync_file(staging)
         except OSError as err:
             staging.unlink(missing_ok=True)
             raise EmbedError(
@@ -235,7 +236,7 @@ class PartStore:
                 f"every finished batch is kept in {self.parts}: free some space and run the same command again"
             ) from err
         os.replace(staging, self.output)
-        _sync_dir(self.output.parent)
+        sync_folder(self.output.parent)
         shutil.rmtree(self.parts, ignore_errors=True)
         return dropped
 
@@ -316,40 +317,6 @@ def _part_number(path: Path) -> Optional[tuple[int, int]]:
 
 def _done_name(shard: int, n_shards: int) -> str:
     return f"done-{shard:04d}-of-{n_shards:04d}"
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """``data`` at ``path``, complete or not at all: written to ``path.tmp``, synced, renamed."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
-    _sync_dir(path.parent)
-
-
-def _sync_file(path: Path) -> None:
-    with open(path, "rb+") as handle:
-        os.fsync(handle.fileno())
-
-
-def _sync_dir(path: Path) -> None:
-    """Make a rename in ``path`` durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def read_sentence_index(output: PathLike) -> dict[str, str]:

@@ -12,13 +12,14 @@ there), and an empty, truncated or foreign file when resuming.
 """
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy
 import torch
+
+from ..durable import temporary_path, write_atomically
 
 FORMAT = "spacy-elmo-pretrain-checkpoint"
 VERSION = 1
@@ -56,23 +57,21 @@ class CheckpointError(OSError):
 
 
 def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
-    """Write atomically: temp file, fsync, ``os.replace``, then fsync the folder."""
+    """Write atomically (:mod:`spacy_elmo.durable`): the previous checkpoint stays until the new
+    one is complete on disk."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    writer: Optional[_RecordingWriter] = None
+    writers: list[_RecordingWriter] = []
+
+    def write(handle) -> None:
+        writers.append(_RecordingWriter(handle))
+        torch.save({"format": FORMAT, "version": VERSION, **payload}, writers[0])
+
     try:
-        with open(tmp, "wb") as handle:
-            writer = _RecordingWriter(handle)
-            torch.save({"format": FORMAT, "version": VERSION, **payload}, writer)
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_atomically(path, write)
     except (OSError, RuntimeError) as err:
-        tmp.unlink(missing_ok=True)
         kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
-        cause = writer.error if writer is not None and writer.error is not None else err
-        raise CheckpointError(f"Could not write the checkpoint {tmp}: {_reason(cause)}{kept}") from err
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+        cause = writers[0].error if writers and writers[0].error is not None else err
+        raise CheckpointError(f"Could not write the checkpoint {temporary_path(path)}: {_reason(cause)}{kept}") from err
 
 
 def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
@@ -120,16 +119,3 @@ def _reason(err: BaseException) -> str:
         return err.strerror
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
