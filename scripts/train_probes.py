@@ -8,14 +8,11 @@ from pathlib import Path
 
 import typer
 
-from scripts.workflow.training.options import int_list
+from scripts.workflow.training.options import int_list, spacy_train_command
 from scripts.workflow.training.probes import train_probes
 from scripts.workflow.training.runs import parse_overrides
 
-app = typer.Typer(add_completion=False)
 
-
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def main(
     ctx: typer.Context,
     config: Path = typer.Argument(..., help="An ELMo training config"),
@@ -28,6 +25,8 @@ def main(
     finished earlier with the same inputs is skipped."""
     train_probes(config, output_dir, component, int_list(layers, "--layers"), parse_overrides(ctx.args))
 
+
+app = spacy_train_command(main)
 
 if __name__ == "__main__":
     app()

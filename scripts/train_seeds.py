@@ -8,13 +8,10 @@ from pathlib import Path
 
 import typer
 
-from scripts.workflow.training.options import gpu, int_list
+from scripts.workflow.training.options import gpu, int_list, spacy_train_command
 from scripts.workflow.training.runs import parse_overrides, train_seeds
 
-app = typer.Typer(add_completion=False)
 
-
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def main(
     ctx: typer.Context,
     config: Path = typer.Argument(..., help="The spaCy training config"),
@@ -31,6 +28,8 @@ def main(
         raise typer.BadParameter("give the seeds with --seeds, not --system.seed")
     train_seeds(config, output_dir, int_list(seeds, "--seeds"), overrides, use_gpu=gpu(gpu_choice))
 
+
+app = spacy_train_command(main)
 
 if __name__ == "__main__":
     app()

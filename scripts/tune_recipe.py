@@ -10,7 +10,7 @@ from typing import List
 
 import typer
 
-from scripts.workflow.training.options import int_list
+from scripts.workflow.training.options import int_list, spacy_train_command
 from scripts.workflow.training.recipes import parse_variants, table_lines, tune
 from scripts.workflow.training.runs import parse_overrides
 
@@ -20,10 +20,6 @@ class Component(str, Enum):
     tagger = "tagger"
 
 
-app = typer.Typer(add_completion=False)
-
-
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def main(
     ctx: typer.Context,
     config: Path = typer.Argument(..., help="An ELMo training config"),
@@ -45,6 +41,8 @@ def main(
     for line in table_lines(table):
         print(line)
 
+
+app = spacy_train_command(main)
 
 if __name__ == "__main__":
     app()

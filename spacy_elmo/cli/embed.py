@@ -40,6 +40,7 @@ def embed_cli(
     from ..corpora.keyed_sentences import SkippedLines, read_sentences
     from ..corpora.pipelines import load_pipeline
     from ..embedding.corpus import embed_corpus, parse_shard
+    from ..embedding.embedder import DEFAULT_BATCH_TOKENS, Embedder
     from ..loading import load_bilm
 
     if threads:
@@ -60,19 +61,12 @@ def embed_cli(
         limits = {"max_line_bytes": max_line_bytes} if max_line_bytes else {}
         sentences = read_sentences(input_path, input_format, nlp, skipped=skipped_lines, **limits)
         options = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
+        embedder = Embedder(
+            bilm, max_tokens=max_tokens, batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS, word_cache_words=max(cache_words, 0)
+        )
         summary = embed_corpus(
-            bilm,
-            sentences,
-            output_path,
-            layers=layers,
-            mix_weights=weights_list,
-            gamma=gamma,
-            batch_tokens=batch_tokens,
-            progress=progress,
-            max_tokens=max_tokens,
-            shard=(shard_index, n_shards),
-            word_cache_words=max(cache_words, 0),
-            **options,
+            embedder, sentences, output_path, layers=layers, mix_weights=weights_list, gamma=gamma,
+            progress=progress, shard=(shard_index, n_shards), **options,
         )
     except (FileNotFoundError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)

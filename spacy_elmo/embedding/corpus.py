@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional, Protocol, Sequence, Union
 import numpy
 
 from ..nn.bilm import BiLM
-from .embedder import DEFAULT_BATCH_SENTENCES, DEFAULT_BATCH_TOKENS, DEFAULT_MAX_TOKENS, Embedder
+from .embedder import Embedder
 from .mix import mix_layers
 from .store import FORMAT_VERSION, PartStore
 from .word_cache import WordCacheStats
@@ -103,42 +103,31 @@ def weights_digest(bilm: BiLM) -> str:
 
 
 def embed_corpus(
-    bilm: BiLM,
+    embedder: Embedder,
     sentences: Iterable[Sentence],
     output: PathLike,
     layers: str = "all",
     mix_weights: Optional[Sequence[float]] = None,
     gamma: float = 1.0,
-    batch_tokens: Optional[int] = None,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     progress: bool = True,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
     shard: tuple[int, int] = (0, 1),
-    word_cache_words: int = 0,
 ) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist).
+    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist) the way
+    ``embedder`` turns sentences into layers (its windows, batches and word cache).
 
-    ``shard=(k, n)``: compute only this process's share (see the module docstring).
-    ``word_cache_words``: the embedder's word cache (0: none); outputs are the same either way."""
+    ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
     from tqdm import tqdm
 
+    bilm, max_tokens = embedder.bilm, embedder.max_tokens
     if layers not in LAYER_MODES:
         raise ValueError(f"layers must be one of {LAYER_MODES}, not {layers!r}")
     if layers == "mix":
         if mix_weights is None or len(mix_weights) != bilm.config.n_output_layers:
             raise ValueError(f"layers='mix' needs {bilm.config.n_output_layers} mix weights, got {mix_weights}")
-    if max_tokens < 1:
-        raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
     shard_index, n_shards = shard
     if not (n_shards >= 1 and 0 <= shard_index < n_shards):
         raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
-    embedder = Embedder(
-        bilm,
-        max_tokens=max_tokens,
-        batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS,
-        batch_sentences=DEFAULT_BATCH_SENTENCES,
-        word_cache_words=word_cache_words,
-    )
     store = PartStore(Path(output), _manifest(bilm, layers, mix_weights, gamma, max_tokens), shard_index, n_shards)
     summary = EmbedSummary()
     wanted: dict[str, str] = {}

@@ -37,7 +37,21 @@ def parameter_versions(params: Sequence[torch.Tensor]) -> Optional[tuple[Hashabl
     return tuple(key)
 
 
-class DerivedTensors:
+class _StartsEmptyWhenCopied:
+    """Derived data is cheap to rebuild and would otherwise double the size of a saved model (and
+    locks cannot be copied): a copy or an unpickled object starts empty."""
+
+    def __getstate__(self) -> dict:
+        return {}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def __deepcopy__(self, memo: dict):
+        return type(self)()
+
+
+class DerivedTensors(_StartsEmptyWhenCopied):
     """Holds one value computed from a list of parameters; ``get`` rebuilds it when they change."""
 
     def __init__(self) -> None:
@@ -74,19 +88,8 @@ class DerivedTensors:
         state = self._state
         return None if state is None else state[2]
 
-    # A copy or pickle of a module starts with an empty cache: the values are cheap to rebuild
-    # and would otherwise double the size of a saved model.
-    def __getstate__(self) -> dict:
-        return {}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__init__()
-
-    def __deepcopy__(self, memo: dict) -> "DerivedTensors":
-        return DerivedTensors()
-
-
-class HeldElsewhere:
+class HeldElsewhere(_StartsEmptyWhenCopied):
     """Caches that other objects keep of values derived from a module's weights (an embedder's
     word cache), cleared together with the module's own; referenced weakly, so registering
     keeps nothing alive. Copies and pickles start empty: the caches belong to their owners."""
@@ -104,12 +107,3 @@ class HeldElsewhere:
             caches = list(self._caches)
         for cache in caches:
             cache.clear()
-
-    def __getstate__(self) -> dict:
-        return {}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__()
-
-    def __deepcopy__(self, memo: dict) -> "HeldElsewhere":
-        return HeldElsewhere()

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo import embed_layers
+from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.embedding.corpus import embed_corpus
 from spacy_elmo.embedding.store import SENTENCE_INDEX, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
@@ -140,12 +141,12 @@ def test_resume_skips_keys_present_and_refuses_other_options(tmp_path, bilm):
     source = tmp_path / "input.txt"
     source.write_text("".join(f"sentence number {i} is here\n" for i in range(30)), encoding="utf8")
     output = tmp_path / "out.hdf5"
-    first = embed_corpus(bilm, read_sentences(source), output, chunk_tokens=20, progress=False)
+    first = embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=20, progress=False)
     assert (first.embedded, first.skipped) == (30, 0)
-    again = embed_corpus(bilm, read_sentences(source), output, chunk_tokens=20, progress=False)
+    again = embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=20, progress=False)
     assert (again.embedded, again.skipped) == (0, 30)
     with pytest.raises(ValueError, match="written with other layers"):
-        embed_corpus(bilm, read_sentences(source), output, layers="top", progress=False)
+        embed_corpus(Embedder(bilm), read_sentences(source), output, layers="top", progress=False)
 
 
 def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
@@ -154,11 +155,11 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     source = tmp_path / "input.txt"
     source.write_text("".join(f"line {i} of the text\n" for i in range(12)), encoding="utf8")
     complete = tmp_path / "complete.hdf5"
-    embed_corpus(bilm, read_sentences(source), complete, chunk_tokens=10, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), complete, chunk_tokens=10, progress=False)
     crashed = tmp_path / "crashed.hdf5"
     import spacy_elmo.embedding.store as module
 
-    real_write = module._write_file
+    real_write = module.write_bytes_atomically
     calls = []
 
     def crash_on_third(path, data):
@@ -168,13 +169,13 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
             raise KeyboardInterrupt
         real_write(path, data)
 
-    monkeypatch.setattr(module, "_write_file", crash_on_third)
+    monkeypatch.setattr(module, "write_bytes_atomically", crash_on_third)
     with pytest.raises(KeyboardInterrupt):
-        embed_corpus(bilm, read_sentences(source), crashed, chunk_tokens=10, progress=False)
-    monkeypatch.setattr(module, "_write_file", real_write)
+        embed_corpus(Embedder(bilm), read_sentences(source), crashed, chunk_tokens=10, progress=False)
+    monkeypatch.setattr(module, "write_bytes_atomically", real_write)
     assert not crashed.exists() and len(list(parts_dir(crashed).glob("part-*.hdf5"))) == 1
     assert len(list(parts_dir(crashed).glob("*.tmp"))) == 1
-    summary = embed_corpus(bilm, read_sentences(source), crashed, chunk_tokens=10, progress=False)
+    summary = embed_corpus(Embedder(bilm), read_sentences(source), crashed, chunk_tokens=10, progress=False)
     assert summary.skipped > 0 and summary.embedded < 12
     assert not parts_dir(crashed).exists()
     assert_same_file(read_file(crashed), read_file(complete))
@@ -193,7 +194,7 @@ def count_stored(output: Path) -> int:
 
 
 def embed_in_child(bilm, source: Path, output: Path) -> None:
-    embed_corpus(bilm, read_sentences(source), output, chunk_tokens=100, batch_tokens=256, progress=False)
+    embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), output, chunk_tokens=100, progress=False)
 
 
 def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, bilm):
@@ -205,7 +206,7 @@ def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, b
     lines = (REPO_ROOT / "benchmarks" / "data" / "english_sample.txt").read_text(encoding="utf8").splitlines()
     source.write_text("\n".join(lines) + "\n", encoding="utf8")
     reference = tmp_path / "reference.hdf5"  # uninterrupted, in this process (same options, 1 thread)
-    total = embed_corpus(bilm, read_sentences(source), reference, chunk_tokens=100, batch_tokens=256, progress=False).embedded
+    total = embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), reference, chunk_tokens=100, progress=False).embedded
 
     output = tmp_path / "resumed.hdf5"
     rng = random.Random(13)
@@ -227,7 +228,7 @@ def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, b
         assert previous <= written  # nothing finished before is ever lost
         previous = written
     assert previous > 0
-    summary = embed_corpus(bilm, read_sentences(source), output, chunk_tokens=100, batch_tokens=256, progress=False)
+    summary = embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), output, chunk_tokens=100, progress=False)
     assert summary.skipped > 0 and summary.embedded + summary.skipped == total
     assert not parts_dir(output).exists()
     assert_same_file(read_file(output), read_file(reference))

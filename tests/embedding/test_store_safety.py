@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo import embed_layers
 from spacy_elmo.cli import app
+from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.embedding.corpus import embed_corpus
 from spacy_elmo.embedding.store import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
@@ -50,16 +51,16 @@ LINES = [f"sentence {i} says something about rates" for i in range(20)]
 def test_other_weights_of_the_same_shape_are_refused(tmp_path, bilm):
     source = write_lines(tmp_path / "in.txt", LINES)
     output = tmp_path / "out.hdf5"
-    embed_corpus(bilm, read_sentences(source), output, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     before = datasets(output)
     with pytest.raises(EmbedError, match="other the weights.*To start over delete"):
-        embed_corpus(make_bilm(1), read_sentences(source), output, progress=False)
+        embed_corpus(Embedder(make_bilm(1)), read_sentences(source), output, progress=False)
     # and an in-place change of one weight is other weights too
     changed = make_bilm(0)
     with torch.no_grad():
         changed.forward_lstm.layers[0].bias[0] += 1.0
     with pytest.raises(EmbedError, match="the weights"):
-        embed_corpus(changed, read_sentences(source), output, progress=False)
+        embed_corpus(Embedder(changed), read_sentences(source), output, progress=False)
     after = datasets(output)
     assert before.keys() == after.keys() and all(numpy.array_equal(before[k], after[k]) for k in before)
 
@@ -67,20 +68,20 @@ def test_other_weights_of_the_same_shape_are_refused(tmp_path, bilm):
 def test_other_max_tokens_is_refused_and_named(tmp_path, bilm):
     source = write_lines(tmp_path / "in.txt", LINES)
     output = tmp_path / "out.hdf5"
-    embed_corpus(bilm, read_sentences(source), output, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     with pytest.raises(EmbedError, match=r"max_tokens \(256, now 4\)"):
-        embed_corpus(bilm, read_sentences(source), output, max_tokens=4, progress=False)
+        embed_corpus(Embedder(bilm, max_tokens=4), read_sentences(source), output, progress=False)
 
 
 def test_an_edited_line_is_computed_again_and_a_removed_one_dropped(tmp_path, bilm):
     source = write_lines(tmp_path / "in.txt", LINES)
     output = tmp_path / "out.hdf5"
-    embed_corpus(bilm, read_sentences(source), output, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     edited = list(LINES)
     edited[3] = "an entirely different line now"
     del edited[-1]
     write_lines(source, edited)
-    summary = embed_corpus(bilm, read_sentences(source), output, progress=False)
+    summary = embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     assert (summary.embedded, summary.dropped) == (1, 1)  # line 3 computed again; line 19 gone
     stored = datasets(output)
     assert set(stored) == {str(i) for i in range(19)}
@@ -100,7 +101,7 @@ def test_an_hdf5_file_without_the_marker_is_never_written(tmp_path, bilm):
     result = CliRunner().invoke(app, ["embed", str(source), str(weights), "--weights", str(save(bilm, tmp_path)), "--no-progress"])
     assert result.exit_code == 1 and "spacy-elmo embed did not write" in result.output
     with pytest.raises(EmbedError, match="did not write.*choose another output file"):
-        embed_corpus(bilm, read_sentences(source), weights, progress=False)
+        embed_corpus(Embedder(bilm), read_sentences(source), weights, progress=False)
     assert weights.read_bytes() == before
     assert not parts_dir(weights).exists()
 
@@ -111,19 +112,19 @@ def test_a_file_from_the_old_layout_is_refused(tmp_path, bilm):
     with h5py.File(old, "w") as handle:
         handle.attrs["spacy_elmo_embed_options"] = json.dumps({"layers": "all"})
     with pytest.raises(EmbedError, match="older spacy-elmo embed"):
-        embed_corpus(bilm, read_sentences(source), old, progress=False)
+        embed_corpus(Embedder(bilm), read_sentences(source), old, progress=False)
 
 
 def test_an_output_with_an_external_link_is_refused(tmp_path, bilm):
     source = write_lines(tmp_path / "in.txt", LINES[:2])
     output = tmp_path / "out.hdf5"
-    embed_corpus(bilm, read_sentences(source), output, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     (tmp_path / "secret.hdf5").write_bytes(b"")
     with h5py.File(output, "a") as handle:
         handle["0"].attrs[TOKENS_ATTR] = "stale"
         handle["elsewhere"] = h5py.ExternalLink("secret.hdf5", "/data")
     with pytest.raises(ValueError, match="external link"):
-        embed_corpus(bilm, read_sentences(source), output, progress=False)
+        embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
 
 
 def test_a_full_disk_loses_at_most_the_batch_in_flight(tmp_path, bilm, monkeypatch):
@@ -131,7 +132,7 @@ def test_a_full_disk_loses_at_most_the_batch_in_flight(tmp_path, bilm, monkeypat
     and the same command finishes the job once there is room."""
     source = write_lines(tmp_path / "in.txt", [f"line {i} has words {i % 7}" for i in range(30)])
     reference = tmp_path / "reference.hdf5"
-    embed_corpus(bilm, read_sentences(source), reference, chunk_tokens=20, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), reference, chunk_tokens=20, progress=False)
     output = tmp_path / "out.hdf5"
     real_open = open
     writes = []
@@ -145,11 +146,11 @@ def test_a_full_disk_loses_at_most_the_batch_in_flight(tmp_path, bilm, monkeypat
 
     monkeypatch.setattr("builtins.open", open_with_full_disk)
     with pytest.raises(EmbedError, match="No space left on device.*free some space and run the same command again"):
-        embed_corpus(bilm, read_sentences(source), output, chunk_tokens=20, progress=False)
+        embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=20, progress=False)
     monkeypatch.setattr("builtins.open", real_open)
     parts = sorted(parts_dir(output).glob("part-*"))
     assert len(parts) == 3 and not list(parts_dir(output).glob("*.tmp"))
-    summary = embed_corpus(bilm, read_sentences(source), output, chunk_tokens=20, progress=False)
+    summary = embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=20, progress=False)
     assert summary.skipped > 0
     want, got = datasets(reference), datasets(output)
     assert want.keys() == got.keys() and all(numpy.array_equal(want[k], got[k]) for k in want)
@@ -194,7 +195,7 @@ def test_a_long_line_is_read_as_windows_and_stored_as_one_dataset(tmp_path, bilm
     words = [f"w{i % 37}" for i in range(1000)]
     source = write_lines(tmp_path / "in.txt", ["short line", " ".join(words)])
     output = tmp_path / "out.hdf5"
-    summary = embed_corpus(bilm, read_sentences(source), output, batch_tokens=256, max_tokens=100, progress=False)
+    summary = embed_corpus(Embedder(bilm, batch_tokens=256, max_tokens=100), read_sentences(source), output, progress=False)
     assert summary.windows == 1 + 10
     stored = datasets(output)["1"]
     assert stored.shape == (3, 1000, 2 * TINY_CONFIG.projection_dim)
@@ -225,7 +226,7 @@ def test_jsonl_lone_surrogates_are_skipped_and_the_index_stays_readable(tmp_path
     )
     skipped = SkippedLines()
     output = tmp_path / "out.hdf5"
-    embed_corpus(bilm, read_sentences(source, skipped=skipped), output, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source, skipped=skipped), output, progress=False)
     assert skipped.count == 2 and skipped.examples[0].startswith(f"{source}:2:")
     assert read_sentence_index(output) == {"good one": "0", "fine": "3"}
 

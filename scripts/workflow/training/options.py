@@ -1,6 +1,6 @@
 """Option values the training commands share, read as typer options: a bad value is a usage
 error naming the option, before any training starts."""
-from typing import List
+from typing import Callable, List
 
 import typer
 
@@ -21,3 +21,11 @@ def gpu(choice: str) -> int:
         return gpu_id(choice)
     except ValueError as e:
         raise typer.BadParameter(f"expected a GPU id or auto, not {choice!r}", param_hint="--gpu") from e
+
+
+def spacy_train_command(main: Callable[..., None]) -> typer.Typer:
+    """A one-command app running ``main``: the options it does not declare are ``spacy train``
+    overrides (``--paths.train ...``), passed on unread in ``ctx.args``."""
+    app = typer.Typer(add_completion=False)
+    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(main)
+    return app
