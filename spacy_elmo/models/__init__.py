@@ -1,7 +1,8 @@
 """Thinc glue: the biLM, the listener with its learned layer mix, its standalone replacement,
-and the task tok2vec."""
+the task tok2vec, and the characters objective of ``spacy pretrain`` for any tok2vec."""
 from .bilm import build_bilm_model, get_bilm, set_bilm
 from .listener import ElmoLayersListener, build_elmo_listener
+from .pretrain_objective import create_pretrain_characters, token_rows
 from .scalar_mix import layer_weights, scalar_mix
 from .standalone import ElmoLayers, build_elmo_standalone
 from .tok2vec import build_elmo_tok2vec
@@ -13,8 +14,10 @@ __all__ = [
     "build_elmo_listener",
     "build_elmo_standalone",
     "build_elmo_tok2vec",
+    "create_pretrain_characters",
     "get_bilm",
     "layer_weights",
     "scalar_mix",
     "set_bilm",
+    "token_rows",
 ]
