@@ -4,6 +4,7 @@ from typing import Callable, List
 
 import typer
 
+from ..parallel.pool import jobs_for
 from .runs import gpu_id, parse_int_list
 
 
@@ -21,6 +22,14 @@ def gpu(choice: str) -> int:
         return gpu_id(choice)
     except ValueError as e:
         raise typer.BadParameter(f"expected a GPU id or auto, not {choice!r}", param_hint="--gpu") from e
+
+
+def jobs(choice: int) -> int:
+    """Parallel runs from ``--jobs`` (0: one per core); a usage error if negative."""
+    try:
+        return jobs_for(choice)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--jobs") from e
 
 
 def spacy_train_command(main: Callable[..., None]) -> typer.Typer:

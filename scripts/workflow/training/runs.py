@@ -39,13 +39,18 @@ def describe_run(config: Path, overrides: Dict[str, Any]) -> dict:
     return {"config": str(config), "overrides": overrides, "sha256": contents}
 
 
-def is_done(output_dir: Path, description: dict) -> bool:
-    """Whether output_dir holds a finished run (model-best) of exactly this description."""
+def is_done(output_dir: Path, description: dict, product: str = "model-best") -> bool:
+    """Whether output_dir holds a finished run (its ``product``) of exactly this description."""
     try:
         stored = json.loads((output_dir / DONE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return stored == json.loads(json.dumps(description)) and (output_dir / "model-best").is_dir()
+    return stored == json.loads(json.dumps(description)) and (output_dir / product).exists()
+
+
+def mark_done(output_dir: Path, description: dict) -> None:
+    """Record that output_dir holds a finished run of this description (after it succeeded)."""
+    (output_dir / DONE_FILE).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
 
 
 def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any], use_gpu: int = -1) -> bool:
@@ -63,7 +68,7 @@ def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any],
         shutil.rmtree(output_dir)
     msg.divider(f"spacy train {config} --output {output_dir}")
     train(config, output_dir, use_gpu=use_gpu, overrides=overrides)
-    (output_dir / DONE_FILE).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
+    mark_done(output_dir, description)
     gc.collect()
     return True
 
@@ -89,9 +94,14 @@ def gpu_id(choice: str) -> int:
 
 
 def train_seeds(config: Path, output_dir: Path, seeds: Sequence[int], overrides: Dict[str, Any],
-                use_gpu: int = -1) -> None:
+                use_gpu: int = -1, jobs: int = 1) -> None:
     """One run per seed into ``output_dir/seed{N}`` (``system.seed`` = N); finished seeds are
-    skipped. The spread over seeds is what the report shows."""
-    for seed in seeds:
-        run_overrides = {**overrides, "system.seed": seed}
-        train_unless_done(config, output_dir / f"seed{seed}", run_overrides, use_gpu=use_gpu)
+    skipped. The spread over seeds is what the report shows.
+
+    ``jobs`` > 1 trains that many seeds at a time, each in its own process (CPU only: on a GPU
+    the seeds take turns); a run's weights do not depend on it (tested).
+    """
+    from ..parallel.pool import run_parallel
+
+    runs = [(config, output_dir / f"seed{seed}", {**overrides, "system.seed": seed}, use_gpu) for seed in seeds]
+    run_parallel(train_unless_done, runs, jobs if use_gpu < 0 else 1)
