@@ -25,6 +25,9 @@ def main(
     adapted_bilm_dir: Optional[List[Path]] = typer.Option(
         None, "--adapted-bilm-dir",
         help="A domain-adapted biLM (run.json, metrics.jsonl); repeatable, missing folders are skipped"),
+    spacy_pretrain_dir: Optional[List[Path]] = typer.Option(
+        None, "--spacy-pretrain-dir",
+        help="A spacy pretrain run of the spacy_pretrain step (run.json); repeatable, missing folders are skipped"),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples per comparison"),
     rounds: int = typer.Option(10_000, "--rounds", help="Approximate randomization rounds per comparison"),
     output_dir: Path = typer.Option(Path("reports"), "--output-dir",
@@ -35,10 +38,11 @@ def main(
     readme: str = typer.Option("", "--readme", help="README to update between the results markers (empty: none)"),
 ) -> None:
     """Write the project's report from what the workflow produced. Settings named
-    TASK[-small]-VARIANT are compared with their baseline (and *-adapted with the unadapted one)
-    by paired tests; a gain or loss is claimed only where p < 0.05."""
+    TASK[-small]-VARIANT are compared with their baseline (and *-adapted with the unadapted one,
+    ELMo with spaCy's pretraining) by paired tests; a gain or loss is claimed only where p < 0.05."""
     inputs = ReportInputs(metrics_dir=metrics_dir, training_dir=training_dir, bilm_dir=bilm_dir,
-                          adapted_bilm_dirs=adapted_bilm_dir or [], output_dir=output_dir, step_times=step_times,
+                          adapted_bilm_dirs=adapted_bilm_dir or [], spacy_pretrain_dirs=spacy_pretrain_dir or [],
+                          output_dir=output_dir, step_times=step_times,
                           command=command, readme=Path(readme) if readme else None, resamples=resamples,
                           rounds=rounds)
     try:

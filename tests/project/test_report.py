@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy
 import pytest
@@ -11,6 +12,8 @@ from scripts import report
 from scripts.workflow.evaluation import paired_stats
 from scripts.workflow.report import data as report_data
 from scripts.workflow.report import rows as report_rows
+from scripts.workflow.report import text as report_text
+from scripts.workflow.report import user_choice
 
 N_DOCS = 60
 README = "# Project\n\nIntro.\n\n## Results\n\n<!-- results:start -->\nold\n<!-- results:end -->\n\nAfter.\n"
@@ -56,6 +59,7 @@ def metrics_folder(tmp_path_factory) -> Path:
         better[:, 2] -= found
         write_run(metrics, f"ner-elmo.seed{seed}", "ner", better)
         write_run(metrics, f"ner-elmo-adapted.seed{seed}", "ner", better)  # the same as ner-elmo
+        write_run(metrics, f"ner-spacy-pretrain.seed{seed}", "ner", baseline)  # no better than none
     write_run(metrics, "ner-small-elmo.seed0", "ner", ner_counts(rng, 0))  # no baseline: no comparison
     tagger = tagger_counts(rng, 0)
     write_run(metrics, "tagger-baseline", "tagger", tagger)
@@ -81,6 +85,14 @@ def write_bilm(folder: Path, run: dict) -> Path:
     return folder
 
 
+SPACY_PRETRAIN_RUN = {"stopped_by": "cpu_seconds", "cpu_seconds_budget": 449.8, "max_steps": None,
+                      "cpu_seconds": 450.1, "wall_seconds": 700.0, "steps": 1234, "epochs": 2, "words": 3456789}
+# two steps side by side (pretrain and a baseline), then spaCy's pretraining
+STEP_TIMES = {"pretrain": {"seconds": 600.0, "cpu_seconds": 449.8, "started_unix": 1000.0},
+              "train-ner-baseline": {"seconds": 500.0, "cpu_seconds": 480.0, "started_unix": 1000.0},
+              "spacy-pretrain-ner": {"seconds": 470.0, "cpu_seconds": 451.0, "started_unix": 1600.0}}
+
+
 @pytest.fixture(scope="module")
 def built(metrics_folder, tmp_path_factory, run_command) -> dict:
     base = tmp_path_factory.mktemp("built")
@@ -89,11 +101,18 @@ def built(metrics_folder, tmp_path_factory, run_command) -> dict:
                                       "minutes": 20.1})
     adapted = write_bilm(base / "bilm-adapted", {"stopped_by": "max_tokens", "steps": 300, "tokens": 600000,
                                                  "max_steps": 0, "max_tokens": 600000, "minutes": 3.5})
+    spacy_pretrain = base / "spacy-pretrain-ner"
+    spacy_pretrain.mkdir()
+    (spacy_pretrain / "run.json").write_text(json.dumps(SPACY_PRETRAIN_RUN))
+    step_times = base / "step_times.json"
+    step_times.write_text(json.dumps(STEP_TIMES))
     readme = base / "README.md"
     readme.write_text(README)
     out = base / "reports"
     assert run_command(report.app, ["--metrics-dir", str(metrics_folder), "--training-dir", str(base / "training"),
                                     "--bilm-dir", str(bilm), "--adapted-bilm-dir", str(adapted),
+                                    "--spacy-pretrain-dir", str(spacy_pretrain),
+                                    "--spacy-pretrain-dir", str(base / "not-run"), "--step-times", str(step_times),
                                     "--output-dir", str(out), "--command", "make all", f"--readme={readme}",
                                     "--resamples", "1000", "--rounds", "1000"]) == 0
     text = readme.read_text()
@@ -120,7 +139,8 @@ def test_comparisons_pair_settings_by_name():
 
 def test_verdicts_follow_the_paired_tests(built):
     rows = {(c["other"], c["baseline"]): c for c in built["results"]["comparisons"]}
-    assert list(rows) == [("ner-elmo", "ner-baseline"), ("ner-elmo-adapted", "ner-baseline"),
+    assert list(rows) == [("ner-spacy-pretrain", "ner-baseline"), ("ner-elmo", "ner-baseline"),
+                          ("ner-elmo", "ner-spacy-pretrain"), ("ner-elmo-adapted", "ner-baseline"),
                           ("ner-elmo-adapted", "ner-elmo"), ("tagger-elmo", "tagger-baseline"),
                           ("tagger-elmo-published", "tagger-baseline"),
                           ("tagger-small-elmo", "tagger-small-baseline")]
@@ -146,7 +166,10 @@ def test_readme_claims_a_gain_only_where_p_is_below_005(built):
     lines = {line.split(":")[0] + ":" + line.split(":")[1]: line for line in section.splitlines()
              if line.startswith("- ")}
     ner = [line for line in section.splitlines() if line.startswith("- NER (WNUT-16 tweets), full")]
-    assert "**gain**: ner-elmo beats ner-baseline" in ner[0]
+    assert "no significant difference between ner-spacy-pretrain and ner-baseline" in ner[0]
+    assert "**gain**: ner-elmo beats ner-baseline" in ner[1]
+    assert "**gain**: ner-elmo beats ner-spacy-pretrain" in ner[2]
+    ner = ner[1:2] + ner[3:]
     assert "no significant difference between ner-elmo-adapted and ner-elmo" in ner[2]
     tagger = [line for line in section.splitlines() if line.startswith("- POS tagging (Brown)")]
     assert "no significant difference between tagger-elmo and tagger-baseline" in tagger[0]
@@ -230,3 +253,54 @@ def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys, run_command):
         run_command(report.app, ["--metrics-dir", str(tmp_path / "metrics"), "--training-dir", str(tmp_path),
                                  "--bilm-dir", str(tmp_path / "bilm"), "--output-dir", str(tmp_path / "out")])
     assert "ner-elmo.seed0.json: expected a JSON object" in " ".join(capsys.readouterr().out.split())
+
+
+def test_elmo_is_also_compared_with_spacys_pretraining():
+    names = ["ner-baseline", "ner-elmo", "ner-spacy-pretrain", "ner-elmo-adapted", "tagger-small-spacy-pretrain",
+             "tagger-small-elmo"]
+    assert report_data.comparisons(names) == [
+        ("ner", "full", "ner-baseline", "ner-spacy-pretrain"),
+        ("ner", "full", "ner-baseline", "ner-elmo"),
+        ("ner", "full", "ner-spacy-pretrain", "ner-elmo"),
+        ("ner", "full", "ner-baseline", "ner-elmo-adapted"),
+        ("ner", "full", "ner-elmo", "ner-elmo-adapted"),
+        ("tagger", "small", "tagger-small-spacy-pretrain", "tagger-small-elmo"),  # no small baseline
+    ]
+
+
+def test_the_choice_follows_the_tests(built):
+    """One sentence: choose ELMo only where it beats spaCy's pretraining with p < 0.05."""
+    choice = built["results"]["choice"]
+    rows = {(c["other"], c["baseline"]): c for c in built["results"]["comparisons"]}
+    vs_spacy = rows[("ner-elmo", "ner-spacy-pretrain")]
+    assert vs_spacy["verdict"] == "gain"
+    assert choice == (
+        "For the same pretraining CPU time: for NER (WNUT-16 tweets), full training set, choose ELMo (ELMo - "
+        f"spaCy's pretraining: {vs_spacy['delta']:+.2f} points, p = {report_text.p_text(vs_spacy['test']['p_value'])}); "
+        "spaCy's pretraining is not distinguishable from no pretraining (+0.00 points, p = 1.000).")
+    assert choice in built["section"] and choice in built["report"]
+    assert built["results"]["targets"][0]["setting"] == "ner-elmo"  # spaCy's pretraining is no ELMo target
+
+
+@pytest.mark.parametrize("verdict, words", [("loss", "choose spaCy's pretraining"),
+                                            ("no significant difference", "the test cannot tell ELMo from")])
+def test_no_choice_of_elmo_without_a_gain(verdict, words):
+    row = {"other": "tagger-small-elmo", "baseline": "tagger-small-spacy-pretrain",
+           "test": SimpleNamespace(p_value=0.01 if verdict == "loss" else 0.2), "delta": -1.0, "verdict": verdict}
+    sentence = user_choice.choice_sentence([row])
+    assert words in sentence and "choose ELMo" not in sentence
+    assert user_choice.choice_sentence([{**row, "baseline": "tagger-small-baseline"}]) is None
+
+
+def test_budgets_and_elapsed_time_are_reported(built):
+    runs = built["results"]["spacy_pretraining"]
+    assert runs == {"spacy-pretrain-ner": SPACY_PRETRAIN_RUN}  # the folder without run.json is skipped
+    row = [line for line in built["report"].splitlines() if line.startswith("| spacy pretrain (spacy-pretrain-ner)")]
+    assert row == ["| spacy pretrain (spacy-pretrain-ner) | 451 s | CPU-time budget (450 s; the process stopped "
+                   "at 450 s) | 1,234 | 3,456,789 words (in epoch 2) |"]
+    assert "| biLM (pretrain) | 450 s | time guard | 300 | 600,000 tokens |" in built["report"]
+    # pretrain and the baseline ran side by side: 1,070 s from first start to last end, 1,570 s summed
+    assert built["results"]["elapsed_seconds"] == pytest.approx(1070.0)
+    assert built["results"]["cpu_seconds"] == pytest.approx(449.8 + 480.0 + 451.0)
+    assert "and 17.8 min from the first one's start to the last one's end (26.2 min of wall time summed" in \
+        built["section"]

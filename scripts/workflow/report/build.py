@@ -4,12 +4,14 @@ results section, from what the workflow produced.
 Reads the ``evaluate`` step's JSON files and per-document counts (``metrics_dir``), the trained
 ELMo pipelines (``training_dir``, for their learned layer weights and gamma), the pretrained
 biLM (``bilm_dir``: ``metrics.jsonl``, ``run.json`` and ``model-best``), the domain-adapted
-biLMs if any (``adapted_bilm_dirs``) and the steps' wall times (``step_times``). Every number
-in the report and the README comes from those files.
+biLMs if any (``adapted_bilm_dirs``), spaCy's own pretraining runs if any
+(``spacy_pretrain_dirs``: ``run.json``) and the steps' wall and CPU times (``step_times``).
+Every number in the report and the README comes from those files.
 
-Settings are compared as ``data.comparisons`` pairs them (each ELMo variant with the baseline
-of its task and size, each ``*-adapted`` with its unadapted setting), with the paired tests of
-``evaluation.paired_stats``; a gain or loss is claimed only where p < 0.05.
+Settings are compared as ``data.comparisons`` pairs them (each variant with the baseline of
+its task and size, each ``*-adapted`` with its unadapted setting, ELMo with spaCy's
+pretraining), with the paired tests of ``evaluation.paired_stats``; a gain or loss is claimed
+only where p < 0.05, and so is a choice between ELMo and spaCy's pretraining (``user_choice``).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import data
 from . import plots
+from . import user_choice
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
 from .text import (METHOD_NOTE, comparison_sentence, comparisons_table, duration, markdown_table,
@@ -37,6 +40,7 @@ class ReportInputs:
     training_dir: Path = Path("training")
     bilm_dir: Path = Path("training/bilm")
     adapted_bilm_dirs: List[Path] = field(default_factory=list)
+    spacy_pretrain_dirs: List[Path] = field(default_factory=list)
     output_dir: Path = Path("reports")
     step_times: Optional[Path] = None
     command: str = "python -m spacy project run all"
@@ -63,12 +67,12 @@ def machine_description() -> str:
 
 
 def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
-    """``{label: model dir}``: the first run (seed) of each non-baseline setting, whose learned
-    layer mix the report shows."""
+    """``{label: model dir}``: the first run (seed) of each ELMo setting, whose learned layer
+    mix the report shows."""
     found = {}
     for name in names:
         parts = data.parse_setting(name)
-        if parts is None or parts[2] == "baseline":
+        if parts is None or parts[2] in ("baseline", data.SPACY_PRETRAIN):  # no ELMo listener
             continue
         candidates = [training_dir / name / "model-best"] + sorted(
             (training_dir / name).glob("seed*/model-best"),
@@ -115,7 +119,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
     step_times = json.loads(inputs.step_times.read_text()) if inputs.step_times and inputs.step_times.is_file() else {}
-    times_md, total_seconds, total_cpu = step_times_table(step_times)
+    times_md, total_seconds, total_cpu, elapsed = step_times_table(step_times)
     figures: Dict[str, Path] = {}
 
     groups: Dict[Tuple[str, str], List[Tuple[str, Optional[data.Summary]]]] = {}
@@ -167,13 +171,26 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     method = METHOD_NOTE.format(**test_options)
     header = f"Run of {now} on {machine}. Command: `{inputs.command}`."
     if total_seconds:
-        header += f" Wall time of the steps: {duration(total_seconds)} in all"
-        header += (f" ({duration(total_cpu)} of CPU time)." if total_cpu is not None else ".")
+        header += (f" The steps took {duration(total_cpu)} of CPU time" if total_cpu is not None
+                   else " The steps took")
+        header += f" and {duration(elapsed)} from the first one's start to the last one's end"
+        header += f" ({duration(total_seconds)} of wall time summed over the steps, which may run side by side)."
+    spacy_runs = user_choice.read_spacy_pretrain_runs(inputs.spacy_pretrain_dirs)
+    choice = user_choice.choice_sentence(rows)
+    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times) if spacy_runs else ""
+    choice_md = ([choice, ""] if choice else []) + ([
+        "spaCy's pretraining (`spacy pretrain` of the baseline config's own tok2vec, spaCy's characters "
+        "objective and defaults, on the biLM's pretraining text) stops when its process has used the CPU "
+        "time of the biLM's `pretrain` step in the same run; the `*-spacy-pretrain` settings are the "
+        "baseline configs with `[initialize] init_tok2vec` set to its weights, trained with the same seeds.",
+        "", budgets, ""] if budgets else [])
     loud = [f"> **Warning:** {warning}" for warning in warnings]
     md = ["# spacy-elmo: baseline vs ELMo", "", header, ""] + [line for w in loud for line in (w, "")]
     md += ["## Test scores", "", settings_table(setting_list), "", "## Comparisons", "",
            comparisons_table(rows), "", method, ""]
     md += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    if choice_md:
+        md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
     md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
     if "differences" in figures:
@@ -213,6 +230,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         section += [" ".join(ended), ""]
     section += [settings_table(setting_list), "", comparisons_table(rows), "", method, ""]
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    section += choice_md
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
     if bank and top:
@@ -236,10 +254,12 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         "statistics": {"resamples": inputs.resamples, "rounds": inputs.rounds, "alpha": 0.05},
         "targets": targets,
         "pretraining_last": curve[-1] if curve else None, "pretraining_run": bilm_run,
+        "spacy_pretraining": spacy_runs, "choice": choice,
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,
         "layer_mixes": {name: {"weights": w, "gamma": g} for name, (w, g) in mixes.items()},
         "bank_cosine": dict(bank), "step_times": step_times,
+        "cpu_seconds": total_cpu, "elapsed_seconds": elapsed,
         "figures": {name: path.name for name, path in figures.items()},
     }
     return report_md, readme_section, table, results

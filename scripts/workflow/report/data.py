@@ -23,21 +23,26 @@ import numpy
 from ..evaluation import paired_stats
 
 # Settings are named TASK[-small]-VARIANT (ner-elmo, tagger-small-baseline, ...). Each variant
-# is compared with the baseline of its task and size, and each "X-adapted" also with "X"
-# (the same setting on the biLM before domain adaptation); a comparison is made only when both
-# settings were scored. A new variant needs no code: it sorts after the known ones.
+# is compared with the baseline of its task and size, each "X-adapted" also with "X" (the same
+# setting on the biLM before domain adaptation), and ELMo also with spaCy's own pretraining
+# (the baseline's tok2vec pretrained by `spacy pretrain` for the biLM's CPU time: the choice a
+# user has); a comparison is made only when both settings were scored. A new variant needs no
+# code: it sorts after the known ones.
 SETTING_NAME = re.compile(r"^(?P<task>ner|tagger)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
 TASKS = ("ner", "tagger")
 SIZES = ("full", "small")
-VARIANTS = ("baseline", "elmo", "elmo-adapted", "elmo-published")
-VARIANT_LABELS = {"baseline": "baseline", "elmo": "ELMo", "elmo-adapted": "ELMo, adapted biLM",
-                  "elmo-published": "ELMo, published weights"}
+SPACY_PRETRAIN = "spacy-pretrain"
+VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published")
+VARIANT_LABELS = {"baseline": "baseline", SPACY_PRETRAIN: "spaCy pretraining", "elmo": "ELMo",
+                  "elmo-adapted": "ELMo, adapted biLM", "elmo-published": "ELMo, published weights"}
 ADAPTED_SUFFIX = "-adapted"
+# besides the baseline, a variant is compared with these variants of its task and size
+ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,)}
 # the issue's targets for the default workflow: (task, size, gain in points over the baseline);
-# a target is met by a variant other than the published weights, with p < 0.05
+# a target is met by an ELMo variant other than the published weights, with p < 0.05
 TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0),
                                                ("tagger", "full", 0.5))
-NOT_FOR_TARGETS = ("elmo-published",)
+NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
 # UPOS accuracy (pos_acc would be a morphologizer's)
@@ -76,7 +81,8 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
     """``(task, size label, baseline setting, other setting)`` for the settings present.
 
     Order: task, size, then the other setting's variant (known variants first), and within
-    a variant the comparison with the baseline before the one with the unadapted setting.
+    a variant the comparison with the baseline, then with the unadapted setting, then with
+    spaCy's pretraining.
     """
     present = set(names)
     parsed = {name: parse_setting(name) for name in present}
@@ -94,6 +100,9 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
             unadapted = setting_name(task, size, variant[: -len(ADAPTED_SUFFIX)])
             if unadapted in present:
                 found.append((order + (1,), (task, size, unadapted, name)))
+        for reference in ALSO_COMPARED_WITH.get(variant, ()):
+            if setting_name(task, size, reference) in present:
+                found.append((order + (2,), (task, size, setting_name(task, size, reference), name)))
     return [comparison for _, comparison in sorted(found)]
 
 

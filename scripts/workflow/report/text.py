@@ -106,15 +106,22 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float]]:
-    """Markdown table of the steps' wall and CPU times, the total wall and total CPU seconds."""
+def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], float]:
+    """Markdown table of the steps' wall and CPU times; the wall seconds summed over the steps,
+    the CPU seconds summed (None if one is unknown), and the seconds from the first step's
+    start to the last step's end (less than the sum when steps ran side by side)."""
     steps = sorted(((name, entry) for name, entry in step_times.items() if "seconds" in entry),
                    key=lambda item: item[1].get("finished", ""))
     total = sum(entry["seconds"] for _, entry in steps)
     cpus = [entry.get("cpu_seconds") for _, entry in steps]
     total_cpu = sum(cpus) if steps and None not in cpus else None
+    spans = [(entry["started_unix"], entry["started_unix"] + entry["seconds"]) for _, entry in steps
+             if isinstance(entry.get("started_unix"), (int, float))]
+    elapsed = max(end for _, end in spans) - min(start for start, _ in spans) if len(spans) == len(steps) and spans \
+        else total
     rows = [[name, duration(entry["seconds"]),
              duration(entry["cpu_seconds"]) if entry.get("cpu_seconds") is not None else "n/a",
              entry.get("finished", "")] for name, entry in steps]
     rows.append(["total", duration(total), duration(total_cpu) if total_cpu is not None else "n/a", ""])
-    return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu
+    rows.append(["first start to last end", duration(elapsed), "", ""])
+    return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu, elapsed
