@@ -17,8 +17,10 @@ install: $(PY)
 test: install
 	$(PY) -m pytest tests -q
 
+# The independent steps of the `all` workflow run side by side, one per core
+# (`python -m spacy project run all` runs the same steps one after another).
 all: install
-	$(VENV)/bin/python -m spacy project run all
+	$(VENV)/bin/python -m scripts.run_workflow all
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -6,16 +6,19 @@ processes used. The CPU time is read from the parent process (the ``spacy projec
 runs the step's lines one by one): the CPU time of its finished children, before and after.
 On a machine shared with other work, CPU time is what the step would take alone on one core.
 A step that fails never reaches its ``stop`` line, so the file keeps the times of its last
-successful run. Standard library only: the clock itself adds milliseconds to a step.
+successful run. Steps that run side by side (``scripts.run_workflow``) share the file: each
+update holds a lock on ``FILE.lock`` from reading to writing, so none is lost. Standard
+library only: the clock itself adds milliseconds to a step.
 """
 from __future__ import annotations
 
 import json
 import os
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 
 def read_log(path: Path) -> dict:
@@ -35,6 +38,23 @@ def write_log(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path.lock`` (where the OS has ``fcntl``) for an update."""
+    try:
+        import fcntl
+    except ImportError:  # not on a POSIX system: steps run one at a time there
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def children_cpu_seconds(pid: int) -> Optional[float]:
     """User + system CPU seconds of the finished children of process ``pid`` (Linux only)."""
     try:
@@ -47,25 +67,27 @@ def children_cpu_seconds(pid: int) -> Optional[float]:
 
 def start(path: Path, name: str) -> None:
     """Record that step ``name`` starts now (wall clock and the parent's children CPU time)."""
-    data = read_log(path)
-    entry = data.setdefault(name, {})
-    entry["started_unix"] = time.time()
-    entry["started_children_cpu"] = children_cpu_seconds(os.getppid())
-    write_log(path, data)
+    with locked(path):
+        data = read_log(path)
+        entry = data.setdefault(name, {})
+        entry["started_unix"] = time.time()
+        entry["started_children_cpu"] = children_cpu_seconds(os.getppid())
+        write_log(path, data)
 
 
 def stop(path: Path, name: str) -> float:
     """Store and return the seconds since ``start``; fails if the step was never started."""
-    data = read_log(path)
-    entry = data.get(name, {})
-    started = entry.get("started_unix")
-    if started is None:
-        raise SystemExit(f"step_clock: no start recorded for {name!r} in {path}")
-    now = time.time()
-    entry["seconds"] = round(now - started, 1)
-    cpu_before, cpu_now = entry.get("started_children_cpu"), children_cpu_seconds(os.getppid())
-    entry["cpu_seconds"] = round(cpu_now - cpu_before, 1) if None not in (cpu_before, cpu_now) else None
-    entry["finished"] = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    data[name] = entry
-    write_log(path, data)
-    return entry["seconds"]
+    with locked(path):
+        data = read_log(path)
+        entry = data.get(name, {})
+        started = entry.get("started_unix")
+        if started is None:
+            raise SystemExit(f"step_clock: no start recorded for {name!r} in {path}")
+        now = time.time()
+        entry["seconds"] = round(now - started, 1)
+        cpu_before, cpu_now = entry.get("started_children_cpu"), children_cpu_seconds(os.getppid())
+        entry["cpu_seconds"] = round(cpu_now - cpu_before, 1) if None not in (cpu_before, cpu_now) else None
+        entry["finished"] = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        data[name] = entry
+        write_log(path, data)
+        return entry["seconds"]

@@ -1,11 +1,14 @@
 """End-to-end test of the spaCy project's `all` workflow on a tiny synthetic slice.
 
-The workflow runs through `python -m spacy project run all` in a temporary project folder
-whose project.yml, scripts/ and configs/ are links to the repository's own files; only the
-variables shrink it (a few hundred sentences, bilm_tiny.cfg, a handful of training steps),
-and the fetch step is given local archives. It also checks that a corrupted archive stops the
-workflow with a message naming the file and the expected checksum, that a rerun after a
-failure resumes at the failed step, and that the README's results section is rewritten.
+The workflow runs as `make all` runs it (`python -m scripts.run_workflow all`: independent
+steps side by side on two cores) in a temporary project folder whose project.yml, scripts/
+and configs/ are links to the repository's own files; only the variables shrink it (a few
+hundred sentences, bilm_tiny.cfg, a handful of training steps), and the fetch step is given
+local archives. It also checks that a corrupted archive stops the workflow with a message
+naming the file and the expected checksum, that a rerun after a failure resumes at the failed
+step, that spaCy's pretraining stops at the biLM's CPU time, that a setting trained in the
+parallel run has the weights of the same seeds trained again on their own, and that the
+README's results section is rewritten.
 """
 from __future__ import annotations
 
@@ -160,7 +163,7 @@ def tiny_vars(assets_json: Path, **extra: str) -> List[str]:
 def run_workflow(project: dict, *var_args: str, archives_dir: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
            "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "spacy", "project", "run", "all", str(project["dir"]), *var_args]
+    cmd = [sys.executable, "-m", "scripts.run_workflow", "all", str(project["dir"]), "--jobs", "2", *var_args]
     # alone on 2 cores the whole run takes 2-3 minutes; the limit only catches a hang, with room
     # for a machine shared with other work
     return subprocess.run(cmd, cwd=project["dir"], env=env, capture_output=True, text=True, timeout=1500)
@@ -170,6 +173,10 @@ def plain(proc: subprocess.CompletedProcess) -> str:
     """stdout + stderr without colour codes and with whitespace (wasabi's wrapping) collapsed."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
     return " ".join(text.split())
+
+
+def readme_section(proj: Path) -> str:
+    return (proj / "README.md").read_text().split("<!-- results:start -->")[1].split("<!-- results:end -->")[0]
 
 
 def workflow_steps() -> List[str]:
@@ -271,7 +278,8 @@ def test_workflow_end_to_end(project):
         json.loads((proj / "training/bilm/vocab.json").read_text())
     seeds_of = {"ner-baseline": NER_SEEDS, "ner-elmo": NER_SEEDS, "ner-elmo-adapted": NER_SEEDS,
                 "tagger-baseline": "0", "tagger-elmo": "0", "tagger-small-baseline": SEEDS,
-                "tagger-small-elmo": SEEDS, "tagger-small-elmo-adapted": SEEDS}
+                "tagger-small-elmo": SEEDS, "tagger-small-elmo-adapted": SEEDS, "ner-spacy-pretrain": NER_SEEDS,
+                "tagger-small-spacy-pretrain": SEEDS}
     for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
             assert (proj / "training" / setting / f"seed{seed}" / "model-best" / "meta.json").is_file(), setting
@@ -300,7 +308,10 @@ def test_workflow_end_to_end(project):
                                 ("ner-elmo-adapted", "ner-elmo"), ("tagger-elmo", "tagger-baseline"),
                                 ("tagger-small-elmo", "tagger-small-baseline"),
                                 ("tagger-small-elmo-adapted", "tagger-small-baseline"),
-                                ("tagger-small-elmo-adapted", "tagger-small-elmo")}
+                                ("tagger-small-elmo-adapted", "tagger-small-elmo"),
+                                ("ner-spacy-pretrain", "ner-baseline"), ("ner-elmo", "ner-spacy-pretrain"),
+                                ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
+                                ("tagger-small-elmo", "tagger-small-spacy-pretrain")}
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
         assert comparison["verdict"] in ("gain", "loss", "no significant difference")
@@ -319,6 +330,22 @@ def test_workflow_end_to_end(project):
     if sys.platform.startswith("linux"):  # CPU time comes from /proc
         assert results["step_times"]["pretrain"]["cpu_seconds"] > 0
     assert "| task | training data |" in out and "± " in out
+    # spaCy's pretraining: stopped at the CPU time of the biLM's pretrain step, then loaded by
+    # the baseline config (init_tok2vec), and compared with ELMo in the report and the README
+    budget = results["step_times"]["pretrain"]["cpu_seconds"]
+    for folder in ("spacy-pretrain-ner", "spacy-pretrain-tagger"):
+        run = results["spacy_pretraining"][folder]
+        assert run["stopped_by"] == "cpu_seconds" and run["cpu_seconds_budget"] == budget, folder
+        assert budget <= run["cpu_seconds"] < budget + 5 and run["steps"] >= 1, folder
+        assert run == json.loads((proj / "training" / folder / "run.json").read_text())
+    for setting, folder in (("ner-spacy-pretrain", "spacy-pretrain-ner"),
+                            ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger")):
+        config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg",
+                                    interpolate=False)
+        assert config["paths"]["init_tok2vec"] == f"training/{folder}/model-last.bin", setting
+    assert results["choice"].startswith("For the same pretraining CPU time: for NER (WNUT-16 tweets), full")
+    assert results["choice"] in readme_section(proj) and "spacy pretrain (spacy-pretrain-ner)" in readme_section(proj)
+    assert results["elapsed_seconds"] > 0 and results["cpu_seconds"] > 0
     readme = (proj / "README.md").read_text()
     assert readme.startswith("# Test project\n\nSome text.\n")
     assert "## Results" in readme
@@ -326,7 +353,20 @@ def test_workflow_end_to_end(project):
     assert "pytest test_workflow.py" in section and "reports/report.md" in section
     assert "CPU cores" in section
 
-    # 4. a rerun with nothing changed skips every step
+    # 4. the same seeds trained again on their own, one process each (as `spacy project run`
+    # trains them), give the weights of the run whose steps ran side by side
+    again = proj / "sequential"
+    proc = subprocess.run([sys.executable, "-m", "scripts.torch_threads", "1", "-m", "scripts.train_seeds",
+                           "configs/ner_elmo.cfg", str(again), "--seeds", NER_SEEDS, "--jobs", "2",
+                           "--paths.train", "corpus/ner/train.spacy", "--paths.dev", "corpus/ner/dev.spacy",
+                           "--paths.elmo", "training/bilm/model-best", "--training.max_steps", "6",
+                           "--training.eval_frequency", "3"], cwd=proj, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, plain(proc)[-2000:]
+    for seed in NER_SEEDS.split(","):
+        parallel_run = proj / "training" / "ner-elmo" / f"seed{seed}" / "model-best" / "ner" / "model"
+        assert (again / f"seed{seed}" / "model-best" / "ner" / "model").read_bytes() == parallel_run.read_bytes()
+
+    # 5. a rerun with nothing changed skips every step
     proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=archives["brown"].parent)
     out = plain(proc)
     assert proc.returncode == 0, out[-2000:]
