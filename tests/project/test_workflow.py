@@ -343,7 +343,8 @@ def test_workflow_end_to_end(project):
         config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg",
                                     interpolate=False)
         assert config["paths"]["init_tok2vec"] == f"training/{folder}/model-last.bin", setting
-    assert results["choice"].startswith("For the same pretraining CPU time: for NER (WNUT-16 tweets), full")
+    assert results["choice"].startswith("For the same pretraining CPU time, ")
+    assert "NER (WNUT-16 tweets) with the full training set" in results["choice"]
     assert results["choice"] in readme_section(proj) and "spacy pretrain (spacy-pretrain-ner)" in readme_section(proj)
     assert results["elapsed_seconds"] > 0 and results["cpu_seconds"] > 0
     readme = (proj / "README.md").read_text()

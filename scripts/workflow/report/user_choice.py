@@ -2,8 +2,8 @@
 
 Two parts: the budget table (what the biLM's ``pretrain`` step and each ``spacy pretrain`` run
 spent, from ``step_clock``'s log and each run's ``run.json``), and one plain sentence that says
-what to choose per task, from the paired tests of ELMo vs spaCy's pretraining (and of spaCy's
-pretraining vs none); it recommends only where p < 0.05.
+what to choose per task, from the paired tests of ELMo vs spaCy's pretraining; it recommends
+one of them only where p < 0.05.
 """
 from __future__ import annotations
 
@@ -58,34 +58,22 @@ def budget_table(bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_tim
     return markdown_table(["pretraining (step)", "CPU time of the step", "stopped by", "updates", "text seen"], rows)
 
 
-def _clause(row: dict) -> str:
-    test = row["test"]
-    return f"{row['delta']:+.2f} points, p = {p_text(test.p_value)}"
-
-
 def choice_sentence(rows: List[dict]) -> Optional[str]:
-    """What a user should choose per task and size, as far as the paired tests allow; None
-    when ELMo was never compared with spaCy's pretraining."""
-    tested = {(r["other"], r["baseline"]): r for r in rows if r["test"] is not None}
+    """What a user should choose per task and size, as far as the paired tests of ELMo vs
+    spaCy's pretraining allow; None when ELMo was never compared with spaCy's pretraining."""
     parts = []
     for r in rows:
         other, reference = data.parse_setting(r["other"]), data.parse_setting(r["baseline"])
         if r["test"] is None or other[2] != "elmo" or reference[2] != data.SPACY_PRETRAIN:
             continue
-        task, size = other[0], other[1]
-        where = f"{TASK_DATA[task]}, {size} training set"
-        verdict = r["verdict"]
-        if verdict == "gain":
-            advice = f"choose ELMo (ELMo - spaCy's pretraining: {_clause(r)})"
-        elif verdict == "loss":
-            advice = f"choose spaCy's pretraining (ELMo - spaCy's pretraining: {_clause(r)})"
+        where = f"{TASK_DATA[other[0]]} with the {other[1]} training set"
+        numbers = f"ELMo - spaCy's pretraining: {r['delta']:+.2f} points, p = {p_text(r['test'].p_value)}"
+        if r["verdict"] == "gain":
+            parts.append(f"choose ELMo for {where} ({numbers})")
+        elif r["verdict"] == "loss":
+            parts.append(f"choose spaCy's pretraining for {where} ({numbers})")
         else:
-            advice = f"the test cannot tell ELMo from spaCy's pretraining (ELMo - spaCy's pretraining: {_clause(r)})"
-        vs_none = tested.get((r["baseline"], data.setting_name(task, size, "baseline")))
-        if vs_none is not None:
-            word = {"gain": "better than", "loss": "worse than"}.get(vs_none["verdict"], "not distinguishable from")
-            advice += f"; spaCy's pretraining is {word} no pretraining ({_clause(vs_none)})"
-        parts.append(f"for {where}, {advice}")
+            parts.append(f"the tests cannot choose between them for {where} ({numbers})")
     if not parts:
         return None
-    return "For the same pretraining CPU time: " + "; ".join(parts) + "."
+    return "For the same pretraining CPU time, " + "; ".join(parts) + "."
