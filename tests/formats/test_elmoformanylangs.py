@@ -125,3 +125,14 @@ def test_a_byte_model_written_over_a_code_point_one_leaves_no_dictionary(tmp_pat
     random_tiny_bilm().to_disk(tmp_path)
     assert not (tmp_path / "chars.json").exists() and not (tmp_path / "words.json").exists()
     assert load_bilm(tmp_path).lexicon is None
+
+
+def test_export_allennlp_refuses_a_code_point_model_before_writing(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    load_bilm(model_dir("words_zip")).to_disk(tmp_path / "ours")
+    result = CliRunner().invoke(app, ["export-allennlp", str(tmp_path / "ours"), str(tmp_path / "out")])
+    assert result.exit_code == 1 and "byte-encoded" in result.output
+    assert not (tmp_path / "out").exists()
