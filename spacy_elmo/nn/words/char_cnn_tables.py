@@ -121,7 +121,7 @@ def _fixed_block(rows: torch.Tensor, size: int) -> torch.Tensor:
 
 
 def _encode_block_by_convolution(
-    encoder: CharCnnWeights, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor]
+    encoder: CharCnnWeights, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
 ) -> torch.Tensor:
     embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
     with _full_precision_convolutions():
@@ -143,7 +143,7 @@ def _full_precision_convolutions() -> Iterator[None]:
 
 
 def _encode_block(
-    encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor]
+    encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
 ) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
     features = tables.bias.new_empty(n_words, tables.bias.shape[0])
@@ -167,7 +167,7 @@ def _encode_block(
 
 
 def _highway_and_projection(
-    encoder: CharCnnWeights, features: torch.Tensor, word_ids: Optional[torch.Tensor]
+    encoder: CharCnnWeights, features: torch.Tensor, word_ids: Optional[torch.Tensor] = None
 ) -> torch.Tensor:
     """Activation of the pooled features (in place), highway layers, the word vectors in front
     (models with a word table), projection."""

@@ -36,7 +36,7 @@ class CodePointEncoding:
         self.words: Optional[Mapping[str, int]] = lexicon.words if config.word_dim else None
         # One table lookup per code point: lookup[c] is the shifted id of chr(c).
         points = {ord(key): index + 1 for key, index in chars.items() if len(key) == 1}
-        self.lookup = numpy.full(max(points, default=0) + 1, self.unknown, dtype=numpy.int64)
+        self.lookup = numpy.full(max(points, default=0) + 1, self.unknown, dtype=numpy.int32)
         self.lookup[numpy.fromiter(points, dtype=numpy.int64)] = numpy.fromiter(points.values(), dtype=numpy.int64)
 
     def ids(self, words: Sequence[str]) -> numpy.ndarray:

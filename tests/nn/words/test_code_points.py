@@ -133,3 +133,17 @@ def test_the_compact_training_path_has_the_convolutions_gradient(monkeypatch):
         grads.append([p.grad.clone() for p in bilm.char_encoder.parameters()])
     for reference, compact in zip(*grads):
         numpy.testing.assert_allclose(compact.numpy(), reference.numpy(), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("word_dim", [0, 3])
+def test_the_gpu_convolution_path_equals_the_table_path(word_dim):
+    """On a GPU layer 0 runs as convolutions (cuDNN); the same function on a CPU here."""
+    from spacy_elmo.nn.words import char_cnn_tables
+    from spacy_elmo.nn.words.alphabet import split_ids
+
+    bilm, words = random_model(50, word_dim)
+    ids = torch.from_numpy(bilm.token_ids(words[:64]))
+    chars, word_ids = split_ids(ids, bilm.config.max_characters_per_token)
+    with torch.no_grad():
+        convolved = char_cnn_tables._encode_block_by_convolution(bilm.char_encoder, chars, word_ids)
+    numpy.testing.assert_allclose(convolved.numpy(), bilm.char_encoder.encode_words(ids).numpy(), atol=1e-5, rtol=0)
