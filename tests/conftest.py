@@ -9,6 +9,21 @@ torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ALLENNLP_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "allennlp-elmo"
+#: ELMoForManyLangs models written by their code, and their layers (README.md there).
+MANY_LANGS_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "elmoformanylangs"
+MANY_LANGS_MODELS = ("char_legacy", "words_zip")
+
+
+def many_langs_reference(name: str) -> tuple[list, list]:
+    """The fixture sentences and, per sentence, ELMoForManyLangs' float64 layers for model ``name``."""
+    import json
+
+    import numpy
+
+    sentences = json.loads((MANY_LANGS_FIXTURES / "sentences.json").read_text(encoding="utf-8"))
+    with numpy.load(MANY_LANGS_FIXTURES / f"{name}.layers.npz", allow_pickle=False) as arrays:
+        layers = [arrays[f"s{index}"] for index in range(len(sentences))]
+    return sentences, layers
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,11 @@ def export_allennlp_cli(
     from ..nn.bilm import BiLM
 
     model = BiLM.from_disk(model_dir)
+    try:
+        model.config.to_options()  # refuses what bilm-tf's format cannot hold, before writing
+    except ValueError as err:
+        typer.echo(f"Error: {model_dir}: {err}", err=True)
+        raise typer.Exit(code=1) from err
     output_dir.mkdir(parents=True, exist_ok=True)
     model.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
     typer.echo(f"Wrote {output_dir / 'options.json'} and {output_dir / 'weights.hdf5'}")

@@ -90,10 +90,13 @@ def tokens_hash(tokens: Sequence[str]) -> str:
 
 
 def weights_digest(bilm: BiLM) -> str:
-    """A content hash of the sizes and of every weight the vectors depend on (the softmax is
-    left out): equal for equal weights in any model, unlike ``BiLM.weights_version``."""
+    """A content hash of the sizes, the dictionaries and of every weight the vectors depend on
+    (the softmax is left out): equal for equal weights in any model, unlike ``BiLM.weights_version``."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
+    if bilm.lexicon is not None:  # a code-point model's ids depend on its dictionaries too
+        tables = [dict(bilm.lexicon.chars), dict(bilm.lexicon.words or {})]
+        digest.update(json.dumps(tables, sort_keys=True).encode())
     for module in (bilm.char_encoder, bilm.forward_lstm, bilm.backward_lstm):
         for name, tensor in sorted(module.state_dict().items()):
             array = tensor.detach().cpu().contiguous().numpy()

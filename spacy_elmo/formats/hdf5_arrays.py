@@ -99,15 +99,20 @@ def read_array(handle: h5py.File, name: str, shape: tuple[int, ...]) -> numpy.nd
     if not numpy.issubdtype(dataset.dtype, numpy.floating):
         raise ValueError(f"{handle.filename}: dataset {name!r} has dtype {dataset.dtype}, not float")
     array = dataset[...]
+    check_finite(array, f"{handle.filename}: dataset {name!r}")
+    return array
+
+
+def check_finite(array: numpy.ndarray, what: str) -> None:
+    """Refuse NaN and infinite weights; ``what`` names the array (file and name) in the error."""
     finite = numpy.isfinite(array)
     if not finite.all():
         bad = int(array.size - numpy.count_nonzero(finite))
         first = tuple(int(i) for i in numpy.argwhere(~finite)[0])
         raise ValueError(
-            f"{handle.filename}: dataset {name!r} has {bad} value(s) that are NaN or infinite "
+            f"{what} has {bad} value(s) that are NaN or infinite "
             f"(the first at index {first}): such weights would give NaN vectors"
         )
-    return array
 
 
 def _address(item: h5py.HLObject) -> object:

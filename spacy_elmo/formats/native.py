@@ -1,5 +1,7 @@
 """Our own model directory: ``config.json``, ``weights.hdf5`` (named float arrays) and, when the
-model has an output softmax, ``vocab.json`` (a JSON list, so any token string survives). Nothing in it is executable: loading reads JSON,
+model has an output softmax, ``vocab.json`` (a JSON list, so any token string survives); a
+code-point model (ELMoForManyLangs') also has its dictionaries, ``chars.json`` and, with a word
+table, ``words.json`` (JSON objects string -> id). Nothing in it is executable: loading reads JSON,
 plain text and arrays only.
 
 This module knows the files, not the model: it reads and writes a :class:`BiLMConfig`, the
@@ -16,7 +18,7 @@ from typing import Mapping, Optional, Sequence, Union
 import h5py
 import numpy
 
-from ..config import BiLMConfig
+from ..config import BYTE_ENCODING, BiLMConfig, Lexicon
 from .hdf5_arrays import check_shape, open_hdf5, read_array
 
 PathLike = Union[str, Path]
@@ -26,6 +28,8 @@ FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.hdf5"
 VOCAB_FILE = "vocab.json"
+CHARS_FILE = "chars.json"
+WORDS_FILE = "words.json"
 
 
 def is_model_dir(path: PathLike) -> bool:
@@ -38,6 +42,7 @@ def write_model_dir(
     config: BiLMConfig,
     state: Mapping[str, numpy.ndarray],
     vocab: Optional[Sequence[str]] = None,
+    lexicon: Optional[Lexicon] = None,
 ) -> None:
     """Write the model directory; each file goes to a temp name first, then is renamed."""
     path = Path(path)
@@ -53,6 +58,7 @@ def write_model_dir(
         _atomic_write_text(path / VOCAB_FILE, json.dumps(list(vocab), ensure_ascii=False))
     elif (path / VOCAB_FILE).exists():
         (path / VOCAB_FILE).unlink()
+    _write_lexicon(path, lexicon)
 
 
 def read_model_config(path: PathLike) -> tuple[BiLMConfig, Optional[list[str]]]:
@@ -136,3 +142,39 @@ def _atomic_write_text(target: Path, text: str) -> None:
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(text, encoding="utf8")
     os.replace(tmp, target)
+
+
+# ------------------------------------------------------------------ code-point dictionaries
+def _write_lexicon(path: Path, lexicon: Optional[Lexicon]) -> None:
+    """``chars.json`` and ``words.json`` of a code-point model; stale ones of an earlier model go."""
+    tables = {CHARS_FILE: None, WORDS_FILE: None}
+    if lexicon is not None:
+        tables = {CHARS_FILE: lexicon.chars, WORDS_FILE: lexicon.words}
+    for name, entries in tables.items():
+        if entries is not None:
+            _atomic_write_text(path / name, json.dumps(dict(entries), ensure_ascii=False))
+        elif (path / name).exists():
+            (path / name).unlink()
+
+
+def read_lexicon(path: PathLike, config: BiLMConfig) -> Optional[Lexicon]:
+    """The dictionaries of a code-point model directory (None for a byte model), checked
+    against ``config``: every problem is a ``ValueError`` naming the file."""
+    path = Path(path)
+    if config.char_encoding == BYTE_ENCODING:
+        return None
+    chars = _read_dictionary(path / CHARS_FILE)
+    words = _read_dictionary(path / WORDS_FILE) if config.word_dim else None
+    problems = Lexicon(chars, words).problems(config)
+    if problems:
+        raise ValueError(f"{path}: {CHARS_FILE}/{WORDS_FILE} do not fit {CONFIG_FILE}: " + "; ".join(problems))
+    return Lexicon(chars, words)
+
+
+def _read_dictionary(path: Path) -> dict[str, int]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path.parent} holds a code-point biLM but no {path.name}")
+    entries = _read_json(path, "dictionary")
+    if not isinstance(entries, dict) or not all(type(index) is int and index >= 0 for index in entries.values()):
+        raise ValueError(f"{path}: the dictionary must be a JSON object mapping strings to ids >= 0")
+    return entries

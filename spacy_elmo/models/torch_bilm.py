@@ -43,8 +43,9 @@ def set_torch_bilm(model: Model, bilm: BiLM) -> None:
 
 
 def _convert_inputs(model: Model, X: Sequence[Sequence[str]], is_train: bool):
-    """The words as char ids framed by BOS/EOS, on the module's device, and their lengths."""
-    char_ids, lengths = encode_padded(X)
+    """The words as id rows framed by BOS/EOS (in the biLM's encoding), on the module's device,
+    and their lengths."""
+    char_ids, lengths = encode_padded(X, encoding=model.shims[0]._model.encoding)
     device = model.shims[0].device
     args = (torch.from_numpy(char_ids).to(device), torch.from_numpy(lengths))
     return ArgsKwargs(args=args, kwargs={}), _no_input_gradient

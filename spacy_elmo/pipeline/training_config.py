@@ -212,6 +212,7 @@ def training_config(
         )
     if len(set(tasks)) != len(tasks):
         raise ValueError(f"--pipeline names a component twice: {', '.join(pipeline)}")
+    _check_language(lang)
     text = Template(BASE).substitute(
         weights=_config_value(None if weights is None else str(weights)),
         lang=lang,
@@ -225,6 +226,17 @@ def training_config(
     nlp = load_model_from_config(config, auto_fill=True, validate=False)
     filled = nlp.config
     return Config({key: filled[key] for key in [*SECTION_ORDER, *filled] if key in filled})
+
+
+def _check_language(lang: str) -> None:
+    """spaCy must have the language: ``xx`` is its multi-language class, for the languages it
+    lacks (an ELMoForManyLangs model reads any script)."""
+    from spacy.util import get_lang_class
+
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        raise ValueError(f"--lang {lang}: spaCy has no language '{lang}' (use 'xx' for a multi-language pipeline)") from None
 
 
 SECTION_ORDER = ("paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize")

@@ -197,7 +197,7 @@ def test_published_weights_are_extra_assets_with_urls():
     """AllenNLP's published weights: only `spacy project assets --extra` fetches them, and the
     `published` workflow reads the folder that `published_elmo` names."""
     config = srsly.read_yaml(ROOT / "project.yml")
-    extra = [a for a in config["assets"] if a.get("extra")]
+    extra = [a for a in config["assets"] if a.get("extra") and "elmoformanylangs" not in a["dest"]]
     folders = {Path(a["dest"]).parent.as_posix() for a in extra}
     assert folders == {"assets/elmo-small", "assets/elmo-original"}
     for folder in folders:
@@ -395,3 +395,16 @@ def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
     measured = json.loads(proc.stdout.strip().splitlines()[-1])
     assert measured["forward"] == pytest.approx(best["dev_perplexity_forward"], rel=1e-6)
     assert measured["backward"] == pytest.approx(best["dev_perplexity_backward"], rel=1e-6)
+
+
+def test_elmoformanylangs_downloads_are_extra_zip_assets():
+    """A few languages' ELMoForManyLangs models: fetched only with --extra, one zip per language
+    (no checksum: none could be learned without downloading)."""
+    config = srsly.read_yaml(ROOT / "project.yml")
+    theirs = [a for a in config["assets"] if "elmoformanylangs" in a["dest"]]
+    assert len(theirs) >= 3 and all(a.get("extra") for a in theirs)
+    for asset in theirs:
+        lang = Path(asset["dest"]).stem
+        assert asset["dest"] == f"assets/elmoformanylangs/{lang}.zip"
+        assert asset["url"].startswith("https://") and asset["url"].endswith(".zip")
+        assert f"assets/elmoformanylangs/{lang}.model" in asset["description"]
