@@ -14,7 +14,11 @@ def export_allennlp_cli(
     """Convert a spacy-elmo model directory to options.json + weights.hdf5."""
     from ..nn.bilm import BiLM
 
-    model = BiLM.from_disk(model_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    model.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
+    try:
+        model = BiLM.from_disk(model_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        model.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
+    except (OSError, ValueError) as err:  # a full disk leaves an earlier export in output_dir as it was
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(1) from err
     typer.echo(f"Wrote {output_dir / 'options.json'} and {output_dir / 'weights.hdf5'}")
