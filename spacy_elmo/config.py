@@ -151,9 +151,10 @@ _INTEGER_FIELDS = (
     "char_embed_dim", "n_highway", "lstm_dim", "projection_dim", "n_layers", "vocab_size",
     "max_characters_per_token", "n_characters",
 )
-#: At most this many LSTM layers, highway layers or filter widths (published models: 2, 2, 7);
-#: a larger count in a small file would mean minutes of work before any error.
-MAX_COUNT = 1000
+#: At most this many LSTM layers, highway layers or filter widths (published models: 2, 2, 7):
+#: a larger count in a small file would mean minutes of work before any error (a model of 64
+#: of each is named and shaped in a fraction of a second; of 1,000, in ten seconds).
+MAX_COUNT = 64
 #: At most this many weights (34 GB of float32; the largest published ELMo has 0.5 billion).
 MAX_PARAMETERS = 2**33
 _MISSING = object()

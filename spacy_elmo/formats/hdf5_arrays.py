@@ -9,6 +9,7 @@ pipeline, so every file this package reads is refused if it holds one (:func:`ch
 from __future__ import annotations
 
 import io
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Mapping, Optional, Union
@@ -45,7 +46,8 @@ def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
     """The bytes of an HDF5 file that ``write`` fills, built in memory: written to disk as plain
     bytes afterwards, a full disk is an ordinary ``OSError`` and never reaches HDF5, which can
     crash the process when its own writes fail."""
-    with h5py.File("in-memory.hdf5", "w", driver="core", backing_store=False) as handle:
+    name = f"in-memory-{uuid.uuid4().hex}.hdf5"  # HDF5 refuses two open files of one name, even in memory
+    with h5py.File(name, "w", driver="core", backing_store=False) as handle:
         write(handle)
         handle.flush()
         return handle.id.get_file_image()

@@ -85,9 +85,12 @@ class _Folder(ModelSource):
 
     def sha256(self, name: str) -> str:
         digest = hashlib.sha256()
-        with open(self.path / name, "rb") as handle:  # in blocks: weights may be gigabytes
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        try:
+            with open(self.path / name, "rb") as handle:  # in blocks: weights may be gigabytes
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as err:
+            raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
         return digest.hexdigest()
 
     def open_weights(self) -> h5py.File:

@@ -49,7 +49,7 @@ def test_a_huge_count_in_options_is_refused_before_anything_is_built(allennlp_fi
     options, weights = allennlp_files
     edit_json(options, lambda data: data[section].update({key: 10**7}))
     monkeypatch.setattr(allennlp_format, "dataset_shapes", nothing_built)
-    with pytest.raises(ValueError, match=f"options.json: Invalid biLM config: {key} is 10000000, more than 1000"):
+    with pytest.raises(ValueError, match=f"options.json: Invalid biLM config: {key} is 10000000, more than 64"):
         BiLM.from_allennlp(options, weights)
 
 
@@ -243,3 +243,18 @@ def test_writers_on_a_real_full_disk_keep_the_previous_files(tmp_path):
     assert lines[0].startswith("ERROR [Errno 28] No space left on device") and "export/weights.hdf5.tmp" in lines[0]
     assert lines[1].startswith("ERROR [Errno 28] No space left on device") and "model-best/weights.hdf5.tmp" in lines[1]
     assert lines[2] == "UNCHANGED ['config.json', 'options.json', 'weights.hdf5', 'weights.hdf5']"
+
+
+def test_in_memory_hdf5_files_can_be_built_side_by_side():
+    """Two threads saving models at once: HDF5 refuses two open files of one name, even in memory."""
+    from spacy_elmo.formats.hdf5_arrays import hdf5_image, open_hdf5_bytes
+
+    inner = []
+
+    def fill(handle):
+        handle.create_dataset("outer", data=numpy.ones(2))
+        inner.append(hdf5_image(lambda other: other.create_dataset("inner", data=numpy.zeros(3))))
+
+    outer = hdf5_image(fill)
+    with open_hdf5_bytes(outer, "outer") as first, open_hdf5_bytes(inner[0], "inner") as second:
+        assert list(first) == ["outer"] and list(second) == ["inner"]
