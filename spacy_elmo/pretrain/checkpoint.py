@@ -74,16 +74,17 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
         raise CheckpointError(f"Could not write the checkpoint {temporary_path(path)}: {_reason(cause)}{kept}") from err
 
 
-def save_model(model: Any, path: Union[str, Path]) -> None:
+def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path]) -> None:
     """``model.to_disk(path)`` (model-best, model-last), where a full disk is one error naming the
     file: the model directory is written whole or not at all (its files are built in memory and
-    renamed into place together), so its previous version and the checkpoint stay usable."""
+    renamed into place together), so its previous version and the ``checkpoint`` stay usable."""
     try:
         model.to_disk(path)
     except OSError as err:
+        again = "continue with --resume" if Path(checkpoint).is_file() else "run the same command again"
         raise CheckpointError(
             f"Could not write the model {err.filename or path} ({io_error_reason(err)}); {path} keeps "
-            "its previous files: free some space and continue with --resume"
+            f"its previous files: free some space and {again}"
         ) from err
 
 

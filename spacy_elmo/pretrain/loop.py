@@ -187,7 +187,7 @@ class TrainingLoop:
         if run.context.is_main:
             append_metrics(run.out / METRICS_FILE, record)
             if improved:
-                save_model(run.model, run.out / MODEL_BEST)
+                save_model(run.model, run.out / MODEL_BEST, run.out / CHECKPOINT_FILE)
         return record
 
     def _checkpoint(self, shard_states: dict[int, ShardState]) -> None:
@@ -210,7 +210,7 @@ class TrainingLoop:
             train_files=run.train_files,
         )
         state.save(run.out / CHECKPOINT_FILE)
-        save_model(run.model, run.out / MODEL_LAST)
+        save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)
 
 
 def _to_cpu(value: Any) -> Any:

@@ -104,7 +104,7 @@ def set_up_run(
         _restore_random_states(resumed, loss, context.rank)
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
-            save_model(model, out / MODEL_LAST)
+            save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
     encoder = BatchEncoder(vocab)
     stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
     return TrainingRun(

@@ -200,6 +200,6 @@ def test_a_full_disk_while_writing_model_best_is_one_line(corpus_dir, tmp_path, 
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines()[-1] == (
         f"Error: Could not write the model {out / 'model-best' / 'weights.hdf5.tmp'} (No space left on device); "
-        f"{out / 'model-best'} keeps its previous files: free some space and continue with --resume"
-    )
+        f"{out / 'model-best'} keeps its previous files: free some space and run the same command again"
+    )  # the first model-best comes before the first checkpoint: there is nothing to --resume yet
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
