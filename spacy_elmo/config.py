@@ -247,7 +247,9 @@ def _section(options: Any, name: str, prefix: str) -> dict[str, Any]:
     return options[name]
 
 
-def _option(section: dict[str, Any], key: str, prefix: str, valid: Callable[[Any], bool], default: Any = _MISSING) -> Any:
+def _option(
+    section: dict[str, Any], key: str, prefix: str, valid: Callable[[Any], bool], default: Any = _MISSING
+) -> Any:
     """``section[key]`` (or ``default`` when it is absent and optional), checked by ``valid``."""
     value = section.get(key, default)
     if value is _MISSING:

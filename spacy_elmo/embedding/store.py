@@ -300,7 +300,9 @@ class PartStore:
         shutil.rmtree(self.parts, ignore_errors=True)
         return dropped
 
-    def _write_joined(self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int) -> None:
+    def _write_joined(
+        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
+    ) -> None:
         """The joined file at ``staging``, its space reserved first; every dataset copied must still
         carry the token hash of the sentence it is stored for."""
         with h5py.File(staging, "w"):

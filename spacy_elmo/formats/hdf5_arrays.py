@@ -39,7 +39,11 @@ def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
     """An HDF5 file held in memory (a serialized model's weights), checked as files on disk are."""
     if not data.startswith(b"\x89HDF\r\n\x1a\n"):
         raise ValueError(f"{where} is not an HDF5 file")
-    return open_safe_hdf5(io.BytesIO(data), lambda err: ValueError(f"{where} could not be read as HDF5: {err}"), where=where)
+
+    def unreadable(err: OSError) -> Exception:
+        return ValueError(f"{where} could not be read as HDF5: {err}")
+
+    return open_safe_hdf5(io.BytesIO(data), unreadable, where=where)
 
 
 def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
@@ -55,13 +59,12 @@ def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
 
 @contextmanager
 def named_damage(where: str) -> Iterator[None]:
-    """Let every error of h5py reading a damaged file out as one ``ValueError`` naming ``where``."""
+    """Let every error of h5py reading a damaged file out as one ``ValueError`` naming ``where``
+    (errors that already name it, this module's own, pass unchanged)."""
     try:
         yield
-    except ValueError:
-        raise
-    except H5PY_DAMAGE as err:
-        if isinstance(err, FileNotFoundError):
+    except (*H5PY_DAMAGE, ValueError) as err:
+        if isinstance(err, FileNotFoundError) or where in str(err):
             raise
         detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"{where} is damaged: HDF5 could not read it ({type(err).__name__}: {detail})") from err
@@ -170,7 +173,8 @@ class WeightArrays:
         if not finite.all():
             bad = int(array.size - numpy.count_nonzero(finite))
             first = tuple(int(i) for i in numpy.argwhere(~finite)[0])
-            beyond = "" if not numpy.isfinite(stored[first]) else f" in float32 (stored as {stored.dtype}: {float(stored[first])!r})"
+            value = stored[first]
+            beyond = f" in float32 (stored as {stored.dtype}: {float(value)!r})" if numpy.isfinite(value) else ""
             raise ValueError(
                 f"{self.where}: dataset {name!r} has {bad} value(s) that are NaN or infinite{beyond} "
                 f"(the first at index {first}): such weights would give NaN vectors"

@@ -196,7 +196,9 @@ def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, O
     return config, vocab
 
 
-def read_model_weights(path: Union[PathLike, ModelSource], shapes: Mapping[str, tuple[int, ...]]) -> dict[str, numpy.ndarray]:
+def read_model_weights(
+    path: Union[PathLike, ModelSource], shapes: Mapping[str, tuple[int, ...]]
+) -> dict[str, numpy.ndarray]:
     """The arrays of the model's ``weights.hdf5``, which must hold exactly ``shapes`` (name ->
     shape): all are checked before any is read, and every value must be finite in float32."""
     source = _source(path)
