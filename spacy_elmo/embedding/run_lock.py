@@ -10,14 +10,21 @@ too. A lock dies with its process: a run killed with ``kill -9`` blocks nothing.
 
 The holder removes the file when it is done. A run that opened the file just before it was
 removed would lock a file no other run can find; it notices (the path then names another file or
-none) and tries again, so the removal is safe.
+none) and tries again, so the removal is safe. On a file system without locks (some network
+mounts) the run goes on unlocked, with a warning: the join's check of every token hash still
+keeps another run's vectors out.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
+import logging
 import os
 from pathlib import Path
 from typing import Optional
+
+logger = logging.getLogger("spacy_elmo")
+_NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
 
 
 class OutputBusy(RuntimeError):
@@ -38,7 +45,16 @@ class RunLock:
             descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            except OSError as err:
+                if err.errno in _NO_LOCKS:
+                    os.close(descriptor)
+                    logger.warning(
+                        "%s cannot be locked (%s): make sure no other run writes this output now", self.path, err.strerror
+                    )
+                    return
+                if not isinstance(err, BlockingIOError):
+                    os.close(descriptor)
+                    raise
                 holder = _read_holder(descriptor)
                 os.close(descriptor)
                 what = f"shard {shard}/{n_shards} of " if n_shards > 1 else ""
