@@ -14,12 +14,15 @@ def export_allennlp_cli(
     """Convert a spacy-elmo model directory to options.json + weights.hdf5."""
     from ..nn.bilm import BiLM
 
-    model = BiLM.from_disk(model_dir)
     try:
-        model.config.to_options()  # refuses what bilm-tf's format cannot hold, before writing
-    except ValueError as err:
-        typer.echo(f"Error: {model_dir}: {err}", err=True)
-        raise typer.Exit(code=1) from err
-    output_dir.mkdir(parents=True, exist_ok=True)
-    model.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
+        model = BiLM.from_disk(model_dir)
+        try:
+            model.config.to_options()  # refuses what bilm-tf's format cannot hold, before writing anything
+        except ValueError as err:
+            raise ValueError(f"{model_dir}: {err}") from err
+        output_dir.mkdir(parents=True, exist_ok=True)
+        model.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
+    except (OSError, ValueError) as err:  # a full disk leaves an earlier export in output_dir as it was
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(1) from err
     typer.echo(f"Wrote {output_dir / 'options.json'} and {output_dir / 'weights.hdf5'}")

@@ -40,7 +40,7 @@ from typing import Any, Mapping, Optional, Union
 import numpy
 
 from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
-from .hdf5_arrays import check_finite
+from .hdf5_arrays import finite_float32
 from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
@@ -81,7 +81,7 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
 
     Every problem is one ``ValueError`` (``FileNotFoundError`` for a missing file) naming the
     file, and the line or key; the tensors' shapes are checked against the config and the
-    dictionaries before any tensor is read.
+    dictionaries before any tensor is read, and every value must be finite in float32.
     """
     directory = Path(path)
     if not directory.is_dir():
@@ -97,8 +97,8 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
     with_words = _positive(embedder, "word_dim", where, allow_zero=True) > 0
     words = read_dictionary(directory / WORD_DIC, WORD_MARKERS) if with_words else None
     config = _config(encoder, embedder, where, len(chars), None if words is None else len(words))
-    token_embedder = read_state_dict(directory / TOKEN_EMBEDDER, _embedder_shapes(config), check_finite)
-    lstms = read_state_dict(directory / ENCODER, _encoder_shapes(config), check_finite)
+    token_embedder = read_state_dict(directory / TOKEN_EMBEDDER, _embedder_shapes(config), finite_float32)
+    lstms = read_state_dict(directory / ENCODER, _encoder_shapes(config), finite_float32)
     return config, _our_arrays(config, token_embedder, lstms), Lexicon(chars, words)
 
 

@@ -172,11 +172,12 @@ def _legacy_tensors(path: Path) -> tuple[Any, _ShapeReader]:
 
 
 def read_state_dict(
-    path: PathLike, expected: Mapping[str, tuple[int, ...]], check: Callable[[numpy.ndarray, str], None]
+    path: PathLike, expected: Mapping[str, tuple[int, ...]], convert: Callable[[numpy.ndarray, str], numpy.ndarray]
 ) -> dict[str, numpy.ndarray]:
     """The tensors of ``path`` as numpy float arrays: exactly the names and shapes of ``expected``
-    (compared before any data is read), each passed to ``check(array, name)`` (e.g. a finiteness
-    check). Every problem is a ``ValueError`` naming the file and the tensor."""
+    (compared before any data is read), each as ``convert(array, what)`` returns it (e.g. cast to
+    the model's dtype and checked to be finite there; ``what`` names the file and the tensor).
+    Every problem is a ``ValueError`` naming the file and the tensor."""
     import torch
 
     path = Path(path)
@@ -199,6 +200,5 @@ def read_state_dict(
     for name in expected:
         tensor = state[name]
         array = tensor.detach().to(torch.float32 if tensor.element_size() < 4 else tensor.dtype).numpy()
-        check(array, f"{path}: tensor {name!r}")
-        arrays[name] = array
+        arrays[name] = convert(array, f"{path}: tensor {name!r}")
     return arrays

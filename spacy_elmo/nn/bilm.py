@@ -12,7 +12,7 @@ from torch import nn
 from ..config import BYTE_ENCODING, BiLMConfig, Lexicon
 from ..formats.allennlp import read_allennlp, write_allennlp
 from ..formats.elmoformanylangs import read_elmoformanylangs
-from ..formats.native import read_lexicon, read_model_config, read_model_weights, write_model_dir
+from ..formats.native import ModelSource, read_lexicon, read_model_config, read_model_weights, write_model_dir
 from .derived_cache import DerivedTensors, HeldElsewhere, parameter_versions
 from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
 from .words.char_cnn import CharEncoder
@@ -315,8 +315,9 @@ class BiLM(nn.Module):
         write_model_dir(path, self.config, self.state_arrays(), self.vocab, self.lexicon)
 
     @classmethod
-    def from_disk(cls, path: PathLike) -> "BiLM":
-        """Load a model directory written by :meth:`to_disk` (or by pretraining)."""
+    def from_disk(cls, path: Union[PathLike, ModelSource]) -> "BiLM":
+        """Load a model directory written by :meth:`to_disk` (or by pretraining), or its files
+        packed into bytes (:func:`~spacy_elmo.formats.native.packed_model`)."""
         config, vocab = read_model_config(path)
         lexicon = read_lexicon(path, config)
         arrays = read_model_weights(path, cls.state_shapes(config, vocab, lexicon))

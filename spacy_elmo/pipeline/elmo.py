@@ -7,7 +7,7 @@ mix of the layers; the biLM itself only changes if some listener has ``grad_fact
 """
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ContextManager, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -27,7 +27,7 @@ from .config_sizes import ReplaceListenerCfg, component_model_config, write_bilm
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
 from .feature_cache import FeatureCache, doc_key
 from .mixes import elmo_mix_nodes
-from .weights import load_bilm_weights
+from .weights import load_bilm_weights, saved_component_errors
 
 logger = logging.getLogger("spacy_elmo")
 
@@ -420,31 +420,31 @@ class Elmo(TrainablePipe):
         super().to_disk(path, exclude=exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        self._forget_dims()
-        super().from_bytes(bytes_data, exclude=exclude)
-        self._loaded()
-        return self
+        with self._reading(None):
+            super().from_bytes(bytes_data, exclude=exclude)
+        return self._loaded()
 
     def from_disk(self, path: PathLike, *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        self._forget_dims()
-        super().from_disk(path, exclude=exclude)
-        self._loaded()
-        return self
+        with self._reading(path):
+            super().from_disk(path, exclude=exclude)
+        return self._loaded()
 
-    def _forget_dims(self) -> None:
-        """The serialized biLM brings its own sizes, which may differ from the current one's."""
+    def _reading(self, path: Optional[PathLike]) -> ContextManager[None]:
+        """Forget the sizes (the serialized biLM brings its own); errors name this component."""
         for dim in ("nL", "nO"):
             self.model.set_dim(dim, None, force=True)  # type: ignore[arg-type]
+        return saved_component_errors(self.name, path)
 
     def _load_pending_weights(self) -> None:
         if self._pending_weights is not None:
             self.load_weights(self._pending_weights)
 
-    def _loaded(self) -> None:
+    def _loaded(self) -> "Elmo":
         """A serialized component carries its weights: the factory's path is not read."""
         self._clear_feature_cache()
         if self.bilm is not None:
             self._pending_weights = None
             self._sync_listener_dims()
             self._describe_weights()
+        return self
 

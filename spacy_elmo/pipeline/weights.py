@@ -1,14 +1,16 @@
-"""Loading the biLM a user names in the ``elmo`` component's ``weights`` setting.
+"""Where the ``elmo`` component's biLM comes from: the weights a user names in its ``weights``
+setting, or the files of a saved pipeline.
 
 The paths accepted are :func:`spacy_elmo.loading.load_bilm`'s (the rules are in
 :mod:`spacy_elmo.formats.resolve`); every failure names the path, what is missing and the
 setting, because "file not found" deep inside h5py is no help to someone who mistyped a
-directory.
+directory. A damaged saved component is named the same way (:func:`saved_component_errors`).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Union
+from typing import Iterator, Optional, Union
 
 from ..formats.resolve import Messages, messages_for
 from ..loading import load_bilm
@@ -26,3 +28,20 @@ def load_bilm_weights(path: PathLike) -> BiLM:
     The softmax only serves pretraining; dropping it keeps pipelines small.
     """
     return load_bilm(path, messages=COMPONENT_MESSAGES, without_softmax=True)
+
+
+@contextmanager
+def saved_component_errors(name: str, path: Optional[PathLike]) -> Iterator[None]:
+    """Let a damaged or tampered saved component (``path``: its folder in the pipeline directory;
+    None when read from bytes) fail with one ``ValueError`` naming the pipeline directory and the
+    component, whatever layer noticed (msgpack's "Unpack failed", h5py, a checksum)."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError, IndexError, OSError) as err:
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if path is None:
+            raise ValueError(f"The serialized component {name!r} cannot be loaded: {detail}") from err
+        folder = Path(path)
+        raise ValueError(
+            f"{folder.parent}: the pipeline's component {name!r} cannot be loaded from {folder}: {detail}"
+        ) from err
