@@ -19,8 +19,6 @@ MANY_LANGS_MODELS = ("char_legacy", "words_zip")
 
 def many_langs_reference(name: str) -> tuple[list, list]:
     """The fixture sentences and, per sentence, ELMoForManyLangs' float64 layers for model ``name``."""
-    import json
-
     import numpy
 
     sentences = json.loads((MANY_LANGS_FIXTURES / "sentences.json").read_text(encoding="utf-8"))
