@@ -1,11 +1,15 @@
 """``BiLMConfig`` refuses settings of the wrong type, values no model can have (NaN clips, a NaN
 forget bias) and sizes that would take minutes or all memory, with one ``ValueError`` naming the
-setting; ``parameter_count`` is the model's real size."""
+setting, for the byte and the code-point encoding alike; ``parameter_count`` is the model's
+real size, word table included."""
 import math
 
 import pytest
 
-from spacy_elmo.config import MAX_COUNT, MAX_PARAMETERS, TINY_CONFIG, BiLMConfig
+from spacy_elmo.config import (
+    CHAR_MARKERS, MAX_CHARACTERS_PER_TOKEN, MAX_CODE_POINT_CHARACTERS, MAX_COUNT, MAX_PARAMETERS, TINY_CONFIG,
+    WORD_MARKERS, BiLMConfig, Lexicon,
+)
 from spacy_elmo.nn import BiLM
 
 
@@ -78,3 +82,74 @@ def test_options_name_the_key_that_is_wrong(edit, named):
     edit(options)
     with pytest.raises(ValueError, match=named):
         BiLMConfig.from_options(options)
+
+
+# ------------------------------------------------------------------ the code-point encoding's settings
+def code_point_config(**changes) -> BiLMConfig:
+    """A tiny code-point config (ELMoForManyLangs' encoding) with a word table of 9 rows."""
+    settings = dict(
+        char_embed_dim=3, filters=((1, 4), (2, 5)), n_highway=1, lstm_dim=8, projection_dim=4, n_layers=1,
+        char_encoding="code_points", max_characters_per_token=9, n_characters=20, word_dim=3, n_words=9,
+    )
+    return BiLMConfig(**{**settings, **changes})
+
+
+def code_point_lexicon(config: BiLMConfig) -> Lexicon:
+    letters = [chr(0x4E00 + i) for i in range(config.n_characters - 1 - len(CHAR_MARKERS))]
+    chars = {entry: index for index, entry in enumerate(letters + list(CHAR_MARKERS))}
+    words = None
+    if config.word_dim:
+        words = {entry: index for index, entry in enumerate(list(WORD_MARKERS) + letters[: config.n_words - 3])}
+    return Lexicon(chars, words)
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"char_encoding": 1}, "char_encoding must be one of"),
+    ({"char_encoding": "utf8"}, "char_encoding must be one of"),
+    ({"word_dim": 3.0}, "word_dim must be an integer, not 3.0"),
+    ({"n_words": "9"}, "n_words must be an integer"),
+    ({"n_words": -1, "word_dim": 0}, "n_words must not be negative"),
+    ({"word_dim": -2, "n_words": 0}, "word_dim must not be negative"),
+    ({"word_dim": 0}, r"word_dim \(0\) > 0 needs a word table \(n_words 9\) and 0 none"),
+    ({"max_characters_per_token": 6}, "max_characters_per_token must be at least 7"),
+    ({"n_characters": 5}, "n_characters must count the padding row and the 6 markers"),
+    ({"filters": ((10, 4),)}, "every filter needs 1 <= width <= 9"),
+])
+def test_code_point_settings_of_the_wrong_type_or_value_are_named(changes, named):
+    with pytest.raises(ValueError, match=named):
+        code_point_config(**changes)
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"max_characters_per_token": 10**7}, f"max_characters_per_token is 10000000, more than {MAX_CHARACTERS_PER_TOKEN}"),
+    ({"n_characters": 0x110000 + 8}, f"n_characters is {0x110000 + 8}, more than {MAX_CODE_POINT_CHARACTERS}"),
+    ({"n_words": 10**10}, "more than 8,589,934,592"),  # a word table alone too big
+])
+def test_code_point_sizes_that_mean_huge_work_are_refused_at_once(changes, named):
+    with pytest.raises(ValueError, match=named):
+        code_point_config(**changes)
+
+
+def test_the_byte_encoding_keeps_its_fixed_sizes_and_has_no_word_table():
+    with pytest.raises(ValueError, match="the byte encoding has max_characters_per_token=50 and n_characters=262"):
+        TINY_CONFIG.replace(n_characters=300)
+    with pytest.raises(ValueError, match="the byte encoding has no word table"):
+        TINY_CONFIG.replace(word_dim=3, n_words=9)
+
+
+@pytest.mark.parametrize("config", [
+    code_point_config(),
+    code_point_config(word_dim=0, n_words=0, n_characters=4000, n_highway=0),
+    code_point_config(vocab_size=5, n_layers=2),
+])
+def test_parameter_count_is_the_size_of_a_code_point_model(config):
+    """The word table and a code-point char table of any size count, so the bound is right for them."""
+    shapes = BiLM.state_shapes(config, lexicon=code_point_lexicon(config), vocab=[str(i) for i in range(config.vocab_size)] or None)
+    assert config.parameter_count() == sum(math.prod(shape) for shape in shapes.values())
+
+
+def test_a_byte_config_dict_has_no_encoding_keys_and_a_code_point_one_has_them_all():
+    assert not {"char_encoding", "word_dim", "n_words"} & set(TINY_CONFIG.to_dict())
+    settings = code_point_config().to_dict()
+    assert (settings["char_encoding"], settings["word_dim"], settings["n_words"]) == ("code_points", 3, 9)
+    assert BiLMConfig.from_dict(settings) == code_point_config()

@@ -198,6 +198,29 @@ def test_non_float_tensors_and_nan_weights(tmp_path, copy):
     fails(copy, ValueError, copy / "token_embedder.pkl", first, "NaN")
 
 
+def test_a_float64_tensor_beyond_float32_is_refused(copy):
+    """Checked after the cast to the model's float32, as weights in every other format are."""
+    state = torch.load(copy / "encoder.pkl", weights_only=True)
+    name = "backward_layer_0.state_projection.weight"
+    state[name] = state[name].double()
+    state[name][0, 1] = 1e300  # finite in float64, inf in float32
+    torch.save(state, copy / "encoder.pkl")
+    fails(copy, ValueError, copy / "encoder.pkl", f"tensor {name!r} has 1 value(s)", "in float32 (stored as float64: 1e+300)")
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda c: c["encoder"].update(cell_clip=float("nan")), "cell_clip must be a finite number"),
+    (lambda c: c["token_embedder"].update(n_highway=10**7), "n_highway is 10000000, more than 64"),
+    (lambda c: c["token_embedder"].update(max_characters_per_token=10**7), "max_characters_per_token is 10000000"),
+])
+def test_settings_our_config_refuses_name_the_model_config(copy, monkeypatch, change, fragment):
+    """NaN settings and sizes that mean huge work: refused before any tensor is read."""
+    path = model_config_file(copy)
+    edit_json(path, change)
+    monkeypatch.setattr(torch_pickle, "stored_tensors", lambda *args: pytest.fail("a tensor was looked at"))
+    fails(copy, ValueError, path, fragment)
+
+
 def test_a_state_dict_with_other_objects_is_no_state_dict(tmp_path):
     path = tmp_path / "mixed.pkl"
     torch.save({"weight": torch.zeros(2), "step": 3}, path)
