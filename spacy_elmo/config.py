@@ -178,8 +178,8 @@ class BiLMConfig:
             lstm_dim=_option(lstm, "dim", "lstm.", is_integer),
             projection_dim=_option(lstm, "projection_dim", "lstm.", is_integer),
             n_layers=_option(lstm, "n_layers", "lstm.", is_integer),
-            cell_clip=_option(lstm, "cell_clip", "lstm.", _is_optional_real, None),
-            proj_clip=_option(lstm, "proj_clip", "lstm.", _is_optional_real, None),
+            cell_clip=_optional_float(_option(lstm, "cell_clip", "lstm.", _is_optional_real, None)),
+            proj_clip=_optional_float(_option(lstm, "proj_clip", "lstm.", _is_optional_real, None)),
             use_skip_connections=_option(lstm, "use_skip_connections", "lstm.", lambda v: isinstance(v, bool), True),
         )
 
@@ -224,6 +224,12 @@ def _is_filter_list(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(
         isinstance(pair, (list, tuple)) and len(pair) == 2 and all(is_integer(x) for x in pair) for pair in value
     )
+
+
+def _optional_float(value: Any) -> Optional[float]:
+    """Clips as floats: bilm-tf's files write ``3``, and the config's dict, ``config.json`` and
+    the fingerprints built from it have always said ``3.0``."""
+    return None if value is None else float(value)
 
 
 def _shown(value: Any) -> str:

@@ -153,3 +153,13 @@ def test_a_byte_config_dict_has_no_encoding_keys_and_a_code_point_one_has_them_a
     settings = code_point_config().to_dict()
     assert (settings["char_encoding"], settings["word_dim"], settings["n_words"]) == ("code_points", 3, 9)
     assert BiLMConfig.from_dict(settings) == code_point_config()
+
+
+def test_whole_number_clips_in_options_are_read_as_floats():
+    """bilm-tf's options.json says ``"cell_clip": 3``; the config's dict (config.json, embed's
+    weights digest) has always said 3.0, and a strict reader must not change that."""
+    options = TINY_CONFIG.to_options()
+    options["lstm"].update(cell_clip=3, proj_clip=3)
+    config = BiLMConfig.from_options(options)
+    assert type(config.cell_clip) is float and type(config.proj_clip) is float
+    assert config.to_dict() == TINY_CONFIG.to_dict() and config.to_options() == TINY_CONFIG.to_options()
