@@ -121,7 +121,8 @@ def test_code_point_settings_of_the_wrong_type_or_value_are_named(changes, named
 
 
 @pytest.mark.parametrize("changes, named", [
-    ({"max_characters_per_token": 10**7}, f"max_characters_per_token is 10000000, more than {MAX_CHARACTERS_PER_TOKEN}"),
+    ({"max_characters_per_token": 10**7},
+     f"max_characters_per_token is 10000000, more than {MAX_CHARACTERS_PER_TOKEN}"),
     ({"n_characters": 0x110000 + 8}, f"n_characters is {0x110000 + 8}, more than {MAX_CODE_POINT_CHARACTERS}"),
     ({"n_words": 10**10}, "more than 8,589,934,592"),  # a word table alone too big
 ])
@@ -144,7 +145,8 @@ def test_the_byte_encoding_keeps_its_fixed_sizes_and_has_no_word_table():
 ])
 def test_parameter_count_is_the_size_of_a_code_point_model(config):
     """The word table and a code-point char table of any size count, so the bound is right for them."""
-    shapes = BiLM.state_shapes(config, lexicon=code_point_lexicon(config), vocab=[str(i) for i in range(config.vocab_size)] or None)
+    vocab = [str(i) for i in range(config.vocab_size)] or None
+    shapes = BiLM.state_shapes(config, vocab, code_point_lexicon(config))
     assert config.parameter_count() == sum(math.prod(shape) for shape in shapes.values())
 
 

@@ -7,9 +7,8 @@ plain text and arrays only.
 This module knows the files, not the model: it reads and writes a :class:`BiLMConfig`, the
 vocabulary, the dictionaries (a :class:`Lexicon`) and arrays named as in ``BiLM.state_dict()``.
 The caller says which names and shapes the config implies (``BiLM.state_shapes``), so that
-every array is checked before any is read.
-The files come from a folder or, for a model packed into a saved pipeline, from bytes
-(:func:`packed_model`); errors name the file either way.
+every array is checked before any is read. The files come from a folder or, for a model packed
+into a saved pipeline, from bytes (:func:`packed_model`); errors name the file either way.
 
 Checksums: ``config.json`` records the SHA-256 of every other file of the model (weights,
 vocabulary, dictionaries) and of its own settings. A model whose files changed after they were
@@ -204,7 +203,8 @@ def _settings_digest(settings: object) -> str:
 # ---------------------------------------------------------------------------- reading
 def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, Optional[list[str]]]:
     """The config and vocabulary (None without ``vocab.json``) of :func:`write_model_dir`'s output,
-    checked against the recorded checksums and against each other; the weights are read by
+    checked against the recorded checksums (those of every file, the dictionaries included) and
+    against each other; the dictionaries are read by :func:`read_lexicon`, the weights by
     :func:`read_model_weights`."""
     source = _source(path)
     meta = _read_meta(source)
@@ -213,7 +213,8 @@ def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, O
     if checksums is not None:
         unrecorded = [name for name in (WEIGHTS_FILE, *_dictionary_files(config)) if name not in checksums]
         if unrecorded:
-            raise ValueError(f"{source.label(CONFIG_FILE)}: {CHECKSUMS!r} lacks the checksum of {', '.join(unrecorded)}")
+            where = source.label(CONFIG_FILE)
+            raise ValueError(f"{where}: {CHECKSUMS!r} lacks the checksum of {', '.join(unrecorded)}")
     recorded_vocab = VOCAB_FILE in checksums if checksums is not None else source.has(VOCAB_FILE)
     vocab = _read_vocab(source) if recorded_vocab else None
     if vocab is not None and config.vocab_size not in (0, len(vocab)):
@@ -333,7 +334,7 @@ def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:
 
 def read_lexicon(path: Union[PathLike, ModelSource], config: BiLMConfig) -> Optional[Lexicon]:
     """The dictionaries of a code-point model (None for a byte model), from a folder or packed
-    bytes as :func:`read_model_config` reads them (which verified their checksums), checked
+    bytes, read after :func:`read_model_config` (which verifies their checksums) and checked
     against ``config``: every problem is a ``ValueError`` naming the file."""
     names = _dictionary_files(config)
     if not names:

@@ -205,7 +205,8 @@ def test_a_float64_tensor_beyond_float32_is_refused(copy):
     state[name] = state[name].double()
     state[name][0, 1] = 1e300  # finite in float64, inf in float32
     torch.save(state, copy / "encoder.pkl")
-    fails(copy, ValueError, copy / "encoder.pkl", f"tensor {name!r} has 1 value(s)", "in float32 (stored as float64: 1e+300)")
+    fails(copy, ValueError, copy / "encoder.pkl", f"tensor {name!r} has 1 value(s)",
+          "in float32 (stored as float64: 1e+300)")
 
 
 @pytest.mark.parametrize("change, fragment", [
