@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import spacy
 import torch
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import BiLM
 
@@ -132,3 +132,43 @@ def train_pipeline(toy_corpus):
         return train_with_config(CONFIGS / config_name, output, toy_corpus, overrides)
 
     return train
+
+
+#: A category per template of :data:`TEMPLATES` (in order), for the text classifiers.
+TEMPLATE_CATS = ("WORK", "TRAVEL", "HIRE")
+
+
+def annotated_docs(nlp, n: int, seed: int):
+    """:func:`toy_docs` with every annotation a trainable spaCy component learns: tags, UPOS,
+    morphs, lemmas, a dependency tree (each token attached to the second), sentence starts,
+    entities, ``spans["sc"]`` and one exclusive category per Doc (its template)."""
+    docs = []
+    for toy in toy_docs(nlp, n, seed):
+        pos = ["PROPN" if t.ent_type_ else ("PUNCT" if t.is_punct else "NOUN") for t in toy]
+        doc = Doc(
+            nlp.vocab,
+            words=[t.text for t in toy],
+            spaces=[bool(t.whitespace_) for t in toy],
+            tags=[t.tag_ for t in toy],
+            pos=pos,
+            morphs=["Number=Sing" if p == "PROPN" else "" for p in pos],
+            lemmas=[t.lower_ for t in toy],
+            heads=[1] * len(toy),
+            deps=["dep", "ROOT"] + ["dep"] * (len(toy) - 2),
+            ents=[t.ent_iob_ + ("-" + t.ent_type_ if t.ent_type_ else "") for t in toy],
+        )
+        doc.spans["sc"] = list(doc.ents)
+        cat = "TRAVEL" if doc[0].text == "Yesterday" else ("HIRE" if doc[0].text == "The" else "WORK")
+        doc.cats = {name: float(name == cat) for name in TEMPLATE_CATS}
+        docs.append(doc)
+    return docs
+
+
+@pytest.fixture(scope="session")
+def annotated_corpus(tmp_path_factory) -> Path:
+    """train.spacy / dev.spacy of :func:`annotated_docs`: enough for a few steps of any component."""
+    path = tmp_path_factory.mktemp("annotated_corpus")
+    nlp = spacy.blank("en")
+    DocBin(docs=annotated_docs(nlp, 40, seed=0), store_user_data=False).to_disk(path / "train.spacy")
+    DocBin(docs=annotated_docs(nlp, 8, seed=1), store_user_data=False).to_disk(path / "dev.spacy")
+    return path

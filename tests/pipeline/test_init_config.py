@@ -43,9 +43,12 @@ def test_gpu_settings_and_weights(tmp_path, tiny_weights):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--pipeline", "ner,parser"], "from ner, tagger; got ner, parser"),
+        (["--pipeline", "ner,sentencizer"], "'sentencizer' is rule-based: it has no model that could read ELMo"),
+        (["--pipeline", "tok2vec,ner"], "'tok2vec' is spaCy's shared embedding layer"),
+        (["--pipeline", "lemmatizer"], "the trained one is 'trainable_lemmatizer'"),
+        (["--pipeline", "nerr"], "'nerr' is not a spaCy component that init-config knows"),
         (["--pipeline", "ner,ner"], "names a component twice"),
-        (["--pipeline", "elmo"], "got elmo"),
+        (["--pipeline", "elmo"], "needs at least one component that listens to ELMo"),
         (["--weights", "/no/such/weights"], "--weights /no/such/weights does not exist"),
     ],
 )
