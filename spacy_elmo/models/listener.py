@@ -10,6 +10,7 @@ frozen.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Callable, Iterable, List, Optional, Tuple
 
@@ -69,6 +70,22 @@ class ElmoLayersListener(Model):
         self._component: Optional[str] = None  # the listening component, once attached
         self._init_batch_id: Optional[int] = None  # sample Docs seen at initialize: no warning
         self._warned = False
+
+    def __deepcopy__(self, memo: dict) -> "ElmoLayersListener":
+        """A detached copy: the same settings, dims and learned state, but no link to the
+        upstream component (whose locks and caches cannot be copied, and whose copy nobody
+        would feed) and no batch in flight. ``nlp.resume_training`` deep-copies each
+        component's model this way for rehearsal."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        slots = [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]
+        for name in slots:  # Thinc's Model keeps its own state in slots
+            if hasattr(self, name):
+                object.__setattr__(copied, name, copy.deepcopy(getattr(self, name), memo))
+        detached = {"_batch_id": None, "_outputs": None, "_backprop": None, "_upstream_dims": None}
+        for key, value in self.__dict__.items():
+            copied.__dict__[key] = detached[key] if key in detached else copy.deepcopy(value, memo)
+        return copied
 
     @property
     def grad_factor(self) -> float:
