@@ -70,6 +70,8 @@ class ElmoLayersListener(Model):
         self._component: Optional[str] = None  # the listening component, once attached
         self._init_batch_id: Optional[int] = None  # sample Docs seen at initialize: no warning
         self._warned = False
+        # Why no elmo component feeds this listener, as the pipeline showed it (or None)
+        self.wiring_error: Optional[str] = None
 
     def __deepcopy__(self, memo: dict) -> "ElmoLayersListener":
         """A detached copy: the same settings, dims and learned state, but no link to the
@@ -116,11 +118,16 @@ class ElmoLayersListener(Model):
         if self.maybe_get_dim("nO") is None and self._upstream_dims is not None:
             self.set_upstream_dims(*self._upstream_dims())
         if self.maybe_get_dim("nO") is None:
-            raise ValueError(
-                "The ELMo listener does not know the size of the elmo layers: add the elmo "
-                "component before this one and load its weights (or call nlp.initialize())"
-            )
+            raise ValueError(self.wiring_error or self._unlinked_message())
         return self.get_dim("nL"), self.get_dim("nO")
+
+    def _unlinked_message(self) -> str:
+        upstream = "elmo" if self.upstream_name == "*" else self.upstream_name
+        return (
+            f"The ELMo listener (upstream = '{self.upstream_name}') is linked to no elmo component: "
+            f"the pipeline has none before the listening component. Add one first, e.g. "
+            f"nlp.add_pipe('elmo', name='{upstream}', first=True, config={{'weights': PATH}})"
+        )
 
     def verify_inputs(self, docs: List[Doc]) -> None:
         batch_id = self.get_batch_id(docs)
@@ -140,7 +147,8 @@ def forward(model: ElmoLayersListener, docs: List[Doc], is_train: bool):
         missing = [doc for doc in docs if getattr(doc._, LAYERS_ATTR, None) is None and len(doc)]
         if missing:
             raise ValueError(
-                "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
+                model.wiring_error
+                or "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
                 "component must also be listed in [training] annotating_components"
             )
     if not is_train:
