@@ -89,13 +89,17 @@ def toy_docs(nlp, n: int, seed: int):
     return docs
 
 
+def write_corpus(path: Path, make_docs, n_train: int, n_dev: int) -> Path:
+    """``train.spacy`` and ``dev.spacy`` in ``path`` from ``make_docs(nlp, n, seed)``."""
+    nlp = spacy.blank("en")
+    DocBin(docs=make_docs(nlp, n_train, seed=0)).to_disk(path / "train.spacy")
+    DocBin(docs=make_docs(nlp, n_dev, seed=1)).to_disk(path / "dev.spacy")
+    return path
+
+
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("toy_corpus")
-    nlp = spacy.blank("en")
-    DocBin(docs=toy_docs(nlp, 60, seed=0)).to_disk(path / "train.spacy")
-    DocBin(docs=toy_docs(nlp, 12, seed=1)).to_disk(path / "dev.spacy")
-    return path
+    return write_corpus(tmp_path_factory.mktemp("toy_corpus"), toy_docs, 60, 12)
 
 
 def train_with_config(config: Path, output: Path, corpus: Path, overrides: dict) -> Path:
@@ -167,8 +171,4 @@ def annotated_docs(nlp, n: int, seed: int):
 @pytest.fixture(scope="session")
 def annotated_corpus(tmp_path_factory) -> Path:
     """train.spacy / dev.spacy of :func:`annotated_docs`: enough for a few steps of any component."""
-    path = tmp_path_factory.mktemp("annotated_corpus")
-    nlp = spacy.blank("en")
-    DocBin(docs=annotated_docs(nlp, 40, seed=0), store_user_data=False).to_disk(path / "train.spacy")
-    DocBin(docs=annotated_docs(nlp, 8, seed=1), store_user_data=False).to_disk(path / "dev.spacy")
-    return path
+    return write_corpus(tmp_path_factory.mktemp("annotated_corpus"), annotated_docs, 40, 8)
