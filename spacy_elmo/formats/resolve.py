@@ -44,7 +44,11 @@ HDF5_SUFFIXES = (".hdf5", ".h5")
 #:   ``incomplete_elmoformanylangs`` (``config.json`` and some of their files), ``empty_dir`` (no
 #:   .hdf5 either), ``no_options`` (.hdf5 files only);
 #: - options found (a directory's or a .json given), weights not: ``no_weights`` (no .hdf5),
-#:   ``several_weights`` (2+ .hdf5, none of them ``weights.hdf5``).
+#:   ``several_weights`` (2+ .hdf5, none of them ``weights.hdf5``);
+#: - directories that hold a biLM elsewhere, named with a hint: ``spacy_pipeline`` (a trained
+#:   spaCy pipeline: ``config.cfg`` + ``meta.json``), ``pretraining_run`` (a ``spacy-elmo
+#:   pretrain`` output folder: its biLM is ``model-best``), ``training_run`` (a ``spacy train``
+#:   output folder: its pipelines are ``model-best`` and ``model-last``).
 Messages = Mapping[str, tuple[type[Exception], str]]
 
 
@@ -77,6 +81,22 @@ MESSAGES: Messages = {
         "Which weights for {path}? {parent} holds several .hdf5 files ({found}), none named "
         "{weights}: exactly one is needed, or pass the weights file's path",
     ),
+    "spacy_pipeline": (
+        ValueError,
+        "{path} is a trained spaCy pipeline, not biLM weights: reuse its elmo component with "
+        "[components.elmo] source = \"{path}\", or export its biLM with `spacy-elmo "
+        "export-allennlp {path} OUT_DIR` and pass OUT_DIR",
+    ),
+    "pretraining_run": (
+        ValueError,
+        "{path} is a pretraining output folder: pass the biLM it wrote, {path}/model-best (or model-last)",
+    ),
+    "training_run": (
+        ValueError,
+        "{path} is a spacy train output folder: its pipelines are {path}/model-best and model-last; "
+        "reuse one's elmo component with [components.elmo] source = \"{path}/model-best\", or export "
+        "its biLM with `spacy-elmo export-allennlp {path}/model-best OUT_DIR` and pass OUT_DIR",
+    ),
 }
 
 
@@ -108,7 +128,7 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
     try:
         return _locate(path)
     except _Unusable as unusable:
-        kind, template = messages[unusable.problem]
+        kind, template = messages.get(unusable.problem) or MESSAGES[unusable.problem]
         parent = path if path.is_dir() else path.parent
         fields = dict(
             path=path, parent=parent, found=unusable.found, missing=unusable.missing,
@@ -137,6 +157,9 @@ def _options_in(directory: Path) -> Path:
     options = directory / OPTIONS_FILE
     if options.is_file():
         return options
+    elsewhere = _holds_a_bilm_elsewhere(directory)
+    if elsewhere is not None:
+        raise _Unusable(elsewhere)
     weights = _hdf5_files(directory)
     found = ", ".join(p.name for p in weights) or "none"
     theirs = [name for name in (CHAR_DIC, TOKEN_EMBEDDER, ENCODER) if (directory / name).is_file()]
@@ -146,6 +169,16 @@ def _options_in(directory: Path) -> Path:
     if (directory / CONFIG_FILE).is_file():
         raise _Unusable("incomplete_model_dir", found)
     raise _Unusable("no_options" if weights else "empty_dir", found)
+
+
+def _holds_a_bilm_elsewhere(directory: Path) -> Optional[str]:
+    """The problem name of a folder that is no biLM but holds one (see :data:`MESSAGES`)."""
+    if (directory / "config.cfg").is_file() and (directory / "meta.json").is_file():
+        return "spacy_pipeline"
+    best = directory / "model-best"
+    if best.is_dir():
+        return "pretraining_run" if is_model_dir(best) else "training_run"
+    return None
 
 
 def _weights_in(directory: Path) -> Path:

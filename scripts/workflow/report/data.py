@@ -26,8 +26,8 @@ from ..evaluation import paired_stats
 # is compared with the baseline of its task and size, and each "X-adapted" also with "X"
 # (the same setting on the biLM before domain adaptation); a comparison is made only when both
 # settings were scored. A new variant needs no code: it sorts after the known ones.
-SETTING_NAME = re.compile(r"^(?P<task>ner|tagger)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
-TASKS = ("ner", "tagger")
+SETTING_NAME = re.compile(r"^(?P<task>ner|tagger|textcat)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
+TASKS = ("ner", "tagger", "textcat")
 SIZES = ("full", "small")
 VARIANTS = ("baseline", "elmo", "elmo-adapted", "elmo-published")
 VARIANT_LABELS = {"baseline": "baseline", "elmo": "ELMo", "elmo-adapted": "ELMo, adapted biLM",
@@ -44,6 +44,8 @@ NOT_FOR_TARGETS = ("elmo-published",)
 MAIN_SCORES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     "ner": (("ents_f", "NER F1"),),
     "tagger": (("tag_acc", "UPOS accuracy"), ("pos_acc", "UPOS accuracy")),
+    # exclusive genres: spaCy's micro F is the accuracy (cats_score would be the macro F)
+    "textcat": (("cats_micro_f", "genre accuracy"),),
 }
 BANK_TEXTS = ("The bank raised interest rates.", "They sat by the river bank.")
 BANK_SENTENCES = (
