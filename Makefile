@@ -3,15 +3,31 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 TORCH_CPU := torch==2.13.0
+# PyTorch's own index of CPU-only wheels: a stock index serves the CUDA build on Linux
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
-.PHONY: install test all clean
+.PHONY: install torch test all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # The CPU torch wheel goes in first, so the package's range (torch>=2.10) installs nothing more.
-install: $(PY)
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install $(TORCH_CPU)
+# From PyTorch's CPU index when it answers, else from pip's configured index; says which.
+torch: $(PY)
+	@if $(PY) -c "import torch" 2>/dev/null; then \
+		echo "torch: already installed"; \
+	elif $(PY) -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10)" "$(TORCH_CPU_INDEX)/torch/" 2>/dev/null; then \
+		echo "torch: installing $(TORCH_CPU) from PyTorch's CPU wheel index ($(TORCH_CPU_INDEX))"; \
+		$(PY) -m pip install --index-url "$(TORCH_CPU_INDEX)" "$(TORCH_CPU)" || { \
+			echo "torch: that failed: installing $(TORCH_CPU) from pip's configured index"; \
+			$(PY) -m pip install "$(TORCH_CPU)"; }; \
+	else \
+		echo "torch: PyTorch's CPU wheel index ($(TORCH_CPU_INDEX)) did not answer: installing $(TORCH_CPU) from pip's configured index"; \
+		$(PY) -m pip install "$(TORCH_CPU)"; \
+	fi
+	@$(PY) -c "import torch; print('torch:', torch.__version__, '(CUDA build ' + torch.version.cuda + ')' if torch.version.cuda else '(CPU build)')"
+
+install: torch
 	$(PY) -m pip install -e ".[dev]"
 
 test: install

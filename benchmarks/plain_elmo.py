@@ -3,9 +3,15 @@
 - batches of 64 sentences in input order (``allennlp elmo``'s default), no length sorting;
 - the char-CNN runs on every position of the padded batch (embedding, Conv1d per width,
   max-pool, highway, projection), as AllenNLP's character encoder does;
-- each direction and each layer runs its own time loop; every step computes the input
-  matmul and the recurrent matmul for the rows still running, then copies the new state
-  back into full-batch tensors.
+- each direction and each layer runs its own time loop; every step copies out the state of
+  the rows still running, computes the input matmul and the recurrent matmul (bias on the
+  latter) for them, adds each gate's two halves apart, and copies the new state back into
+  full-batch tensors, as AllenNLP's ``LstmCellWithProjection`` does (its ``ElmoLstm`` also
+  sorts the rows by length; its char encoder runs on every padded position).
+
+Left out, as costing little: AllenNLP's stateful bookkeeping between batches (it carries each
+row's final state into the next batch, which changes the values, not the work) and its
+index arithmetic for the backward direction (here: the rows are reversed).
 
 It reads the weights of a :class:`spacy_elmo.nn.BiLM`, so both compute the same function.
 """
@@ -91,13 +97,17 @@ def _run_layer(stack, layer, inputs: torch.Tensor, lengths: torch.Tensor) -> tor
     lengths_list = lengths.tolist()
     for t in range(steps):
         n = sum(1 for length in lengths_list if length > t)
-        step_input = inputs[:n, t]
-        gates = F.linear(step_input, layer.input_weight, bias) + F.linear(state[:n], layer.recurrent_weight)
-        i = torch.sigmoid(gates[:, :cell_dim])
-        j = torch.tanh(gates[:, cell_dim : 2 * cell_dim])
-        f = torch.sigmoid(gates[:, 2 * cell_dim : 3 * cell_dim])
-        o = torch.sigmoid(gates[:, 3 * cell_dim :])
-        new_memory = i * j + f * memory[:n]
+        # As AllenNLP's LstmCellWithProjection: the running rows' state copied out, both
+        # products per step, and each gate's two halves added on their own.
+        previous_memory, previous_state = memory[:n].clone(), state[:n].clone()
+        projected_input = F.linear(inputs[:n, t], layer.input_weight)
+        projected_state = F.linear(previous_state, layer.recurrent_weight, bias)
+
+        def gate(k: int) -> torch.Tensor:
+            return projected_input[:, k * cell_dim : (k + 1) * cell_dim] + projected_state[:, k * cell_dim : (k + 1) * cell_dim]
+
+        i, j, f, o = torch.sigmoid(gate(0)), torch.tanh(gate(1)), torch.sigmoid(gate(2)), torch.sigmoid(gate(3))
+        new_memory = i * j + f * previous_memory
         if stack.cell_clip:
             new_memory = torch.clamp(new_memory, -stack.cell_clip, stack.cell_clip)
         new_state = F.linear(o * torch.tanh(new_memory), layer.projection_weight)

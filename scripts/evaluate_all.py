@@ -3,7 +3,8 @@ its task's test split, with the per-document counts the report's paired tests ne
 (``scripts.workflow.evaluation.scoring``).
 
 Usage: ``python -m scripts.evaluate_all TRAINING_DIR METRICS_DIR --ner-test NER.spacy
---tagger-test POS.spacy --setting ner-elmo ... [--optional-setting ner-elmo-published ...]``.
+--tagger-test POS.spacy [--textcat-test GENRES.spacy] --setting ner-elmo ...
+[--optional-setting ner-elmo-published ...]``; each setting's task needs its test split.
 """
 from pathlib import Path
 from typing import List, Optional
@@ -20,8 +21,9 @@ app = typer.Typer(add_completion=False)
 def main(
     training_dir: Path = typer.Argument(..., help="SETTING/model-best or SETTING/seed{N}/model-best per setting"),
     metrics_dir: Path = typer.Argument(..., help="Where SETTING[.seedN].json and .docs.json go"),
-    ner_test: Path = typer.Option(..., "--ner-test", help="Test split of the settings named ner*"),
-    tagger_test: Path = typer.Option(..., "--tagger-test", help="Test split of the other settings"),
+    ner_test: Optional[Path] = typer.Option(None, "--ner-test", help="Test split of the settings named ner*"),
+    tagger_test: Optional[Path] = typer.Option(None, "--tagger-test", help="Test split of the other settings"),
+    textcat_test: Optional[Path] = typer.Option(None, "--textcat-test", help="Test split of the settings named textcat*"),
     setting: Optional[List[str]] = typer.Option(None, "--setting",
                                                 help="A folder of TRAINING_DIR to score (repeatable)"),
     optional_setting: Optional[List[str]] = typer.Option(
@@ -35,12 +37,12 @@ def main(
     required, optional = setting or [], optional_setting or []
     if not required and not optional:
         raise typer.BadParameter("give at least one --setting or --optional-setting", param_hint="--setting")
-    for test_data in (ner_test, tagger_test):
-        if not test_data.is_file():
+    for test_data in (ner_test, tagger_test, textcat_test):
+        if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     settings = trained_settings(training_dir, required, optional)
     try:
-        todo = list(jobs(settings, training_dir, ner_test, tagger_test))
+        todo = list(jobs(settings, training_dir, ner_test, tagger_test, textcat_test))
     except FileNotFoundError as e:
         msg.fail(str(e), exits=1)
     metrics_dir.mkdir(parents=True, exist_ok=True)

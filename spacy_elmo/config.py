@@ -1,5 +1,6 @@
-"""The hyper-parameters of a biLM, their mapping to bilm-tf's ``options.json``, and the sizes of the
-character encoding they rest on.
+"""The hyper-parameters of a biLM, their mapping to bilm-tf's ``options.json``, the sizes of the
+character encoding they rest on, and the dictionaries of the code-point encoding
+(ELMoForManyLangs' models).
 
 The bottom of the package: the file formats (:mod:`spacy_elmo.formats`) and the torch modules
 (:mod:`spacy_elmo.nn`) both read it, and it imports nothing of theirs.
@@ -7,8 +8,11 @@ The bottom of the package: the file formats (:mod:`spacy_elmo.formats`) and the 
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
+import reprlib
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Mapping, Optional
 
 #: Character ids per word: begin-of-word, at most 48 UTF-8 bytes, end-of-word, padding.
 MAX_WORD_LENGTH = 50
@@ -16,6 +20,23 @@ MAX_WORD_LENGTH = 50
 N_CHARACTERS = 262
 
 ACTIVATIONS = ("relu", "tanh")
+
+#: How words become ids: UTF-8 bytes (bilm-tf, AllenNLP; the default) or Unicode code points
+#: looked up in a char dictionary (ELMoForManyLangs), optionally with a word id as well.
+BYTE_ENCODING = "bytes"
+CODE_POINT_ENCODING = "code_points"
+CHAR_ENCODINGS = (BYTE_ENCODING, CODE_POINT_ENCODING)
+#: The settings of the encoding, which a byte model's :meth:`BiLMConfig.to_dict` leaves out.
+_ENCODING_KEYS = ("char_encoding", "word_dim", "n_words")
+
+#: Entries every code-point char dictionary has besides characters: word begin/end, sentence
+#: begin/end, unknown character, padding (ELMoForManyLangs' names).
+CHAR_MARKERS = ("<bow>", "<eow>", "<bos>", "<eos>", "<oov>", "<pad>")
+#: ... and every word dictionary (unknown word, padding).
+WORD_MARKERS = ("<oov>", "<pad>")
+#: A token's ids hold a begin mark, the sentence mark or >= 1 char, and an end mark; and the
+#: sentence marks must survive the cut of long words to ``max_characters_per_token - 2``.
+MIN_CODE_POINT_CHARS = 7
 
 
 @dataclass(frozen=True)
@@ -42,26 +63,18 @@ class BiLMConfig:
     forget_bias: float = 1.0
     max_characters_per_token: int = MAX_WORD_LENGTH
     n_characters: int = N_CHARACTERS
+    # The code-point encoding (see :func:`_encoding_problems`); the defaults are the byte encoding.
+    char_encoding: str = BYTE_ENCODING
+    word_dim: int = 0  # > 0: a word embedding concatenated with the char-CNN's features
+    n_words: int = 0  # rows of that word table, row 0 the padding
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "filters", tuple((int(w), int(n)) for w, n in self.filters))
-        problems = []
-        if self.activation not in ACTIVATIONS:
-            problems.append(f"activation must be one of {ACTIVATIONS}, not {self.activation!r}")
-        if not self.filters:
-            problems.append("filters must list at least one (width, n_filters) pair")
-        if any(w < 1 or n < 1 or w > self.max_characters_per_token for w, n in self.filters):
-            problems.append(f"every filter needs 1 <= width <= 50 and n >= 1: {self.filters}")
-        for name in ("char_embed_dim", "lstm_dim", "projection_dim", "n_layers"):
-            if getattr(self, name) < 1:
-                problems.append(f"{name} must be positive, not {getattr(self, name)}")
-        if self.n_highway < 0 or self.vocab_size < 0:
-            problems.append("n_highway and vocab_size must not be negative")
-        if self.max_characters_per_token != MAX_WORD_LENGTH or self.n_characters != N_CHARACTERS:
-            problems.append(
-                f"only the reference char encoding is supported: max_characters_per_token="
-                f"{MAX_WORD_LENGTH} and n_characters={N_CHARACTERS}"
-            )
+        problems = _type_problems(self)
+        if not problems:  # the bounds are only meaningful for values of the right types
+            object.__setattr__(self, "filters", tuple((int(w), int(n)) for w, n in self.filters))
+            for name in _INTEGER_FIELDS:
+                object.__setattr__(self, name, int(getattr(self, name)))
+            problems = _value_problems(self) + _encoding_problems(self) or _size_problems(self)
         if problems:
             raise ValueError("Invalid biLM config: " + "; ".join(problems))
 
@@ -78,9 +91,30 @@ class BiLMConfig:
     def n_output_layers(self) -> int:
         return self.n_layers + 1
 
+    @property
+    def ids_per_token(self) -> int:
+        """Columns of a token's id row: its char ids, then its word id when there is a word table."""
+        return self.max_characters_per_token + (1 if self.word_dim else 0)
+
+    def parameter_count(self) -> int:
+        """How many numbers the weights of this config hold (the char table's padding row, the
+        word table of a code-point model and the softmax included): what a weights file is
+        checked against before anything is built."""
+        d, nf, p, c, w = self.char_embed_dim, self.n_filters, self.projection_dim, self.lstm_dim, self.word_dim
+        chars = self.n_characters * d + sum(width * d * n + n for width, n in self.filters)
+        highway = self.n_highway * (2 * nf * nf + 2 * nf)
+        words = self.n_words * w
+        lstm = 2 * self.n_layers * (4 * c * (p + p) + 4 * c + c * p)
+        return chars + highway + words + (w + nf) * p + p + lstm + self.vocab_size * (p + 1)
+
     def to_dict(self) -> dict[str, Any]:
+        """Every setting, except the encoding's when they are the byte defaults: a byte model's
+        dict (and so its ``config.json`` and the fingerprints built from it) stays as it was."""
         data = dataclasses.asdict(self)
         data["filters"] = [list(f) for f in self.filters]
+        if self.char_encoding == BYTE_ENCODING:
+            for key in _ENCODING_KEYS:
+                del data[key]
         return data
 
     @classmethod
@@ -96,6 +130,12 @@ class BiLMConfig:
 
     def to_options(self) -> dict[str, Any]:
         """The bilm-tf / AllenNLP ``options.json`` content for this config."""
+        if self.char_encoding != BYTE_ENCODING or self.forget_bias != 1.0:
+            raise ValueError(
+                "bilm-tf's format holds byte-encoded biLMs with a forget bias of 1.0 added at run time; "
+                f"this one has char_encoding={self.char_encoding!r}, word_dim={self.word_dim} and "
+                f"forget_bias={self.forget_bias} (write it with to_disk instead)"
+            )
         options: dict[str, Any] = {
             "lstm": {
                 "dim": self.lstm_dim,
@@ -120,33 +160,212 @@ class BiLMConfig:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "BiLMConfig":
-        """Read bilm-tf's ``options.json``; missing clip values mean no clipping."""
-        try:
-            lstm, cnn = options["lstm"], options["char_cnn"]
-            config = cls(
-                char_embed_dim=int(cnn["embedding"]["dim"]),
-                filters=tuple(tuple(f) for f in cnn["filters"]),
-                n_highway=int(cnn.get("n_highway", 0)),
-                activation=cnn.get("activation", "relu"),
-                lstm_dim=int(lstm["dim"]),
-                projection_dim=int(lstm["projection_dim"]),
-                n_layers=int(lstm["n_layers"]),
-                cell_clip=_optional_float(lstm.get("cell_clip")),
-                proj_clip=_optional_float(lstm.get("proj_clip")),
-                use_skip_connections=bool(lstm.get("use_skip_connections", True)),
-            )
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"options.json lacks a required field or has a wrong type: {err!r}") from err
+        """Read bilm-tf's ``options.json``; missing clip values mean no clipping. A missing or
+        mistyped key is a ``ValueError`` naming it (the caller adds the file's name)."""
+        lstm, cnn = _section(options, "lstm", ""), _section(options, "char_cnn", "")
+        embedding = _section(cnn, "embedding", "char_cnn.")
         # bilm-tf trains with 261 ids and stores 262 after adding padding; both mean the same table.
-        if int(cnn.get("n_characters", N_CHARACTERS)) not in (N_CHARACTERS - 1, N_CHARACTERS):
-            raise ValueError(f"options.json n_characters={cnn['n_characters']} is not 261 or 262")
-        if int(cnn.get("max_characters_per_token", MAX_WORD_LENGTH)) != MAX_WORD_LENGTH:
-            raise ValueError("options.json max_characters_per_token must be 50")
-        return config
+        if _option(cnn, "n_characters", "char_cnn.", is_integer, N_CHARACTERS) not in (N_CHARACTERS - 1, N_CHARACTERS):
+            raise ValueError(f"char_cnn.n_characters is {cnn['n_characters']!r}, not 261 or 262")
+        if _option(cnn, "max_characters_per_token", "char_cnn.", is_integer, MAX_WORD_LENGTH) != MAX_WORD_LENGTH:
+            raise ValueError(f"char_cnn.max_characters_per_token must be {MAX_WORD_LENGTH}")
+        filters = _option(cnn, "filters", "char_cnn.", _is_filter_list)
+        return cls(
+            char_embed_dim=_option(embedding, "dim", "char_cnn.embedding.", is_integer),
+            filters=tuple(tuple(f) for f in filters),
+            n_highway=_option(cnn, "n_highway", "char_cnn.", is_integer, 0),
+            activation=_option(cnn, "activation", "char_cnn.", lambda v: isinstance(v, str), "relu"),
+            lstm_dim=_option(lstm, "dim", "lstm.", is_integer),
+            projection_dim=_option(lstm, "projection_dim", "lstm.", is_integer),
+            n_layers=_option(lstm, "n_layers", "lstm.", is_integer),
+            cell_clip=_optional_float(_option(lstm, "cell_clip", "lstm.", _is_optional_real, None)),
+            proj_clip=_optional_float(_option(lstm, "proj_clip", "lstm.", _is_optional_real, None)),
+            use_skip_connections=_option(lstm, "use_skip_connections", "lstm.", lambda v: isinstance(v, bool), True),
+        )
+
+
+# ---------------------------------------------------------------------------- validation
+# Kept apart from the class so that new settings add their checks here, one function per kind:
+# types first; then values and the encoding's settings; then sizes (only of valid values).
+
+_INTEGER_FIELDS = (
+    "char_embed_dim", "n_highway", "lstm_dim", "projection_dim", "n_layers", "vocab_size",
+    "max_characters_per_token", "n_characters", "word_dim", "n_words",
+)
+#: At most this many LSTM layers, highway layers or filter widths (published models: 2, 2, 7):
+#: a larger count in a small file would mean minutes of work before any error (a model of 64
+#: of each is named and shaped in a fraction of a second; of 1,000, in ten seconds).
+MAX_COUNT = 64
+#: At most this many weights (34 GB of float32; the largest published ELMo has 0.5 billion).
+MAX_PARAMETERS = 2**33
+#: At most this many ids per token in the code-point encoding (published models: 50): every
+#: token of every batch takes a row this wide, whatever the word's length.
+MAX_CHARACTERS_PER_TOKEN = 1024
+#: At most this many rows in a code-point char table: every Unicode code point, the
+#: :data:`CHAR_MARKERS` and the padding row.
+MAX_CODE_POINT_CHARACTERS = 0x110000 + len(CHAR_MARKERS) + 1
+_MISSING = object()
+
+
+def is_integer(value: Any) -> bool:
+    """An integer, not a bool and not a float that happens to be whole (``64.0``)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _is_optional_real(value: Any) -> bool:
+    return value is None or is_real(value)
+
+
+def _is_filter_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 and all(is_integer(x) for x in pair) for pair in value
+    )
 
 
 def _optional_float(value: Any) -> Optional[float]:
+    """Clips as floats: bilm-tf's files write ``3``, and the config's dict, ``config.json`` and
+    the fingerprints built from it have always said ``3.0``."""
     return None if value is None else float(value)
+
+
+def _shown(value: Any) -> str:
+    return reprlib.repr(value)
+
+
+def _type_problems(config: BiLMConfig) -> list[str]:
+    """Settings of the wrong type: an error here, never a ``TypeError`` deep in torch."""
+    problems = [
+        f"{name} must be an integer, not {_shown(getattr(config, name))}"
+        for name in _INTEGER_FIELDS
+        if not is_integer(getattr(config, name))
+    ]
+    if not _is_filter_list(config.filters):
+        problems.append(f"filters must be a list of [width, n_filters] integer pairs, not {_shown(config.filters)}")
+    for name in ("cell_clip", "proj_clip"):
+        if not _is_optional_real(getattr(config, name)):
+            problems.append(f"{name} must be a number or null, not {_shown(getattr(config, name))}")
+    if not is_real(config.forget_bias):
+        problems.append(f"forget_bias must be a number, not {_shown(config.forget_bias)}")
+    if not isinstance(config.use_skip_connections, bool):
+        problems.append(f"use_skip_connections must be true or false, not {_shown(config.use_skip_connections)}")
+    for name, allowed in (("activation", ACTIVATIONS), ("char_encoding", CHAR_ENCODINGS)):
+        if not isinstance(getattr(config, name), str):
+            problems.append(f"{name} must be one of {allowed}, not {_shown(getattr(config, name))}")
+    return problems
+
+
+def _value_problems(config: BiLMConfig) -> list[str]:
+    """Values of the right type that no model can have (NaN settings would give NaN vectors)."""
+    problems = []
+    if config.activation not in ACTIVATIONS:
+        problems.append(f"activation must be one of {ACTIVATIONS}, not {config.activation!r}")
+    if not config.filters:
+        problems.append("filters must list at least one (width, n_filters) pair")
+    if any(w < 1 or n < 1 or w > config.max_characters_per_token for w, n in config.filters):
+        problems.append(
+            f"every filter needs 1 <= width <= {config.max_characters_per_token} and n >= 1: {_shown(config.filters)}"
+        )
+    for name in ("char_embed_dim", "lstm_dim", "projection_dim", "n_layers"):
+        if getattr(config, name) < 1:
+            problems.append(f"{name} must be positive, not {getattr(config, name)}")
+    negative = [name for name in ("n_highway", "vocab_size", "word_dim", "n_words") if getattr(config, name) < 0]
+    if negative:
+        problems.append(f"{' and '.join(negative)} must not be negative")
+    for name in ("cell_clip", "proj_clip"):
+        value = getattr(config, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            problems.append(f"{name} must be a finite number >= 0 (0 or null: no clipping), not {value!r}")
+    if not math.isfinite(config.forget_bias):
+        problems.append(f"forget_bias must be finite, not {config.forget_bias!r}")
+    return problems
+
+
+def _encoding_problems(config: BiLMConfig) -> list[str]:
+    """What is wrong with the encoding settings: the byte encoding has fixed sizes and no word
+    table; the code-point one needs a char table with the markers and room for them."""
+    if config.char_encoding not in CHAR_ENCODINGS:
+        return [f"char_encoding must be one of {CHAR_ENCODINGS}, not {config.char_encoding!r}"]
+    if config.char_encoding == BYTE_ENCODING:
+        if (config.max_characters_per_token, config.n_characters) != (MAX_WORD_LENGTH, N_CHARACTERS):
+            return [
+                f"the byte encoding has max_characters_per_token={MAX_WORD_LENGTH} and "
+                f"n_characters={N_CHARACTERS}, not {config.max_characters_per_token} and {config.n_characters}"
+            ]
+        return [] if not (config.word_dim or config.n_words) else ["the byte encoding has no word table (word_dim 0)"]
+    problems = []
+    if config.max_characters_per_token < MIN_CODE_POINT_CHARS:
+        problems.append(f"max_characters_per_token must be at least {MIN_CODE_POINT_CHARS}")
+    if config.n_characters < len(CHAR_MARKERS) + 1:
+        problems.append(f"n_characters must count the padding row and the {len(CHAR_MARKERS)} markers")
+    if (config.word_dim > 0) != (config.n_words > len(WORD_MARKERS)):
+        problems.append(f"word_dim ({config.word_dim}) > 0 needs a word table (n_words {config.n_words}) and 0 none")
+    return problems
+
+
+def _size_problems(config: BiLMConfig) -> list[str]:
+    """Counts and a total that would take minutes or all memory before anything could fail."""
+    counts = {"n_layers": config.n_layers, "n_highway": config.n_highway, "filters": len(config.filters)}
+    problems = [f"{name} is {count}, more than {MAX_COUNT}" for name, count in counts.items() if count > MAX_COUNT]
+    bounds = {
+        "max_characters_per_token": (config.max_characters_per_token, MAX_CHARACTERS_PER_TOKEN),
+        "n_characters": (config.n_characters, MAX_CODE_POINT_CHARACTERS),
+    }
+    problems += [f"{name} is {value}, more than {bound}" for name, (value, bound) in bounds.items() if value > bound]
+    if not problems and config.parameter_count() > MAX_PARAMETERS:
+        problems.append(f"these sizes mean {config.parameter_count():,} weights, more than {MAX_PARAMETERS:,}")
+    return problems
+
+
+def _section(options: Any, name: str, prefix: str) -> dict[str, Any]:
+    if not isinstance(options, dict) or not isinstance(options.get(name), dict):
+        raise ValueError(f"the required field {prefix}{name} is missing or not a JSON object")
+    return options[name]
+
+
+def _option(
+    section: dict[str, Any], key: str, prefix: str, valid: Callable[[Any], bool], default: Any = _MISSING
+) -> Any:
+    """``section[key]`` (or ``default`` when it is absent and optional), checked by ``valid``."""
+    value = section.get(key, default)
+    if value is _MISSING:
+        raise ValueError(f"the required field {prefix}{key} is missing")
+    if not valid(value):
+        raise ValueError(f"{prefix}{key} has the wrong type or form: {_shown(value)}")
+    return value
+
+
+# ------------------------------------------------------------------ the code-point dictionaries
+@dataclass(frozen=True, eq=False)
+class Lexicon:
+    """The dictionaries of a code-point biLM, as ELMoForManyLangs' ``char.dic`` and ``word.dic``
+    hold them: string -> id, ids from 0 (the model's tables put a padding row in front, so
+    their row is id + 1). ``chars`` maps single characters and the :data:`CHAR_MARKERS`;
+    ``words`` (None without a word table) maps words and the :data:`WORD_MARKERS`."""
+
+    chars: Mapping[str, int]
+    words: Optional[Mapping[str, int]] = None
+
+    def problems(self, config: BiLMConfig) -> list[str]:
+        """Why these dictionaries cannot serve ``config``: missing markers, or ids outside the
+        tables (ELMoForManyLangs' tables have one row per entry)."""
+        problems = []
+        tables = [("char", self.chars, CHAR_MARKERS, config.n_characters)]
+        if self.words is not None or config.word_dim:
+            tables.append(("word", self.words or {}, WORD_MARKERS, config.n_words))
+        for kind, entries, markers, rows in tables:
+            missing = [marker for marker in markers if marker not in entries]
+            if missing:
+                problems.append(f"the {kind} dictionary lacks {', '.join(missing)}")
+            if len(entries) + 1 != rows:
+                problems.append(f"the {kind} dictionary has {len(entries)} entries for a table of {rows - 1} rows")
+            outside = [key for key, index in entries.items() if not 0 <= index < len(entries)]
+            if outside:
+                problems.append(f"the {kind} dictionary has ids outside 0..{len(entries) - 1} (e.g. {outside[0]!r})")
+        return problems
 
 
 # A model small enough for unit tests and examples.

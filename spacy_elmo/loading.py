@@ -1,4 +1,5 @@
-"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds:
+"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds
+(our model directory, AllenNLP/bilm-tf files, an ELMoForManyLangs directory):
 the one loader of the ``elmo`` component, ``spacy-elmo embed`` and pretraining's ``--init-from``.
 
 It joins the two sides that do not know each other: :mod:`spacy_elmo.formats.resolve` finds
@@ -9,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
+from .formats.elmoformanylangs import is_elmoformanylangs_dir
 from .formats.resolve import MESSAGES, Messages, find_weights
 from .nn.bilm import BiLM
 
@@ -17,7 +19,8 @@ PathLike = Union[str, Path]
 
 def load_bilm(path: PathLike, *, messages: Messages = MESSAGES, without_softmax: bool = False) -> BiLM:
     """Load the biLM at ``path`` (``~`` expanded): a spacy-elmo model directory, an AllenNLP
-    directory, or its ``.hdf5`` or ``options.json`` with the other file beside it
+    directory, or its ``.hdf5`` or ``options.json`` with the other file beside it, or an
+    ELMoForManyLangs model directory
     (:mod:`spacy_elmo.formats.resolve` has the rules).
 
     ``messages`` words the errors (see :data:`~spacy_elmo.formats.resolve.MESSAGES`).
@@ -26,14 +29,19 @@ def load_bilm(path: PathLike, *, messages: Messages = MESSAGES, without_softmax:
     """
     path = Path(path).expanduser()
     allennlp_files = find_weights(path, messages=messages)
-    bilm = BiLM.from_disk(path) if allennlp_files is None else BiLM.from_allennlp(*allennlp_files)
+    if allennlp_files is not None:
+        bilm = BiLM.from_allennlp(*allennlp_files)
+    elif is_elmoformanylangs_dir(path):
+        bilm = BiLM.from_elmoformanylangs(path)
+    else:
+        bilm = BiLM.from_disk(path)
     return _drop_softmax(bilm) if without_softmax else bilm
 
 
 def _drop_softmax(bilm: BiLM) -> BiLM:
     if bilm.softmax is None:
         return bilm.eval()
-    stripped = BiLM(bilm.config.replace(vocab_size=0))
+    stripped = BiLM(bilm.config.replace(vocab_size=0), lexicon=bilm.lexicon)
     state = {name: t for name, t in bilm.state_dict().items() if not name.startswith("softmax.")}
     stripped.load_state_dict(state)
     return stripped.to(device=bilm.device, dtype=bilm.dtype).eval()

@@ -1,6 +1,9 @@
 """Shared test setup: one torch thread (the CI machine has two cores), fixture locations,
 the tiny random biLM and the tiny listening tagger that tests in several folders use."""
+import json
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import torch
@@ -9,6 +12,19 @@ torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ALLENNLP_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "allennlp-elmo"
+#: ELMoForManyLangs models written by their code, and their layers (README.md there).
+MANY_LANGS_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "elmoformanylangs"
+MANY_LANGS_MODELS = ("char_legacy", "words_zip")
+
+
+def many_langs_reference(name: str) -> tuple[list, list]:
+    """The fixture sentences and, per sentence, ELMoForManyLangs' float64 layers for model ``name``."""
+    import numpy
+
+    sentences = json.loads((MANY_LANGS_FIXTURES / "sentences.json").read_text(encoding="utf-8"))
+    with numpy.load(MANY_LANGS_FIXTURES / f"{name}.layers.npz", allow_pickle=False) as arrays:
+        layers = [arrays[f"s{index}"] for index in range(len(sentences))]
+    return sentences, layers
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +46,57 @@ def random_tiny_bilm(seed: int = 0, scale: float = 0.2):
         for param in bilm.parameters():
             param.normal_(0.0, scale)
     return bilm.eval()
+
+
+def without_checksums(model_dir: Path) -> Path:
+    """Drop the checksums from a model directory's config.json, as models written before them
+    lack them: then hand edits of its files reach the structural checks behind the checksums."""
+    config = model_dir / "config.json"
+    meta = json.loads(config.read_text(encoding="utf8"))
+    meta.pop("sha256", None)
+    config.write_text(json.dumps(meta), encoding="utf8")
+    return model_dir
+
+
+@contextmanager
+def full_disk_for(monkeypatch, suffix: str) -> Iterator[None]:
+    """Within the block, opening a file whose path ends with ``suffix`` for writing fails with
+    ENOSPC, as on a full disk (files written by HDF5's own C code are not affected)."""
+    import builtins
+    import errno
+
+    real_open = builtins.open
+
+    def full_disk(path, mode="r", *args, **kwargs):
+        if str(path).endswith(suffix) and any(flag in mode for flag in "wax"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", full_disk)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(builtins, "open", real_open)
+
+
+def run_on_small_tmpfs(tmp_path: Path, size: str, script: str, *args: str, timeout: float = 120.0):
+    """Run ``python -c script MOUNT *args`` with a ``size`` tmpfs mounted at MOUNT (in a user and
+    mount namespace: a real full disk, without root); skips the test where that is impossible."""
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here")
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    shell = f'mount -t tmpfs -o size={size} tmpfs "$1" && shift && exec "$@"'
+    command = [unshare, "-rm", "sh", "-c", shell, "sh", str(mount), sys.executable, "-c", script, str(mount), *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if "mount:" in result.stderr:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    return result
 
 
 #: A small tagger whose tok2vec listens to ``elmo``: the cheapest pipeline with a listener.

@@ -12,7 +12,7 @@ from ._app import app
 def embed_cli(
     input_path: Path = typer.Argument(..., help="Text (one sentence per line), JSONL ('text' field) or .spacy", exists=True, dir_okay=False),
     output_path: Path = typer.Argument(..., help="HDF5 file to write (resumed if it or OUTPUT.parts exists)"),
-    weights: Path = typer.Option(..., "--weights", "-w", help="spacy-elmo model dir, AllenNLP dir (options.json + one .hdf5), or .hdf5 with options.json beside it"),
+    weights: Path = typer.Option(..., "--weights", "-w", help="spacy-elmo model dir, AllenNLP dir (options.json + one .hdf5), .hdf5 with options.json beside it, or an ELMoForManyLangs model dir"),
     layers: str = typer.Option("all", "--layers", help="all | top | average | mix"),
     mix_weights: Optional[str] = typer.Option(None, "--mix-weights", help="with --layers mix: one weight per layer, comma-separated"),
     gamma: float = typer.Option(1.0, "--gamma", help="with --layers mix: scale of the mixed vector"),

@@ -10,21 +10,26 @@ from ._app import app
 @app.command("init-config")
 def init_config_cli(
     output_file: Path = typer.Argument(..., help="Where to write the config ('-' for stdout)", dir_okay=False, allow_dash=True),
-    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="Comma-separated components that use ELMo features: ner, tagger"),
+    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="Comma-separated components that read ELMo features: parser, ner, tagger, morphologizer, senter, "
+                                "trainable_lemmatizer, textcat, textcat_multilabel, spancat"),
     weights: Optional[Path] = typer.Option(None, "--weights", "-w", help="ELMo weights ([paths] elmo): spacy-elmo model dir, AllenNLP dir, or .hdf5 with options.json beside it"),
     gpu: bool = typer.Option(False, "--gpu", "-G", help="Settings for training on a GPU (spacy train --gpu-id 0)"),
     lang: str = typer.Option("en", "--lang", "-l", help="Language code of the pipeline"),
+    force: bool = typer.Option(False, "--force", "-F", help="Overwrite OUTPUT_FILE if it exists"),
 ) -> None:
     """Write a spacy train config: elmo first, each component with an ELMo listener in its tok2vec."""
+    from ..formats.resolve import find_weights, messages_for
     from ..pipeline.training_config import config_text, training_config
 
     names = [name.strip() for name in pipeline.split(",") if name.strip()]
-    if weights is not None and not weights.exists():
-        typer.echo(f"Error: --weights {weights} does not exist", err=True)
+    if str(output_file) != "-" and output_file.exists() and not force:
+        typer.echo(f"Error: {output_file} already exists: pass --force (-F) to overwrite it", err=True)
         raise typer.Exit(code=1)
     try:
+        if weights is not None:
+            find_weights(weights, messages=messages_for("--weights"))
         config = training_config(names, weights=None if weights is None else weights.resolve(), gpu=gpu, lang=lang)
-    except ValueError as err:
+    except (OSError, ValueError) as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(code=1) from err
     elmo = "" if weights is not None else " --paths.elmo WEIGHTS"
@@ -37,6 +42,13 @@ def init_config_cli(
     if str(output_file) == "-":
         typer.echo(text, nl=False)
         return
-    output_file.parent.mkdir(parents=True, exist_ok=True)
-    output_file.write_text(text, encoding="utf8")
+    created = not output_file.parent.exists()
+    try:
+        output_file.parent.mkdir(parents=True, exist_ok=True)
+        output_file.write_text(text, encoding="utf8")
+    except OSError as err:
+        typer.echo(f"Error: cannot write {output_file}: {err.strerror or err}", err=True)
+        raise typer.Exit(code=1) from err
+    if created:
+        typer.echo(f"Created the folder {output_file.parent}", err=True)
     typer.echo(f"Wrote {output_file}", err=True)

@@ -38,7 +38,6 @@ def pretrain_cli(
     on its own shard of the text with DistributedDataParallel.
     """
     from ..pretrain.auto_resume import describe_inputs
-    from ..pretrain.checkpoint import CheckpointError
     from ..pretrain.errors import PretrainError
     from ..pretrain.run_files import MODEL_BEST, MODEL_LAST
     from ..pretrain.settings import load_config, settings_from_config
@@ -58,7 +57,7 @@ def pretrain_cli(
         settings = settings_from_config(config)
         inputs = describe_inputs(config_path, _as_given(ctx.args, init_from, device)) if auto_resume else None
         result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs)
-    except (PretrainError, EmptyCorpusError, CheckpointError, FileNotFoundError, ValueError) as err:
+    except (PretrainError, EmptyCorpusError, OSError, ValueError) as err:  # OSError: CheckpointError, a full disk
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1)
     if result.stopped_by_signal is not None:

@@ -30,6 +30,8 @@ def parse_jsonl_line(line: str, text_field: str = "text", with_tokens: bool = Fa
         record = json.loads(line)
     except ValueError as err:
         raise BadJsonLine(f"not valid JSON: {err}") from err
+    except RecursionError as err:
+        raise BadJsonLine("not usable JSON: nested too deeply") from err
     if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
         raise BadJsonLine(f"expected an object with a string {text_field!r} field")
     if not with_tokens:

@@ -2,7 +2,7 @@
 
 Per batch (sequences sorted longest first, as :mod:`.plan` makes them):
 
-1. distinct words are indexed and turned into char ids with a few numpy calls;
+1. distinct words are indexed and turned into id rows in the model's encoding (``bilm.token_ids``);
 2. layer 0 runs on every token (or, with a word cache, only on words not cached yet);
 3. one gather lays the vectors out time-major for both directions, the backward one reversed
    per row, with BOS/EOS around each sequence;
@@ -24,8 +24,7 @@ from torch.nn import functional as F
 
 from ..nn.bilm import BiLM
 from ..nn.lstm import active_rows, run_time_major
-from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
-from ..nn.words.word_batch import WordBatch, index_words, words_to_char_ids
+from ..nn.words.word_batch import WordBatch, index_words
 from .word_cache import WordVectorCache
 
 # Rows of the layer-0 table built per batch: 0 is the zero vector for padding, then BOS, EOS.
@@ -41,7 +40,7 @@ def run_batch(
     tokens of ``sequences[0]`` come first in the result, then those of ``sequences[1]``, ...
     Call it under ``torch.inference_mode()`` (or ``no_grad``).
     """
-    words = index_words(sequences, reserved=(BOS_TOKEN, EOS_TOKEN))
+    words = index_words(sequences, reserved=bilm.encoding.boundaries)
     if not len(sequences) or (words.lengths == 0).any() or (numpy.diff(words.lengths) > 0).any():
         raise ValueError("run_batch needs non-empty sequences sorted by decreasing length")
     table, token_rows = layer0_table(bilm, words, word_cache)
@@ -92,7 +91,7 @@ def layer0_table(
     gets its own row (the char-CNN runs once per token); with one, each distinct word does.
     """
     if word_cache is None:
-        char_ids = words_to_char_ids(words.words)
+        char_ids = bilm.token_ids(words.words)
         wanted = numpy.concatenate([numpy.arange(2), words.token_words])
         vectors = bilm.encode_char_ids(char_ids[wanted])
         token_rows = 3 + numpy.arange(words.n_tokens, dtype=numpy.int64)
@@ -101,7 +100,7 @@ def layer0_table(
             words.words,
             words.n_tokens + 2 * len(words.lengths),  # BOS and EOS are served too
             bilm.char_encoder_version(),
-            lambda missing: bilm.encode_char_ids(words_to_char_ids(missing)),
+            lambda missing: bilm.encode_char_ids(bilm.token_ids(missing)),
         )
         token_rows = 1 + words.token_words
     table = torch.cat([vectors.new_zeros(1, vectors.shape[1]), vectors])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,10 +91,13 @@ def tokens_hash(tokens: Sequence[str]) -> str:
 
 
 def weights_digest(bilm: BiLM) -> str:
-    """A content hash of the sizes and of every weight the vectors depend on (the softmax is
-    left out): equal for equal weights in any model, unlike ``BiLM.weights_version``."""
+    """A content hash of the sizes, the dictionaries and of every weight the vectors depend on
+    (the softmax is left out): equal for equal weights in any model, unlike ``BiLM.weights_version``."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
+    if bilm.lexicon is not None:  # a code-point model's ids depend on its dictionaries too
+        tables = [dict(bilm.lexicon.chars), dict(bilm.lexicon.words or {})]
+        digest.update(json.dumps(tables, sort_keys=True).encode())
     for module in (bilm.char_encoder, bilm.forward_lstm, bilm.backward_lstm):
         for name, tensor in sorted(module.state_dict().items()):
             array = tensor.detach().cpu().contiguous().numpy()
@@ -129,41 +133,44 @@ def embed_corpus(
     if not (n_shards >= 1 and 0 <= shard_index < n_shards):
         raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
     store = PartStore(Path(output), _manifest(bilm, layers, mix_weights, gamma, max_tokens), shard_index, n_shards)
-    summary = EmbedSummary()
-    wanted: dict[str, str] = {}
-    sentence_to_index: dict[str, str] = {}
-    start = time.perf_counter()
-    number = -1  # groups seen so far, in every shard: the split depends on the input only
-    with tqdm(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
-        for chunk in _chunks(sentences, chunk_tokens):
-            hashes = [tokens_hash(s.tokens) for s in chunk]
-            for sentence, digest in zip(chunk, hashes):
-                sentence_to_index[sentence.text] = sentence.key
-                wanted[sentence.key] = digest
-            tokens = [s.tokens for s in chunk]
-            for group in embedder.plan([len(t) for t in tokens]):
-                number += 1
-                if number % n_shards != shard_index:
-                    continue
-                todo = [i for i in group.sentences if not store.has(chunk[i].key, hashes[i])]
-                summary.sentences += len(group.sentences)
-                summary.skipped += len(group.sentences) - len(todo)
-                if not todo:
-                    continue
-                group = group.only(set(todo))
-                arrays = embedder.group_layers(tokens, group)
-                summary.windows += sum(len(batch) for batch in group.batches)
-                items = [
-                    (chunk[i].key, hashes[i], reduce_layers(a, layers, mix_weights, gamma))
-                    for i, a in zip(group.sentences, arrays)
-                ]
-                store.write_part(items)
-                n_tokens = sum(len(tokens[i]) for i in todo)
-                summary.embedded += len(todo)
-                summary.tokens_embedded += n_tokens
-                bar.update(n_tokens)
-                bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
-    summary.joined, summary.dropped = store.finish(wanted, sentence_to_index)
+    try:
+        summary = EmbedSummary()
+        wanted: dict[str, str] = {}
+        sentence_to_index: dict[str, str] = {}
+        start = time.perf_counter()
+        number = -1  # groups seen so far, in every shard: the split depends on the input only
+        with tqdm(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
+            for chunk in _chunks(sentences, chunk_tokens):
+                hashes = [tokens_hash(s.tokens) for s in chunk]
+                for sentence, digest in zip(chunk, hashes):
+                    sentence_to_index[sentence.text] = sentence.key
+                    wanted[sentence.key] = digest
+                tokens = [s.tokens for s in chunk]
+                for group in embedder.plan([len(t) for t in tokens]):
+                    number += 1
+                    if number % n_shards != shard_index:
+                        continue
+                    todo = [i for i in group.sentences if not store.has(chunk[i].key, hashes[i])]
+                    summary.sentences += len(group.sentences)
+                    summary.skipped += len(group.sentences) - len(todo)
+                    if not todo:
+                        continue
+                    group = group.only(set(todo))
+                    arrays = embedder.group_layers(tokens, group)
+                    summary.windows += sum(len(batch) for batch in group.batches)
+                    items = [
+                        (chunk[i].key, hashes[i], reduce_layers(a, layers, mix_weights, gamma))
+                        for i, a in zip(group.sentences, arrays)
+                    ]
+                    store.write_part(items)
+                    n_tokens = sum(len(tokens[i]) for i in todo)
+                    summary.embedded += len(todo)
+                    summary.tokens_embedded += n_tokens
+                    bar.update(n_tokens)
+                    bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
+        summary.joined, summary.dropped = store.finish(wanted, sentence_to_index)
+    finally:
+        store.close()
     summary.seconds = time.perf_counter() - start
     summary.word_cache = embedder.word_cache_stats()
     return summary
@@ -211,7 +218,7 @@ def parse_shard(text: Optional[str], environ: Optional[dict] = None) -> tuple[in
             text = f"{environ['RANK']}/{environ['WORLD_SIZE']}"
         else:
             return 0, 1
-    index, _, count = text.partition("/")
-    if not (index.strip().isdigit() and count.strip().isdigit()) or not 0 <= int(index) < int(count):
+    found = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)  # ASCII digits only: not "²/3" or "０/２"
+    if found is None or not 0 <= int(found.group(1)) < int(found.group(2)):
         raise ValueError(f"--shard must be K/N with 0 <= K < N (like 0/4), not {text!r}")
-    return int(index), int(count)
+    return int(found.group(1)), int(found.group(2))

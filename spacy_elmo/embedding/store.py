@@ -26,10 +26,20 @@ attribute, which this store never writes into.
 Shards: each shard ``k`` of ``n`` writes and resumes its own parts and, when done, leaves
 ``done-K-of-N`` in the folder; the shard that finds all ``n`` of them joins the parts (an
 exclusive lock makes sure only one does), so the result is the same single file. Nothing but
-the file system is shared.
+the file system is shared. The folder records ``n``: a shard of another count is refused.
+
+One run per output and shard: a run locks ``OUTPUT.embed-K.lock`` for its whole length
+(:mod:`.run_lock`), and the join checks every dataset's token hash against the sentences whose
+index it writes, so vectors of another run can never end up under this run's sentences.
+
+A full disk: parts are built in memory and written as plain bytes; the join reserves the space
+it needs before HDF5 writes into the file (HDF5 handles failed writes badly, up to crashing the
+process). Whatever fails, the command stops with one line naming the file, and removes its
+temporary files; the finished parts stay for the next run.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -41,8 +51,9 @@ from typing import Optional, Union
 import h5py
 import numpy
 
-from ..durable import sync_file, sync_folder, write_bytes_atomically
-from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
+from ..durable import io_error_reason, sync_file, sync_folder, write_bytes_atomically
+from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image, open_safe_hdf5
+from .run_lock import OutputBusy, RunLock
 
 PathLike = Union[str, Path]
 SENTENCE_INDEX = "sentence_to_index"
@@ -53,6 +64,8 @@ _OLD_OPTIONS_ATTR = "spacy_elmo_embed_options"  # files from before the fingerpr
 _MANIFEST = "manifest.json"
 _PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
 _JOIN_LOCK = "join.lock"
+_SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does not depend on it
+_JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
 
 
 class EmbedError(ValueError):
@@ -79,12 +92,30 @@ class PartStore:
 
     def __post_init__(self) -> None:
         self.parts = parts_dir(self.output)
-        if self.output.exists():
-            self._read_output()
-        if not self.parts.exists():
-            self._create_parts()
-        self._read_parts(own_cleanup=True)
-        (self.parts / _done_name(self.shard, self.n_shards)).unlink(missing_ok=True)  # running again
+        self._lock: Optional[RunLock] = None
+        try:
+            self.output.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = RunLock(self.output, self.shard, self.n_shards)
+        except OutputBusy as err:
+            raise EmbedError(str(err)) from None
+        except OSError as err:
+            raise EmbedError(f"cannot write beside {self.output} ({io_error_reason(err)})") from err
+        try:
+            if self.output.exists():
+                self._read_output()
+            if not self.parts.exists():
+                self._create_parts()
+            self._read_parts(own_cleanup=True)
+            (self.parts / _done_name(self.shard, self.n_shards)).unlink(missing_ok=True)  # running again
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Let other runs of this shard start (the lock is also released if the process dies)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def _add(self, key: str, digest: str, path: Path) -> None:
         kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
@@ -109,7 +140,7 @@ class PartStore:
                 f"{self.parts} holds no readable {_MANIFEST} ({err}); it was not written by spacy-elmo embed "
                 f"or is damaged: delete {self.parts} to start over"
             ) from err
-        _check_manifest(found, self.manifest, self.parts)
+        self._check_parts_manifest(found)
         mine = f"{_PART_PREFIX}{self.shard:04d}-"
         for path in sorted(self.parts.iterdir()):
             if path.name.endswith(".tmp"):
@@ -129,20 +160,46 @@ class PartStore:
                         for key, dataset in handle.items()
                         if isinstance(dataset, h5py.Dataset)
                     }
-            except OSError:
+            except H5PY_DAMAGE:
                 if own_cleanup and parsed[0] == self.shard:
                     path.unlink(missing_ok=True)  # damaged on disk: its sentences are computed again
                 continue
             for key, digest in entries.items():
                 self._add(key, digest, path)
 
+    def _check_parts_manifest(self, found: object) -> None:
+        """The folder must hold parts of these settings, split into as many shards as this run's."""
+        recorded = dict(found) if isinstance(found, dict) else found
+        n_shards = recorded.pop(_SHARDS_KEY, None) if isinstance(recorded, dict) else None
+        _check_manifest(recorded, self.manifest, self.parts)
+        if n_shards == self.n_shards:
+            return
+        if not isinstance(n_shards, int):
+            raise EmbedError(
+                f"{self.parts} was begun by an older spacy-elmo, which did not record its number of shards: "
+                "delete it to start over"
+            )
+        begun = "without --shard" if n_shards == 1 else f"with --shard K/{n_shards}"
+        this = "without --shard" if self.n_shards == 1 else f"with --shard {self.shard}/{self.n_shards}"
+        raise EmbedError(
+            f"{self.parts} was begun {begun}, and this run is {this}: parts split another way would never "
+            f"be joined. Run every shard as it began, or delete {self.parts} to start over"
+        )
+
     def _create_parts(self) -> None:
         """Create the folder with its manifest in one rename, so it never exists without one."""
-        self.output.parent.mkdir(parents=True, exist_ok=True)
-        staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}.tmp")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        write_bytes_atomically(staging / _MANIFEST, json.dumps(self.manifest, sort_keys=True).encode())
+        staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}-{self.shard}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)  # left by a killed run of this process id
+        manifest = json.dumps({**self.manifest, _SHARDS_KEY: self.n_shards}, sort_keys=True).encode()
+        try:
+            staging.mkdir()
+            write_bytes_atomically(staging / _MANIFEST, manifest)
+        except OSError as err:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise EmbedError(
+                f"could not create {self.parts} ({io_error_reason(err)}); nothing was embedded yet: "
+                "free some space and run the same command again"
+            ) from err
         try:
             os.rename(staging, self.parts)
         except OSError:  # another shard created it first: use that one
@@ -157,18 +214,18 @@ class PartStore:
     # ----------------------------------------------------------------- writing
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
         """One finished group as its own file, renamed into place once it is on disk."""
-        with h5py.File(f"part-{self._next_part}", "w", driver="core", backing_store=False) as handle:
+        def fill(handle: h5py.File) -> None:
             for key, digest, array in items:
                 dataset = handle.create_dataset(key, data=numpy.ascontiguousarray(array, dtype=numpy.float32))
                 dataset.attrs[TOKENS_ATTR] = digest
-            handle.flush()
-            image = handle.id.get_file_image()
+
+        image = hdf5_image(fill)
         path = self.parts / f"{_PART_PREFIX}{self.shard:04d}-{self._next_part:08d}{_PART_SUFFIX}"
         try:
             write_bytes_atomically(path, image)
         except OSError as err:
             raise EmbedError(
-                f"could not write {path} ({err.strerror or err}); the {len(self._found)} sentences "
+                f"could not write {path} ({io_error_reason(err)}); the {len(self._found)} sentences "
                 f"finished before are safe in {self.parts}: free some space and run the same command again"
             ) from err
         self._next_part += 1
@@ -179,7 +236,14 @@ class PartStore:
         """Mark this shard done; join if every shard is. Returns (joined, datasets dropped)."""
         if self.n_shards == 1:
             return True, self.join(wanted, sentence_to_index)
-        write_bytes_atomically(self.parts / _done_name(self.shard, self.n_shards), b"")
+        done = self.parts / _done_name(self.shard, self.n_shards)
+        try:
+            write_bytes_atomically(done, b"")
+        except OSError as err:
+            raise EmbedError(
+                f"could not write {done} ({io_error_reason(err)}); this shard's parts are kept in {self.parts}: "
+                "free some space and run the same command again"
+            ) from err
         if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
             return False, 0
         try:
@@ -217,28 +281,65 @@ class PartStore:
         by_source: dict[Path, list[str]] = {}
         for key, digest in wanted.items():
             by_source.setdefault(sources[key][digest], []).append(key)
-        self._check_space(by_source)
+        index = json.dumps(sentence_to_index, ensure_ascii=False)
+        needed = sum(source.stat().st_size for source in by_source) + len(index.encode("utf8")) + _JOIN_MARGIN
+        self._check_space(needed)
         staging = self.output.with_name(self.output.name + ".joining.tmp")
         try:
-            with h5py.File(staging, "w") as target:
-                for source, keys in by_source.items():
-                    with h5py.File(source, "r") as handle:
-                        for key in keys:
-                            target.copy(handle[key], target, name=key)
-                index = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
-                index[0] = json.dumps(sentence_to_index, ensure_ascii=False)
-                target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
-            sync_file(staging)
-        except OSError as err:
+            self._write_joined(staging, by_source, wanted, index, needed)
+        except BaseException as err:
             staging.unlink(missing_ok=True)
+            if isinstance(err, EmbedError) or not isinstance(err, Exception):
+                raise
             raise EmbedError(
-                f"could not write {staging} while joining the parts into {self.output} ({err}); "
+                f"could not write {staging} while joining the parts into {self.output} ({io_error_reason(err)}); "
                 f"every finished batch is kept in {self.parts}: free some space and run the same command again"
             ) from err
         os.replace(staging, self.output)
         sync_folder(self.output.parent)
         shutil.rmtree(self.parts, ignore_errors=True)
         return dropped
+
+    def _write_joined(
+        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
+    ) -> None:
+        """The joined file at ``staging``, its space reserved first; every dataset copied must still
+        carry the token hash of the sentence it is stored for."""
+        with h5py.File(staging, "w"):
+            pass
+        self._reserve(staging, needed)
+        with h5py.File(staging, "r+") as target:
+            for source, keys in by_source.items():
+                with h5py.File(source, "r") as handle:
+                    for key in keys:
+                        dataset = handle.get(key)
+                        stored = None if dataset is None else str(dataset.attrs.get(TOKENS_ATTR, ""))
+                        if stored != wanted[key]:
+                            raise EmbedError(
+                                f"{source} no longer holds this run's vectors of sentence {key!r}: another run "
+                                f"wrote into {self.parts} meanwhile. {self.output} was not changed; run the same "
+                                "command again (one run at a time)"
+                            )
+                        target.copy(dataset, target, name=key)
+            dataset = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
+            dataset[0] = index
+            target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
+        sync_file(staging)
+
+    def _reserve(self, staging: Path, needed: int) -> None:
+        """Claim the disk space of the joined file before HDF5 writes into it: another process
+        filling the disk meanwhile then cannot make an HDF5 write fail (HDF5 gives the unused
+        rest back when it closes the file). Skipped where the file system cannot reserve."""
+        descriptor = os.open(staging, os.O_RDWR)
+        try:
+            os.posix_fallocate(descriptor, 0, needed)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise self._no_room(needed) from err
+            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+        finally:
+            os.close(descriptor)
 
     def _output_is_current(self, sentence_to_index: dict[str, str]) -> bool:
         if not self.output.exists():
@@ -248,16 +349,18 @@ class PartStore:
         except (OSError, KeyError, ValueError):
             return False
 
-    def _check_space(self, by_source: dict[Path, list[str]]) -> None:
-        """Refuse to start a join the disk cannot hold (HDF5 handles a full disk badly)."""
-        needed = sum(source.stat().st_size for source in by_source)
+    def _check_space(self, needed: int) -> None:
+        """Refuse to start a join the disk cannot hold."""
+        if needed > shutil.disk_usage(self.output.parent).free:
+            raise self._no_room(needed)
+
+    def _no_room(self, needed: int) -> EmbedError:
         free = shutil.disk_usage(self.output.parent).free
-        if needed > free:
-            raise EmbedError(
-                f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
-                f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
-                "free some space and run the same command again"
-            )
+        return EmbedError(
+            f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
+            f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
+            "free some space and run the same command again"
+        )
 
 
 def _open_ours(path: Path, manifest: dict) -> h5py.File:

@@ -25,7 +25,8 @@ import h5py
 import numpy
 
 from ..config import BiLMConfig
-from .hdf5_arrays import check_no_unused, check_shape, open_hdf5, read_array
+from ..durable import write_files_atomically
+from .hdf5_arrays import WeightArrays, hdf5_image, named_damage, open_hdf5
 
 PathLike = Union[str, Path]
 StateArrays = dict[str, numpy.ndarray]
@@ -43,9 +44,14 @@ def read_options(options_file: PathLike) -> BiLMConfig:
         options = json.loads(path.read_text(encoding="utf8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"{path} is not a valid options.json: {err}") from err
+    except RecursionError as err:
+        raise ValueError(f"{path} is not a valid options.json: its JSON is nested too deeply") from err
     if not isinstance(options, dict):
         raise ValueError(f"{path} is not a valid options.json: expected a JSON object")
-    return BiLMConfig.from_options(options)
+    try:
+        return BiLMConfig.from_options(options)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from err
 
 
 def dataset_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
@@ -132,28 +138,33 @@ def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMCo
     """
     config = read_options(options_file)
     with open_hdf5(weight_file) as handle:
-        softmax = handle.get("softmax/W")
-        if isinstance(softmax, h5py.Dataset) and softmax.ndim >= 1:
-            config = config.replace(vocab_size=int(softmax.shape[0]))
+        weights = WeightArrays(handle, str(weight_file))
+        with named_damage(weights.where):
+            softmax = handle.get("softmax/W")
+            if isinstance(softmax, h5py.Dataset) and softmax.ndim >= 1:
+                config = config.replace(vocab_size=int(softmax.shape[0]))
         expected = dataset_shapes(config)
-        for name, shape in expected.items():
-            check_shape(handle, name, shape)
-        check_no_unused(handle, set(expected), str(options_file))
-        state = _state_from_file(config, lambda name: read_array(handle, name, expected[name]))
-    return config, state
+        arrays = weights.read_all(expected, str(options_file), "the options imply")
+    return config, _state_from_file(config, arrays.__getitem__)
 
 
 def write_allennlp(
     options_file: PathLike, weight_file: PathLike, config: BiLMConfig, state: Mapping[str, numpy.ndarray]
 ) -> None:
     """Write ``options.json`` and the ``.hdf5`` in bilm-tf's layout from the state-dict arrays;
-    :func:`read_allennlp` reads them back bit for bit."""
-    Path(options_file).parent.mkdir(parents=True, exist_ok=True)
-    Path(weight_file).parent.mkdir(parents=True, exist_ok=True)
-    Path(options_file).write_text(json.dumps(config.to_options(), indent=2), encoding="utf8")
+    :func:`read_allennlp` reads them back bit for bit. Both files are complete on disk under
+    temporary names before either replaces an existing one: a full disk or a crash while writing
+    leaves an earlier export as it was (the weights are built in memory first)."""
+    options_file, weight_file = Path(options_file), Path(weight_file)
     stored = _file_from_state(config, state)
-    with h5py.File(weight_file, "w") as handle:
+
+    def fill(handle: h5py.File) -> None:
         for name, shape in dataset_shapes(config).items():
             array = stored[name]
             assert array.shape == shape, (name, array.shape, shape)
             handle.create_dataset(name, data=numpy.ascontiguousarray(array, dtype=numpy.float32))
+
+    options = json.dumps(config.to_options(), indent=2).encode("utf8")
+    options_file.parent.mkdir(parents=True, exist_ok=True)
+    weight_file.parent.mkdir(parents=True, exist_ok=True)
+    write_files_atomically({options_file: options, weight_file: hdf5_image(fill)})

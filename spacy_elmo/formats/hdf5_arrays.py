@@ -5,16 +5,27 @@ links (a path that may point anywhere in the file, or nowhere), datasets with ex
 storage (bytes of any readable file) and virtual datasets (slices of other files). A weights
 file from the internet has no use for any of them, and their bytes would end up in a saved
 pipeline, so every file this package reads is refused if it holds one (:func:`check_hdf5_safe`).
+
+Every weight, from HDF5 or from ELMoForManyLangs' torch files, passes :func:`finite_float32`:
+finite in the float32 the model holds it in.
 """
 from __future__ import annotations
 
+import io
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import BinaryIO, Callable, Iterator, Mapping, Optional, Union
 
 import h5py
 import numpy
 
 PathLike = Union[str, Path]
+
+
+#: What h5py raises for a file whose structure is damaged (a flipped bit in an object header, a
+#: truncated B-tree): turned into one ``ValueError`` naming the file by :func:`named_damage`.
+H5PY_DAMAGE = (OSError, KeyError, RuntimeError, TypeError, IndexError, AttributeError, UnicodeDecodeError)
 
 
 def open_hdf5(path: PathLike) -> h5py.File:
@@ -27,10 +38,46 @@ def open_hdf5(path: PathLike) -> h5py.File:
     return open_safe_hdf5(path, lambda err: ValueError(f"{path} could not be read as HDF5: {err}"))
 
 
+def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
+    """An HDF5 file held in memory (a serialized model's weights), checked as files on disk are."""
+    if not data.startswith(b"\x89HDF\r\n\x1a\n"):
+        raise ValueError(f"{where} is not an HDF5 file")
+
+    def unreadable(err: OSError) -> Exception:
+        return ValueError(f"{where} could not be read as HDF5: {err}")
+
+    return open_safe_hdf5(io.BytesIO(data), unreadable, where=where)
+
+
+def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
+    """The bytes of an HDF5 file that ``write`` fills, built in memory: written to disk as plain
+    bytes afterwards, a full disk is an ordinary ``OSError`` and never reaches HDF5, which can
+    crash the process when its own writes fail."""
+    name = f"in-memory-{uuid.uuid4().hex}.hdf5"  # HDF5 refuses two open files of one name, even in memory
+    with h5py.File(name, "w", driver="core", backing_store=False) as handle:
+        write(handle)
+        handle.flush()
+        return handle.id.get_file_image()
+
+
+@contextmanager
+def named_damage(where: str) -> Iterator[None]:
+    """Let every error of h5py reading a damaged file out as one ``ValueError`` naming ``where``
+    (errors that already name it, this module's own, pass unchanged)."""
+    try:
+        yield
+    except (*H5PY_DAMAGE, ValueError) as err:
+        if isinstance(err, FileNotFoundError) or where in str(err):
+            raise
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{where} is damaged: HDF5 could not read it ({type(err).__name__}: {detail})") from err
+
+
 def open_safe_hdf5(
-    path: PathLike,
+    path: Union[PathLike, BinaryIO],
     unreadable: Callable[[OSError], Exception],
     check: Optional[Callable[[h5py.File], None]] = None,
+    where: Optional[str] = None,
 ) -> h5py.File:
     """``path`` opened read-only after :func:`check_hdf5_safe` and ``check`` accepted it.
 
@@ -42,7 +89,8 @@ def open_safe_hdf5(
     except OSError as err:
         raise unreadable(err) from err
     try:
-        check_hdf5_safe(handle, path)
+        with named_damage(where or str(path)):
+            check_hdf5_safe(handle, where or path)
         if check is not None:
             check(handle)
     except BaseException:
@@ -78,33 +126,83 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
                     raise ValueError(f"{path}: dataset {where!r} stores its data in external files; refused")
 
 
-def check_shape(handle: h5py.File, name: str, shape: tuple[int, ...]) -> h5py.Dataset:
-    """The dataset ``name``, which must exist with exactly ``shape`` (nothing is read yet)."""
-    if name not in handle:
-        raise ValueError(f"{handle.filename}: dataset {name!r} is missing (expected shape {shape})")
-    dataset = handle[name]
-    if not isinstance(dataset, h5py.Dataset):
-        raise ValueError(f"{handle.filename}: {name!r} is a group, not a dataset")
-    if tuple(dataset.shape) != tuple(shape):
-        raise ValueError(
-            f"{handle.filename}: dataset {name!r} has shape {tuple(dataset.shape)}, "
-            f"but the options imply shape {tuple(shape)}"
-        )
-    return dataset
+class WeightArrays:
+    """An open weights file whose datasets are checked against the shapes a config implies and
+    read as finite float32 arrays (:func:`finite_float32`). Every error names ``where``, and
+    h5py's errors on a damaged file come out as one ``ValueError`` too."""
+
+    def __init__(self, handle: h5py.File, where: str) -> None:
+        self.handle = handle
+        self.where = where
+
+    def datasets(self) -> dict[str, tuple[int, ...]]:
+        """Every dataset's name and shape (nothing is read)."""
+        found: dict[str, tuple[int, ...]] = {}
+
+        def visit(name: str, item: object) -> None:
+            if isinstance(item, h5py.Dataset):
+                found[name] = tuple(item.shape)
+
+        with named_damage(self.where):
+            self.handle.visititems(visit)
+        return found
+
+    def check_shape(self, name: str, shape: tuple[int, ...], implied_by: str = "the options imply") -> h5py.Dataset:
+        """The dataset ``name``, which must exist with exactly ``shape`` (nothing is read yet)."""
+        with named_damage(self.where):
+            if name not in self.handle:
+                raise ValueError(f"{self.where}: dataset {name!r} is missing (expected shape {shape})")
+            dataset = self.handle[name]
+            if not isinstance(dataset, h5py.Dataset):
+                raise ValueError(f"{self.where}: {name!r} is a group, not a dataset")
+            if tuple(dataset.shape) != tuple(shape):
+                raise ValueError(
+                    f"{self.where}: dataset {name!r} has shape {tuple(dataset.shape)}, "
+                    f"but {implied_by} shape {tuple(shape)}"
+                )
+        return dataset
+
+    def read(self, name: str, shape: tuple[int, ...]) -> numpy.ndarray:
+        """The dataset ``name`` (of exactly ``shape``) as a finite float32 array."""
+        dataset = self.check_shape(name, shape)
+        if not numpy.issubdtype(dataset.dtype, numpy.floating):
+            raise ValueError(f"{self.where}: dataset {name!r} has dtype {dataset.dtype}, not float")
+        with named_damage(self.where):
+            stored = dataset[...]
+        return finite_float32(stored, f"{self.where}: dataset {name!r}")
+
+    def check_no_unused(self, used: set[str], what: str) -> None:
+        """Refuse datasets the options/config do not account for (e.g. a third LSTM layer when the
+        options say two): they mean the file and its options disagree."""
+        extra = sorted(set(self.datasets()) - used)
+        if extra:
+            shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
+            raise ValueError(f"{self.where} has datasets {what} does not use: {shown}; the file and {what} disagree")
+
+    def read_all(self, shapes: Mapping[str, tuple[int, ...]], what: str, implied_by: str) -> dict[str, numpy.ndarray]:
+        """Exactly the datasets ``shapes`` names (which ``what``, e.g. the options file, implies):
+        every one checked before any is read."""
+        for name, shape in shapes.items():
+            self.check_shape(name, shape, implied_by)
+        self.check_no_unused(set(shapes), what)
+        return {name: self.read(name, shape) for name, shape in shapes.items()}
 
 
-def read_array(handle: h5py.File, name: str, shape: tuple[int, ...]) -> numpy.ndarray:
-    """The dataset ``name`` as a finite float numpy array, which must have exactly ``shape``."""
-    dataset = check_shape(handle, name, shape)
-    if not numpy.issubdtype(dataset.dtype, numpy.floating):
-        raise ValueError(f"{handle.filename}: dataset {name!r} has dtype {dataset.dtype}, not float")
-    array = dataset[...]
+def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:
+    """``stored`` as float32, the dtype of the model it is loaded into, refused if any value is
+    NaN or infinite there: the check comes after the cast, since a float64 1e300 would become
+    inf. Every weights reader uses it (HDF5 datasets here, ELMoForManyLangs' torch tensors);
+    ``what`` names the array (file and name) in the error."""
+    with numpy.errstate(over="ignore"):
+        array = stored.astype(numpy.float32, copy=False)
     finite = numpy.isfinite(array)
     if not finite.all():
         bad = int(array.size - numpy.count_nonzero(finite))
         first = tuple(int(i) for i in numpy.argwhere(~finite)[0])
+        value = stored[first]
+        beyond = f" in float32 (stored as {stored.dtype}: {float(value)!r})" if numpy.isfinite(value) else ""
         raise ValueError(
-            f"{handle.filename}: dataset {name!r} has {bad} value(s) that are NaN or infinite "
+            f"{what} has {bad} value(s) that are NaN or infinite{beyond} "
             f"(the first at index {first}): such weights would give NaN vectors"
         )
     return array
@@ -114,14 +212,3 @@ def _address(item: h5py.HLObject) -> object:
     """Where an object lives in its file (the same for every hard link to it)."""
     info = h5py.h5o.get_info(item.id)
     return getattr(info, "token", None) or info.addr
-
-
-def check_no_unused(handle: h5py.File, used: set[str], what: str) -> None:
-    """Refuse datasets the options/config do not account for (e.g. a third LSTM layer when the
-    options say two): they mean the file and its options disagree."""
-    found: list[str] = []
-    handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
-    extra = sorted(set(found) - used)
-    if extra:
-        shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
-        raise ValueError(f"{handle.filename} has datasets {what} does not use: {shown}; the file and {what} disagree")

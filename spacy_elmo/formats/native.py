@@ -1,23 +1,34 @@
 """Our own model directory: ``config.json``, ``weights.hdf5`` (named float arrays) and, when the
-model has an output softmax, ``vocab.json`` (a JSON list, so any token string survives). Nothing in it is executable: loading reads JSON,
+model has an output softmax, ``vocab.json`` (a JSON list, so any token string survives); a
+code-point model (ELMoForManyLangs') also has its dictionaries, ``chars.json`` and, with a word
+table, ``words.json`` (JSON objects string -> id). Nothing in it is executable: loading reads JSON,
 plain text and arrays only.
 
 This module knows the files, not the model: it reads and writes a :class:`BiLMConfig`, the
-vocabulary and arrays named as in ``BiLM.state_dict()``. The caller says which names and shapes
-the config implies (``BiLM.state_shapes``), so that every array is checked before any is read.
+vocabulary, the dictionaries (a :class:`Lexicon`) and arrays named as in ``BiLM.state_dict()``.
+The caller says which names and shapes the config implies (``BiLM.state_shapes``), so that
+every array is checked before any is read. The files come from a folder or, for a model packed
+into a saved pipeline, from bytes (:func:`packed_model`); errors name the file either way.
+
+Checksums: ``config.json`` records the SHA-256 of every other file of the model (weights,
+vocabulary, dictionaries) and of its own settings. A model whose files changed after they were
+written (a flipped bit, a file of another model, a hand edit, half of an interrupted copy) is
+refused before HDF5 parses anything. Models written before the checksums (code-point models
+included) load without that check.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
 import h5py
 import numpy
 
-from ..config import BiLMConfig
-from .hdf5_arrays import check_shape, open_hdf5, read_array
+from ..config import BYTE_ENCODING, BiLMConfig, Lexicon
+from ..durable import write_files_atomically
+from .hdf5_arrays import WeightArrays, hdf5_image, open_hdf5, open_hdf5_bytes
 
 PathLike = Union[str, Path]
 
@@ -26,6 +37,19 @@ FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.hdf5"
 VOCAB_FILE = "vocab.json"
+CHARS_FILE = "chars.json"
+WORDS_FILE = "words.json"
+#: The files besides ``config.json`` a model may have; it records the checksum of each it has.
+DATA_FILES = (WEIGHTS_FILE, VOCAB_FILE, CHARS_FILE, WORDS_FILE)
+CHECKSUMS = "sha256"  # config.json: file name (or "config" for the settings) -> SHA-256
+#: The settings of every config.json of format version 1; a setting added later may be absent
+#: from older files and then takes its default, these may not.
+REQUIRED_SETTINGS = (
+    "char_embed_dim", "filters", "n_highway", "activation", "lstm_dim", "projection_dim", "n_layers",
+    "cell_clip", "proj_clip", "use_skip_connections", "vocab_size", "forget_bias",
+)
+#: ... and of every code-point model's (its sizes are not the byte encoding's defaults).
+CODE_POINT_SETTINGS = ("max_characters_per_token", "n_characters", "word_dim", "n_words")
 
 
 def is_model_dir(path: PathLike) -> bool:
@@ -33,106 +57,301 @@ def is_model_dir(path: PathLike) -> bool:
     return (path / CONFIG_FILE).is_file() and (path / WEIGHTS_FILE).is_file()
 
 
-def write_model_dir(
-    path: PathLike,
-    config: BiLMConfig,
-    state: Mapping[str, numpy.ndarray],
-    vocab: Optional[Sequence[str]] = None,
-) -> None:
-    """Write the model directory; each file goes to a temp name first, then is renamed."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "config": config.to_dict()}
-    _atomic_write_text(path / CONFIG_FILE, json.dumps(meta, indent=2))
-    tmp = path / (WEIGHTS_FILE + ".tmp")
-    with h5py.File(tmp, "w") as handle:
-        for name, array in state.items():
-            handle.create_dataset(name, data=array)
-    os.replace(tmp, path / WEIGHTS_FILE)
-    if vocab is not None:
-        _atomic_write_text(path / VOCAB_FILE, json.dumps(list(vocab), ensure_ascii=False))
-    elif (path / VOCAB_FILE).exists():
-        (path / VOCAB_FILE).unlink()
+class ModelSource:
+    """Where the files of a model come from; ``where`` leads every error message."""
+
+    where: str
+
+    def label(self, name: str) -> str:
+        return f"{self.where}/{name}"
+
+    def has(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def read_bytes(self, name: str) -> bytes:
+        raise NotImplementedError
+
+    def sha256(self, name: str) -> str:
+        return hashlib.sha256(self.read_bytes(name)).hexdigest()
+
+    def open_weights(self) -> h5py.File:
+        raise NotImplementedError
 
 
-def read_model_config(path: PathLike) -> tuple[BiLMConfig, Optional[list[str]]]:
-    """The config and vocabulary (None without ``vocab.json``) of :func:`write_model_dir`'s output,
-    checked to agree with each other; the weights are read by :func:`read_model_weights`."""
+class _Folder(ModelSource):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.where = str(path)
+
+    def has(self, name: str) -> bool:
+        return (self.path / name).is_file()
+
+    def read_bytes(self, name: str) -> bytes:
+        try:
+            return (self.path / name).read_bytes()
+        except OSError as err:
+            raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
+
+    def sha256(self, name: str) -> str:
+        digest = hashlib.sha256()
+        try:
+            with open(self.path / name, "rb") as handle:  # in blocks: weights may be gigabytes
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as err:
+            raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
+        return digest.hexdigest()
+
+    def open_weights(self) -> h5py.File:
+        return open_hdf5(self.path / WEIGHTS_FILE)
+
+
+class _Packed(ModelSource):
+    def __init__(self, files: Mapping[str, bytes], where: str) -> None:
+        self.files = files
+        self.where = where
+
+    def has(self, name: str) -> bool:
+        return name in self.files
+
+    def read_bytes(self, name: str) -> bytes:
+        return self.files[name]
+
+    def open_weights(self) -> h5py.File:
+        return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
+
+
+def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
+    """A model directory's files held in memory (name -> bytes), as :func:`model_files` makes them."""
+    missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if name not in files]
+    if missing:
+        raise ValueError(f"{where} is not a spacy-elmo model: missing {', '.join(missing)}")
+    unknown = sorted(set(files) - {CONFIG_FILE, *DATA_FILES})
+    if unknown:
+        raise ValueError(f"{where} holds unexpected files: {', '.join(map(repr, unknown))}")
+    return _Packed(files, where)
+
+
+def _source(path: Union[PathLike, ModelSource]) -> ModelSource:
+    if isinstance(path, ModelSource):
+        return path
     path = Path(path)
     if not path.is_dir():
         raise FileNotFoundError(f"Model directory not found: {path}")
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{path} is not a spacy-elmo model directory: missing {', '.join(missing)}")
-    config = read_config(path / CONFIG_FILE)
-    vocab = read_vocab(path / VOCAB_FILE) if (path / VOCAB_FILE).exists() else None
+    return _Folder(path)
+
+
+# ---------------------------------------------------------------------------- writing
+def model_files(
+    config: BiLMConfig,
+    state: Mapping[str, numpy.ndarray],
+    vocab: Optional[Sequence[str]] = None,
+    lexicon: Optional[Lexicon] = None,
+) -> dict[str, bytes]:
+    """The files of a model directory, name -> content, with the checksums in ``config.json``."""
+
+    def fill(handle: h5py.File) -> None:
+        for name, array in state.items():
+            handle.create_dataset(name, data=array)
+
+    files = {WEIGHTS_FILE: hdf5_image(fill)}
+    if vocab is not None:
+        files[VOCAB_FILE] = _json_bytes(list(vocab))
+    if lexicon is not None:
+        files[CHARS_FILE] = _json_bytes(dict(lexicon.chars))
+        if lexicon.words is not None:
+            files[WORDS_FILE] = _json_bytes(dict(lexicon.words))
+    settings = config.to_dict()
+    checksums = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    checksums["config"] = _settings_digest(settings)
+    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "config": settings, CHECKSUMS: checksums}
+    files[CONFIG_FILE] = json.dumps(meta, indent=2).encode("utf8")
+    return files
+
+
+def write_model_dir(
+    path: PathLike,
+    config: BiLMConfig,
+    state: Mapping[str, numpy.ndarray],
+    vocab: Optional[Sequence[str]] = None,
+    lexicon: Optional[Lexicon] = None,
+) -> None:
+    """Write the model directory: every file complete under a temporary name before any replaces
+    an old one (:func:`~spacy_elmo.durable.write_files_atomically`), so a full disk or a crash
+    while writing leaves an earlier model there as it was; then the files of an earlier model
+    that this one lacks (a vocabulary, dictionaries) go."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    files = model_files(config, state, vocab, lexicon)
+    write_files_atomically({path / name: data for name, data in files.items()})
+    for name in DATA_FILES:
+        if name not in files:
+            (path / name).unlink(missing_ok=True)
+
+
+def _json_bytes(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf8")
+
+
+def _settings_digest(settings: object) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------- reading
+def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, Optional[list[str]]]:
+    """The config and vocabulary (None without ``vocab.json``) of :func:`write_model_dir`'s output,
+    checked against the recorded checksums (those of every file, the dictionaries included) and
+    against each other; the dictionaries are read by :func:`read_lexicon`, the weights by
+    :func:`read_model_weights`."""
+    source = _source(path)
+    meta = _read_meta(source)
+    checksums = _verified_checksums(source, meta)
+    config = _config_from(meta["config"], source.label(CONFIG_FILE))
+    if checksums is not None:
+        unrecorded = [name for name in (WEIGHTS_FILE, *_dictionary_files(config)) if name not in checksums]
+        if unrecorded:
+            where = source.label(CONFIG_FILE)
+            raise ValueError(f"{where}: {CHECKSUMS!r} lacks the checksum of {', '.join(unrecorded)}")
+    recorded_vocab = VOCAB_FILE in checksums if checksums is not None else source.has(VOCAB_FILE)
+    vocab = _read_vocab(source) if recorded_vocab else None
     if vocab is not None and config.vocab_size not in (0, len(vocab)):
         raise ValueError(
-            f"{path / VOCAB_FILE} has {len(vocab)} words but {path / CONFIG_FILE} says vocab_size {config.vocab_size}"
+            f"{source.label(VOCAB_FILE)} has {len(vocab)} words but {source.label(CONFIG_FILE)} says "
+            f"vocab_size {config.vocab_size}"
         )
     return config, vocab
 
 
-def read_model_weights(path: PathLike, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, numpy.ndarray]:
-    """The arrays of the model directory's ``weights.hdf5``, which must hold exactly ``shapes``
-    (name -> shape): all are checked before any is read, and every value must be finite."""
-    weights = Path(path) / WEIGHTS_FILE
-    with open_hdf5(weights) as handle:
-        extra = sorted(set(handle.keys()) - set(shapes))
-        if extra:
-            raise ValueError(f"{weights} has arrays the config does not expect: {extra}")
-        for name, shape in shapes.items():
-            check_shape(handle, name, shape)
-        return {name: read_array(handle, name, shape) for name, shape in shapes.items()}
+def read_model_weights(
+    path: Union[PathLike, ModelSource], shapes: Mapping[str, tuple[int, ...]]
+) -> dict[str, numpy.ndarray]:
+    """The arrays of the model's ``weights.hdf5``, which must hold exactly ``shapes`` (name ->
+    shape): all are checked before any is read, and every value must be finite in float32."""
+    source = _source(path)
+    with source.open_weights() as handle:
+        weights = WeightArrays(handle, source.label(WEIGHTS_FILE))
+        return weights.read_all(shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 
-def _read_json(path: Path, what: str) -> object:
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the {what} ({err.strerror or err})") from err
+def _read_json(source: ModelSource, name: str, what: str) -> object:
+    raw = source.read_bytes(name)
+    where = source.label(name)
     if not raw.strip():
-        raise ValueError(f"{path}: the {what} is empty (0 bytes or only whitespace)")
+        raise ValueError(f"{where}: the {what} is empty (0 bytes or only whitespace)")
     try:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: the {what} is not UTF-8 text (binary data at byte {err.start})") from err
+        raise ValueError(f"{where}: the {what} is not UTF-8 text (binary data at byte {err.start})") from err
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: the {what} is not valid JSON ({err})") from err
+        raise ValueError(f"{where}: the {what} is not valid JSON ({err})") from err
+    except RecursionError as err:
+        raise ValueError(f"{where}: the {what} is not valid here: its JSON is nested too deeply") from err
 
 
-def read_config(path: Path) -> BiLMConfig:
-    """The model config in ``config.json``; every problem is a ``ValueError`` naming the file."""
-    meta = _read_json(path, "model config")
+def _read_meta(source: ModelSource) -> dict:
+    where = source.label(CONFIG_FILE)
+    meta = _read_json(source, CONFIG_FILE, "model config")
     if not isinstance(meta, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(meta).__name__}")
+        raise ValueError(f"{where}: expected a JSON object, found {type(meta).__name__}")
     if meta.get("format") != FORMAT_NAME:
-        raise ValueError(f"{path} is not a spacy-elmo model config (its 'format' is not {FORMAT_NAME!r})")
+        raise ValueError(f"{where} is not a spacy-elmo model config (its 'format' is not {FORMAT_NAME!r})")
     version = meta.get("version", 0)
-    if not isinstance(version, int):
-        raise ValueError(f"{path}: 'version' must be an integer, not {version!r}")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError(f"{where}: 'version' must be an integer, not {version!r}")
     if version > FORMAT_VERSION:
-        raise ValueError(f"{path} was written by a newer spacy-elmo (format version {version})")
+        raise ValueError(f"{where} was written by a newer spacy-elmo (format version {version})")
     if not isinstance(meta.get("config"), dict):
-        raise ValueError(f"{path}: 'config' must be a JSON object with the model's sizes")
+        raise ValueError(f"{where}: 'config' must be a JSON object with the model's sizes")
+    return meta
+
+
+def _verified_checksums(source: ModelSource, meta: dict) -> Optional[dict[str, str]]:
+    """The checksums ``config.json`` records, each verified (None for a model written before them)."""
+    if CHECKSUMS not in meta:
+        return None
+    where = source.label(CONFIG_FILE)
+    checksums = meta[CHECKSUMS]
+    if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
+        raise ValueError(f"{where}: {CHECKSUMS!r} must map file names to SHA-256 digests")
+    if checksums.get("config") != _settings_digest(meta["config"]):
+        raise ValueError(
+            f"{where}: its settings do not match their recorded checksum: the file is damaged or was "
+            f"edited after it was written (to keep a deliberate edit, delete the {CHECKSUMS!r} entry)"
+        )
+    for name in sorted(set(checksums) - {"config"}):
+        if name not in DATA_FILES:
+            raise ValueError(f"{where}: {CHECKSUMS!r} names an unknown file {name!r}")
+        if not source.has(name):
+            raise ValueError(f"{source.where}: {name} is missing, but {CONFIG_FILE} records its checksum")
+        if source.sha256(name) != checksums[name]:
+            raise ValueError(
+                f"{source.label(name)} does not match the SHA-256 recorded in {CONFIG_FILE}: it is damaged, "
+                "or belongs to another model"
+            )
+    return checksums
+
+
+def _config_from(settings: dict, where: str) -> BiLMConfig:
+    required = REQUIRED_SETTINGS
+    if settings.get("char_encoding", BYTE_ENCODING) != BYTE_ENCODING:
+        required += CODE_POINT_SETTINGS
+    missing = [key for key in required if key not in settings]
+    if missing:
+        raise ValueError(f"{where}: invalid model config: missing setting(s) {', '.join(missing)}")
     try:
-        return BiLMConfig.from_dict(meta["config"])
-    except (KeyError, TypeError, ValueError) as err:
-        detail = f"missing setting {err}" if isinstance(err, KeyError) else str(err)
-        raise ValueError(f"{path}: invalid model config: {detail}") from err
+        return BiLMConfig.from_dict(settings)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: invalid model config: {err}") from err
 
 
-def read_vocab(path: Path) -> list[str]:
+def _read_vocab(source: ModelSource) -> list[str]:
     """The softmax vocabulary in ``vocab.json``: a JSON list of distinct strings."""
-    vocab = _read_json(path, "vocabulary")
+    where = source.label(VOCAB_FILE)
+    vocab = _read_json(source, VOCAB_FILE, "vocabulary")
     if not isinstance(vocab, list) or not all(isinstance(word, str) for word in vocab):
-        raise ValueError(f"{path}: the vocabulary must be a JSON list of strings")
+        raise ValueError(f"{where}: the vocabulary must be a JSON list of strings")
     if not vocab:
-        raise ValueError(f"{path}: the vocabulary is an empty list")
+        raise ValueError(f"{where}: the vocabulary is an empty list")
+    if len(set(vocab)) != len(vocab):
+        first: dict[str, int] = {}
+        for position, word in enumerate(vocab):
+            if word in first:
+                raise ValueError(f"{where}: the vocabulary lists {word!r} twice (entries {first[word]} and {position})")
+            first[word] = position
     return vocab
 
 
-def _atomic_write_text(target: Path, text: str) -> None:
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text, encoding="utf8")
-    os.replace(tmp, target)
+def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:
+    """The dictionaries a model of ``config`` has: none in the byte encoding, ``chars.json`` in
+    the code-point one, and ``words.json`` with a word table."""
+    if config.char_encoding == BYTE_ENCODING:
+        return ()
+    return (CHARS_FILE, WORDS_FILE) if config.word_dim else (CHARS_FILE,)
+
+
+def read_lexicon(path: Union[PathLike, ModelSource], config: BiLMConfig) -> Optional[Lexicon]:
+    """The dictionaries of a code-point model (None for a byte model), from a folder or packed
+    bytes, read after :func:`read_model_config` (which verifies their checksums) and checked
+    against ``config``: every problem is a ``ValueError`` naming the file."""
+    names = _dictionary_files(config)
+    if not names:
+        return None
+    source = _source(path)
+    tables = [_read_dictionary(source, name) for name in names]
+    lexicon = Lexicon(tables[0], tables[1] if len(tables) > 1 else None)
+    problems = lexicon.problems(config)
+    if problems:
+        raise ValueError(f"{source.where}: {CHARS_FILE}/{WORDS_FILE} do not fit {CONFIG_FILE}: " + "; ".join(problems))
+    return lexicon
+
+
+def _read_dictionary(source: ModelSource, name: str) -> dict[str, int]:
+    if not source.has(name):
+        raise FileNotFoundError(f"{source.where} holds a code-point biLM but no {name}")
+    entries = _read_json(source, name, "dictionary")
+    if not isinstance(entries, dict) or not all(type(index) is int and index >= 0 for index in entries.values()):
+        raise ValueError(f"{source.label(name)}: the dictionary must be a JSON object mapping strings to ids >= 0")
+    return entries

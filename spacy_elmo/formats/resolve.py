@@ -4,7 +4,9 @@ pretraining's ``--init-from``).
 
 Accepted, in this order:
 
-1. a spacy-elmo model directory (``config.json`` + ``weights.hdf5``);
+1. a spacy-elmo model directory (``config.json`` + ``weights.hdf5``), or an ELMoForManyLangs
+   model directory (``config.json`` + ``token_embedder.pkl`` + ``encoder.pkl``, see
+   :mod:`.elmoformanylangs`): both are read whole;
 2. an AllenNLP/bilm-tf directory with ``options.json``; its weights are ``weights.hdf5`` when
    it has one, else its only ``.hdf5`` file;
 3. an ``.hdf5`` weight file with ``options.json`` (or ``<stem>_options.json``, as AllenNLP's
@@ -21,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
+from .elmoformanylangs import CHAR_DIC, ENCODER, TOKEN_EMBEDDER, is_elmoformanylangs_dir
 from .native import CONFIG_FILE, WEIGHTS_FILE, is_model_dir
 
 PathLike = Union[str, Path]
@@ -30,16 +33,22 @@ HDF5_SUFFIXES = (".hdf5", ".h5")
 #: Problem name -> (exception type, message template). A template may use ``{path}`` (the path
 #: given), ``{parent}`` (the directory searched: the path itself, or the folder of a file),
 #: ``{found}`` (the .hdf5 files there, comma separated, or "none"), and ``{options}``,
-#: ``{config}``, ``{weights}`` (the file names above). The problems:
+#: ``{config}``, ``{weights}`` (the file names above), ``{missing}`` (the files an incomplete
+#: ELMoForManyLangs directory lacks). The problems:
 #:
 #: - ``missing``: nothing at the path;
 #: - ``not_hdf5``: a file that is neither .hdf5/.h5 nor .json;
 #: - ``no_options_beside``: an .hdf5 file with no options file next to it;
 #: - directories without ``options.json`` that are not model directories:
-#:   ``incomplete_model_dir`` (``config.json`` without ``weights.hdf5``), ``empty_dir`` (no
+#:   ``incomplete_model_dir`` (``config.json`` without ``weights.hdf5``),
+#:   ``incomplete_elmoformanylangs`` (``config.json`` and some of their files), ``empty_dir`` (no
 #:   .hdf5 either), ``no_options`` (.hdf5 files only);
 #: - options found (a directory's or a .json given), weights not: ``no_weights`` (no .hdf5),
-#:   ``several_weights`` (2+ .hdf5, none of them ``weights.hdf5``).
+#:   ``several_weights`` (2+ .hdf5, none of them ``weights.hdf5``);
+#: - directories that hold a biLM elsewhere, named with a hint: ``spacy_pipeline`` (a trained
+#:   spaCy pipeline: ``config.cfg`` + ``meta.json``), ``pretraining_run`` (a ``spacy-elmo
+#:   pretrain`` output folder: its biLM is ``model-best``), ``training_run`` (a ``spacy train``
+#:   output folder: its pipelines are ``model-best`` and ``model-last``).
 Messages = Mapping[str, tuple[type[Exception], str]]
 
 
@@ -60,6 +69,10 @@ MESSAGES: Messages = {
     ),
     "no_options_beside": (FileNotFoundError, "No options file for {path}: missing {options} in {parent}"),
     "incomplete_model_dir": (FileNotFoundError, "biLM model directory {path} has {config} but is missing {weights}"),
+    "incomplete_elmoformanylangs": (
+        FileNotFoundError,
+        "{path} looks like an ELMoForManyLangs model directory but is missing {missing} (unzip the whole download)",
+    ),
     "empty_dir": (FileNotFoundError, _no_bilm_in("{options} and a weights .hdf5 file")),
     "no_options": (FileNotFoundError, _no_bilm_in("{options}")),
     "no_weights": (FileNotFoundError, "No weights for {path}: missing a weights .hdf5 file in {parent}"),
@@ -67,6 +80,22 @@ MESSAGES: Messages = {
         ValueError,
         "Which weights for {path}? {parent} holds several .hdf5 files ({found}), none named "
         "{weights}: exactly one is needed, or pass the weights file's path",
+    ),
+    "spacy_pipeline": (
+        ValueError,
+        "{path} is a trained spaCy pipeline, not biLM weights: reuse its elmo component with "
+        "[components.elmo] source = \"{path}\", or export its biLM with `spacy-elmo "
+        "export-allennlp {path} OUT_DIR` and pass OUT_DIR",
+    ),
+    "pretraining_run": (
+        ValueError,
+        "{path} is a pretraining output folder: pass the biLM it wrote, {path}/model-best (or model-last)",
+    ),
+    "training_run": (
+        ValueError,
+        "{path} is a spacy train output folder: its pipelines are {path}/model-best and model-last; "
+        "reuse one's elmo component with [components.elmo] source = \"{path}/model-best\", or export "
+        "its biLM with `spacy-elmo export-allennlp {path}/model-best OUT_DIR` and pass OUT_DIR",
     ),
 }
 
@@ -81,15 +110,17 @@ def messages_for(label: str, messages: Messages = MESSAGES) -> Messages:
 class _Unusable(Exception):
     """Internal: why a path holds no biLM, before it is worded for the caller."""
 
-    def __init__(self, problem: str, found: str = "none") -> None:
+    def __init__(self, problem: str, found: str = "none", missing: str = "") -> None:
         super().__init__(problem)
         self.problem = problem
         self.found = found
+        self.missing = missing
 
 
 def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
-    """AllenNLP's (options, weights) files for ``path``, or None when ``path`` is a spacy-elmo
-    model directory (see the module docstring for the layouts understood).
+    """AllenNLP's (options, weights) files for ``path``, or None when ``path`` is a directory
+    read whole: a spacy-elmo or an ELMoForManyLangs model directory (see the module docstring
+    for the layouts understood).
 
     ``messages`` words the errors (see :data:`MESSAGES` for the problems it must cover).
     """
@@ -97,18 +128,21 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
     try:
         return _locate(path)
     except _Unusable as unusable:
-        kind, template = messages[unusable.problem]
+        kind, template = messages.get(unusable.problem) or MESSAGES[unusable.problem]
         parent = path if path.is_dir() else path.parent
-        fields = dict(path=path, parent=parent, found=unusable.found, options=OPTIONS_FILE, config=CONFIG_FILE, weights=WEIGHTS_FILE)
+        fields = dict(
+            path=path, parent=parent, found=unusable.found, missing=unusable.missing,
+            options=OPTIONS_FILE, config=CONFIG_FILE, weights=WEIGHTS_FILE,
+        )
         raise kind(template.format(**fields)) from None
 
 
 def _locate(path: Path) -> Optional[tuple[Path, Path]]:
-    """None for a spacy-elmo model directory, else AllenNLP's (options, weights) files."""
+    """None for a directory read whole, else AllenNLP's (options, weights) files."""
     if not path.exists():
         raise _Unusable("missing")
     if path.is_dir():
-        if is_model_dir(path):
+        if is_model_dir(path) or is_elmoformanylangs_dir(path):
             return None
         return _options_in(path), _weights_in(path)
     suffix = path.suffix.lower()
@@ -123,11 +157,28 @@ def _options_in(directory: Path) -> Path:
     options = directory / OPTIONS_FILE
     if options.is_file():
         return options
+    elsewhere = _holds_a_bilm_elsewhere(directory)
+    if elsewhere is not None:
+        raise _Unusable(elsewhere)
     weights = _hdf5_files(directory)
     found = ", ".join(p.name for p in weights) or "none"
+    theirs = [name for name in (CHAR_DIC, TOKEN_EMBEDDER, ENCODER) if (directory / name).is_file()]
+    if (directory / CONFIG_FILE).is_file() and theirs:
+        missing = [name for name in (TOKEN_EMBEDDER, ENCODER) if name not in theirs]
+        raise _Unusable("incomplete_elmoformanylangs", found, ", ".join(missing))
     if (directory / CONFIG_FILE).is_file():
         raise _Unusable("incomplete_model_dir", found)
     raise _Unusable("no_options" if weights else "empty_dir", found)
+
+
+def _holds_a_bilm_elsewhere(directory: Path) -> Optional[str]:
+    """The problem name of a folder that is no biLM but holds one (see :data:`MESSAGES`)."""
+    if (directory / "config.cfg").is_file() and (directory / "meta.json").is_file():
+        return "spacy_pipeline"
+    best = directory / "model-best"
+    if best.is_dir():
+        return "pretraining_run" if is_model_dir(best) else "training_run"
+    return None
 
 
 def _weights_in(directory: Path) -> Path:

@@ -88,9 +88,17 @@ def build_bilm_model(
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[object] = None) -> None:
-    """Build a randomly initialised biLM of the configured size, unless one is already loaded."""
+    """Build a randomly initialised biLM of the configured size, unless one is already loaded.
+
+    The ``elmo`` component only gets here with weights, or with ``weights = "random"``.
+    """
     if get_bilm(model) is None:
-        set_bilm(model, BiLM(BiLMConfig.from_dict(model.attrs["bilm_config"])).eval())
+        set_bilm(model, random_bilm(model))
+
+
+def random_bilm(model: Model) -> BiLM:
+    """A randomly initialised biLM of the sizes in ``model``'s config, in eval mode."""
+    return BiLM(BiLMConfig.from_dict(model.attrs["bilm_config"])).eval()
 
 
 def get_bilm(model: Model) -> Optional[BiLM]:

@@ -10,6 +10,7 @@ frozen.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Callable, Iterable, List, Optional, Tuple
 
@@ -69,6 +70,24 @@ class ElmoLayersListener(Model):
         self._component: Optional[str] = None  # the listening component, once attached
         self._init_batch_id: Optional[int] = None  # sample Docs seen at initialize: no warning
         self._warned = False
+        # Why no elmo component feeds this listener, as the pipeline showed it (or None)
+        self.wiring_error: Optional[str] = None
+
+    def __deepcopy__(self, memo: dict) -> "ElmoLayersListener":
+        """A detached copy: the same settings, dims and learned state, but no link to the
+        upstream component (whose locks and caches cannot be copied, and whose copy nobody
+        would feed) and no batch in flight. ``nlp.resume_training`` deep-copies each
+        component's model this way for rehearsal."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        slots = [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]
+        for name in slots:  # Thinc's Model keeps its own state in slots
+            if hasattr(self, name):
+                object.__setattr__(copied, name, copy.deepcopy(getattr(self, name), memo))
+        detached = {"_batch_id": None, "_outputs": None, "_backprop": None, "_upstream_dims": None}
+        for key, value in self.__dict__.items():
+            copied.__dict__[key] = detached[key] if key in detached else copy.deepcopy(value, memo)
+        return copied
 
     @property
     def grad_factor(self) -> float:
@@ -99,11 +118,16 @@ class ElmoLayersListener(Model):
         if self.maybe_get_dim("nO") is None and self._upstream_dims is not None:
             self.set_upstream_dims(*self._upstream_dims())
         if self.maybe_get_dim("nO") is None:
-            raise ValueError(
-                "The ELMo listener does not know the size of the elmo layers: add the elmo "
-                "component before this one and load its weights (or call nlp.initialize())"
-            )
+            raise ValueError(self.wiring_error or self._unlinked_message())
         return self.get_dim("nL"), self.get_dim("nO")
+
+    def _unlinked_message(self) -> str:
+        upstream = "elmo" if self.upstream_name == "*" else self.upstream_name
+        return (
+            f"The ELMo listener (upstream = '{self.upstream_name}') is linked to no elmo component: "
+            f"the pipeline has none before the listening component. Add one first, e.g. "
+            f"nlp.add_pipe('elmo', name='{upstream}', first=True, config={{'weights': PATH}})"
+        )
 
     def verify_inputs(self, docs: List[Doc]) -> None:
         batch_id = self.get_batch_id(docs)
@@ -123,7 +147,8 @@ def forward(model: ElmoLayersListener, docs: List[Doc], is_train: bool):
         missing = [doc for doc in docs if getattr(doc._, LAYERS_ATTR, None) is None and len(doc)]
         if missing:
             raise ValueError(
-                "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
+                model.wiring_error
+                or "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
                 "component must also be listed in [training] annotating_components"
             )
     if not is_train:

@@ -60,7 +60,14 @@ def ElmoLayers(bilm: Model[List[Doc], List[Floats3d]], grad_factor: float = 0.0)
 
 
 def _init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[object] = None) -> None:
-    # The biLM's own init only builds a random module when it holds none.
+    # A copy gets its weights from replace_listeners or a saved pipeline, never at random.
+    if get_bilm(model.layers[0]) is None:
+        raise ValueError(
+            f"This component's biLM copy ({STANDALONE_ARCHITECTURE}) has no weights: it gets them from "
+            "nlp.replace_listeners or with its saved pipeline. To train it again, source the component "
+            "([components.NAME] source = PIPELINE), or give it a spacy_elmo.ElmoListener.v1 and an elmo "
+            "component"
+        )
     model.layers[0].initialize()
 
 

@@ -9,8 +9,6 @@ travel with the weights.
 """
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import srsly
@@ -18,8 +16,12 @@ import torch
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device
 from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs
 
+from ..formats.native import model_files, packed_model
 from ..nn.bilm import BiLM
 from ..nn.words.word_batch import encode_padded
+
+
+PACKED_NAME = "biLM"  # how errors name the model files packed into a component's model
 
 
 def TorchBiLM(bilm: Optional[BiLM] = None) -> Model:
@@ -43,8 +45,9 @@ def set_torch_bilm(model: Model, bilm: BiLM) -> None:
 
 
 def _convert_inputs(model: Model, X: Sequence[Sequence[str]], is_train: bool):
-    """The words as char ids framed by BOS/EOS, on the module's device, and their lengths."""
-    char_ids, lengths = encode_padded(X)
+    """The words as id rows framed by BOS/EOS (in the biLM's encoding), on the module's device,
+    and their lengths."""
+    char_ids, lengths = encode_padded(X, encoding=model.shims[0]._model.encoding)
     device = model.shims[0].device
     args = (torch.from_numpy(char_ids).to(device), torch.from_numpy(lengths))
     return ArgsKwargs(args=args, kwargs={}), _no_input_gradient
@@ -58,22 +61,19 @@ def serialize_bilm(bilm: Optional[BiLM]) -> bytes:
     """The model directory's files as one msgpack message; empty bytes for "no biLM yet"."""
     if bilm is None:
         return b""
-    with tempfile.TemporaryDirectory() as tmp:
-        bilm.to_disk(tmp)
-        files = {path.name: path.read_bytes() for path in sorted(Path(tmp).iterdir()) if path.is_file()}
-    return srsly.msgpack_dumps(files)
+    return srsly.msgpack_dumps(model_files(bilm.config, bilm.state_arrays(), bilm.vocab, bilm.lexicon))
 
 
 def deserialize_bilm(current: Optional[BiLM], data: bytes, device: torch.device) -> Optional[BiLM]:
-    """Rebuild the biLM from :func:`serialize_bilm`'s bytes, with the sizes stored in them."""
+    """Rebuild the biLM from :func:`serialize_bilm`'s bytes, with the sizes stored in them. The
+    files are read from memory, so an error names the file inside the biLM (``biLM/weights.hdf5``),
+    never a temporary path; the component adds its pipeline directory."""
     if not data:
         return current
-    files = srsly.msgpack_loads(data)
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, content in files.items():
-            if Path(name).name != name:
-                raise ValueError(f"Serialized biLM holds an unexpected file name: {name!r}")
-            (Path(tmp) / name).write_bytes(content)
-        bilm = BiLM.from_disk(tmp)
-    return bilm.to(device).eval()
-
+    try:
+        files = srsly.msgpack_loads(data)
+    except Exception as err:  # msgpack raises several kinds (and bare ValueErrors) for damaged bytes
+        raise ValueError(f"{PACKED_NAME} is damaged: its files cannot be unpacked ({err})") from err
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, bytes) for k, v in files.items()):
+        raise ValueError(f"{PACKED_NAME} is damaged: expected a map of file names to bytes")
+    return BiLM.from_disk(packed_model(files, PACKED_NAME)).to(device).eval()

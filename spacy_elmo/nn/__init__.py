@@ -2,8 +2,9 @@
 
 Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
 
-1. words -> char ids ``(batch, time, 50)`` framed by BOS/EOS: :mod:`.words.char_ids` (one word
-   at a time) or :mod:`.words.word_batch` (each distinct word once); callers do this step;
+1. words -> id rows ``(batch, time, ids_per_token)`` framed by BOS/EOS in the model's encoding
+   (``BiLM.encoding``: UTF-8 bytes, :mod:`.words.char_ids`, or code points, :mod:`.words.code_points`),
+   each distinct word once (:mod:`.words.word_batch`); callers do this step;
 2. layer 0, char ids -> one vector per token: the char-CNN, highway and projection of
    :mod:`.words.char_cnn` (:mod:`.words.char_cnn_tables` without autograd,
    :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);

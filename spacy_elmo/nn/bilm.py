@@ -9,12 +9,15 @@ import numpy
 import torch
 from torch import nn
 
-from ..config import BiLMConfig
+from ..config import BYTE_ENCODING, BiLMConfig, Lexicon
 from ..formats.allennlp import read_allennlp, write_allennlp
-from ..formats.native import read_model_config, read_model_weights, write_model_dir
+from ..formats.elmoformanylangs import read_elmoformanylangs
+from ..formats.native import ModelSource, read_lexicon, read_model_config, read_model_weights, write_model_dir
 from .derived_cache import DerivedTensors, HeldElsewhere, parameter_versions
 from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
 from .words.char_cnn import CharEncoder
+from .words.code_points import CodePointEncoding
+from .words.word_batch import BYTES, TokenEncoding
 
 PathLike = Union[str, Path]
 
@@ -64,7 +67,9 @@ class BiLM(nn.Module):
     cuda_graphs: bool
     autocast_dtype: Optional[torch.dtype]
 
-    def __init__(self, config: BiLMConfig, vocab: Optional[Sequence[str]] = None) -> None:
+    def __init__(
+        self, config: BiLMConfig, vocab: Optional[Sequence[str]] = None, lexicon: Optional[Lexicon] = None
+    ) -> None:
         super().__init__()
         if vocab is not None and config.vocab_size not in (0, len(vocab)):
             raise ValueError(f"vocab has {len(vocab)} words but config.vocab_size is {config.vocab_size}")
@@ -72,6 +77,8 @@ class BiLM(nn.Module):
             config = config.replace(vocab_size=len(vocab))
         self.config = config
         self.vocab: Optional[list[str]] = list(vocab) if vocab is not None else None
+        self.lexicon = lexicon
+        self.encoding = _token_encoding(config, lexicon)
         self.char_encoder = CharEncoder(config)
         stack_args = dict(
             input_dim=config.projection_dim,
@@ -132,8 +139,14 @@ class BiLM(nn.Module):
             self._held_elsewhere = HeldElsewhere()
         self._held_elsewhere.add(cache)
 
+    def token_ids(self, words: Sequence[str]) -> numpy.ndarray:
+        """The id rows ``(n_words, config.ids_per_token)`` of ``words`` in this model's encoding
+        (UTF-8 bytes, or code points and word ids); sentences are framed by ``encoding.boundaries``."""
+        return self.encoding.ids(words)
+
     def encode_char_ids(self, char_ids: numpy.ndarray) -> torch.Tensor:
-        """Layer-0 vectors ``(n, P)`` in the model's dtype for char ids ``(n, 50)``, no autograd."""
+        """Layer-0 vectors ``(n, P)`` in the model's dtype for id rows ``(n, ids_per_token)``
+        (from :meth:`token_ids`), no autograd."""
         ids = torch.from_numpy(char_ids).to(self.device)
         if self.autocast_dtype is None:
             return self.char_encoder.encode_words(ids)
@@ -252,20 +265,25 @@ class BiLM(nn.Module):
     # model and back.
     @classmethod
     def state_shapes(
-        cls, config: BiLMConfig, vocab: Optional[Sequence[str]] = None
+        cls, config: BiLMConfig, vocab: Optional[Sequence[str]] = None, lexicon: Optional[Lexicon] = None
     ) -> dict[str, tuple[int, ...]]:
-        """Names and shapes of the state dict of ``cls(config, vocab)``, allocating nothing (the
-        model is built on the meta device): what a weight file must hold, checked before reading."""
+        """Names and shapes of the state dict of ``cls(config, vocab, lexicon)``, allocating
+        nothing (the model is built on the meta device): what a weight file must hold, checked
+        before reading."""
         with torch.device("meta"):
-            skeleton = cls(config, vocab=vocab)
+            skeleton = cls(config, vocab=vocab, lexicon=lexicon)
         return {name: tuple(t.shape) for name, t in skeleton.state_dict().items()}
 
     @classmethod
     def from_state_arrays(
-        cls, config: BiLMConfig, arrays: Mapping[str, numpy.ndarray], vocab: Optional[Sequence[str]] = None
+        cls,
+        config: BiLMConfig,
+        arrays: Mapping[str, numpy.ndarray],
+        vocab: Optional[Sequence[str]] = None,
+        lexicon: Optional[Lexicon] = None,
     ) -> "BiLM":
         """A model in eval mode with the weights ``arrays`` (every state-dict entry, by name)."""
-        model = cls(config, vocab=vocab)
+        model = cls(config, vocab=vocab, lexicon=lexicon)
         model.load_state_dict({name: torch.from_numpy(array) for name, array in arrays.items()})
         return model.eval()
 
@@ -284,16 +302,43 @@ class BiLM(nn.Module):
         """Write ``options.json`` + ``.hdf5`` in bilm-tf's layout (AllenNLP can read them)."""
         write_allennlp(options_file, weight_file, self.config, self.state_arrays(torch.float32))
 
+    @classmethod
+    def from_elmoformanylangs(cls, path: PathLike) -> "BiLM":
+        """Load an ELMoForManyLangs model directory (``config.json``, its model config,
+        ``char.dic``, ``word.dic``, ``token_embedder.pkl``, ``encoder.pkl``); its layers equal
+        those of their own code with the states reset for every call."""
+        config, arrays, lexicon = read_elmoformanylangs(path)
+        return cls.from_state_arrays(config, arrays, lexicon=lexicon)
+
     def to_disk(self, path: PathLike) -> None:
-        """Write our own model directory (config, weights, vocabulary)."""
-        write_model_dir(path, self.config, self.state_arrays(), self.vocab)
+        """Write our own model directory (config, weights, vocabulary, dictionaries)."""
+        write_model_dir(path, self.config, self.state_arrays(), self.vocab, self.lexicon)
 
     @classmethod
-    def from_disk(cls, path: PathLike) -> "BiLM":
-        """Load a model directory written by :meth:`to_disk` (or by pretraining)."""
+    def from_disk(cls, path: Union[PathLike, ModelSource]) -> "BiLM":
+        """Load a model directory written by :meth:`to_disk` (or by pretraining), or its files
+        packed into bytes (:func:`~spacy_elmo.formats.native.packed_model`)."""
         config, vocab = read_model_config(path)
-        arrays = read_model_weights(path, cls.state_shapes(config, vocab))
-        return cls.from_state_arrays(config, arrays, vocab)
+        lexicon = read_lexicon(path, config)
+        arrays = read_model_weights(path, cls.state_shapes(config, vocab, lexicon))
+        return cls.from_state_arrays(config, arrays, vocab, lexicon)
+
+
+def _token_encoding(config: BiLMConfig, lexicon: Optional[Lexicon]) -> TokenEncoding:
+    """The byte encoding, or the code-point one of ``lexicon`` (which must fit ``config``)."""
+    if config.char_encoding == BYTE_ENCODING:
+        if lexicon is not None:
+            raise ValueError("a byte-encoded biLM has no char dictionary (lexicon)")
+        return BYTES
+    if lexicon is None:
+        raise ValueError(
+            f"a {config.char_encoding} biLM needs its char dictionary (a Lexicon): load it with its files "
+            "(BiLM.from_elmoformanylangs, BiLM.from_disk) rather than from sizes alone"
+        )
+    problems = lexicon.problems(config)
+    if problems:
+        raise ValueError("The dictionaries do not fit the biLM config: " + "; ".join(problems))
+    return CodePointEncoding(config, lexicon)
 
 
 def _drop_boundaries(layers: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -41,13 +41,25 @@ def write_bilm_sizes(model_cfg: MutableMapping[str, Any], config: BiLMConfig) ->
 def component_model_config(nlp: Optional[Language], component: object) -> Optional[MutableMapping[str, Any]]:
     """The live ``[components.NAME.model]`` block of ``component`` in ``nlp``'s config, or
     ``None`` when ``component`` is not (or not yet) one of ``nlp``'s components."""
-    if nlp is None:
-        return None
-    for name, pipe in nlp.components:
-        if pipe is component:
-            model_cfg = nlp.get_pipe_config(name).get("model")
-            return model_cfg if isinstance(model_cfg, MutableMapping) else None
-    return None
+    model_cfg = _component_config(nlp, component).get("model")
+    return model_cfg if isinstance(model_cfg, MutableMapping) else None
+
+
+def forget_weights_path(nlp: Optional[Language], component: object) -> None:
+    """Set ``[components.NAME] weights`` to null: the component has taken the path and the
+    pipeline carries the weights from now on, so a saved config never names a path that
+    loading would check (and that may be gone by then)."""
+    cfg = _component_config(nlp, component)
+    if cfg.get("weights") is not None:
+        cfg["weights"] = None
+
+
+def _component_config(nlp: Optional[Language], component: object) -> MutableMapping[str, Any]:
+    if nlp is not None:
+        for name, pipe in nlp.components:
+            if pipe is component:
+                return nlp.get_pipe_config(name)
+    return {}
 
 
 class ReplaceListenerCfg:

@@ -53,7 +53,9 @@ def span_vector(span: Union[Span, Doc]) -> Optional[Floats1d]:
 def set_vector_hooks(doc: Doc) -> None:
     """Route ``.vector``, ``.has_vector`` and ``.similarity`` of the Doc, its Spans and Tokens
     to the ELMo vectors. Docs from ``nlp.pipe(n_process>1)`` lose their hooks (spaCy does not
-    send hooks between processes): call this again on them.
+    send hooks between processes, and spaCy's own similarity would then compare words, not
+    contexts): call this again on them. A hooked object compared with an unhooked one still
+    compares their ELMo vectors.
     """
     for hooks, vector in (
         (doc.user_hooks, span_vector),
@@ -71,13 +73,31 @@ def _has_vector(obj: Union[Doc, Span, Token]) -> bool:
 
 
 def cosine_similarity(a: Union[Doc, Span, Token], b: Union[Doc, Span, Token]) -> float:
-    """Cosine of the two objects' ``.vector`` (0.0 if either is all zeros)."""
-    u, v = a.vector, b.vector
-    if u is None or v is None or u.shape != v.shape:
+    """Cosine of the two objects' ELMo vectors (0.0 if either is all zeros).
+
+    Both are read from the Docs' ``elmo_vectors``, not through ``.vector``: a Doc from
+    ``nlp.pipe(n_process>1)`` keeps its vectors but loses its hooks, and comparing it with a
+    hooked one still compares ELMo vectors. Anything without them is an error that says why.
+    """
+    u, v = _elmo_vector(a), _elmo_vector(b)
+    if u.shape != v.shape:
         raise ValueError(
-            "similarity needs ELMo vectors of the same width on both sides: process both with "
-            "the same pipeline"
+            f"similarity compares ELMo vectors, and these have different widths ({u.shape[0]} and "
+            f"{v.shape[0]}): process both Docs with the same elmo component"
         )
     xp = get_array_module(u)
     norms = float(xp.linalg.norm(u)) * float(xp.linalg.norm(v))
     return 0.0 if norms == 0.0 else float(xp.dot(u, v)) / norms
+
+
+def _elmo_vector(obj: object) -> Floats1d:
+    doc = obj if isinstance(obj, Doc) else getattr(obj, "doc", None)
+    vector = None
+    if isinstance(doc, Doc) and doc._.elmo_vectors is not None:
+        vector = token_vector(obj) if isinstance(obj, Token) else span_vector(obj)  # type: ignore[arg-type]
+    if vector is None:
+        raise ValueError(
+            f"similarity compares ELMo vectors, and {type(obj).__name__} {str(obj)[:40]!r} has none: "
+            "process its Doc with the pipeline that has the elmo component"
+        )
+    return vector

@@ -5,9 +5,8 @@ Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) use
 ``nlp.update`` and read ``doc._.elmo_layers`` at prediction time. Each listener learns its own
 mix of the layers; the biLM itself only changes if some listener has ``grad_factor > 0``.
 """
-import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ContextManager, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -19,17 +18,16 @@ from thinc.types import Floats2d, Floats3d
 
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
 from ..embedding.mix import layer_weights_array, mix_layers
-from ..models.bilm import get_bilm, set_bilm
+from ..models.bilm import get_bilm, random_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener
 from ..nn.bilm import BiLM
-from .config_sizes import ReplaceListenerCfg, component_model_config, write_bilm_sizes
+from .config_sizes import ReplaceListenerCfg, component_model_config, forget_weights_path, write_bilm_sizes
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
-from .feature_cache import FeatureCache, doc_key
-from .mixes import elmo_mix_nodes
-from .weights import load_bilm_weights
-
-logger = logging.getLogger("spacy_elmo")
+from .feature_cache import FeatureCache, layers_through_cache
+from .mixes import check_layer_count, checked_layer_weights, mix_node
+from .weights import check_weights_path, is_random, load_bilm_weights, no_weights_message, saved_component_errors
+from .wiring import explain_unlinked
 
 default_model_config = f"""
 [model]
@@ -86,10 +84,12 @@ def make_elmo(
     """Contextual ELMo vectors on Docs, and ELMo features for downstream listeners.
 
     weights: a spacy-elmo model directory, an AllenNLP directory (options.json + one .hdf5) or
-        an .hdf5 file with options.json beside it. Read when first needed; a pipeline loaded
-        from disk carries its own copy and never reads it. In training configs prefer
+        an .hdf5 file with options.json beside it, checked at once and read when first needed
+        (a pipeline loaded from disk carries its own copy); ``"random"``: a randomly
+        initialised biLM of the ``model`` sizes. In training configs prefer
         ``[initialize.components.elmo] weights``.
-    layer_weights, gamma: the mix behind ``token._.elmo`` (``None``: average of the layers).
+    layer_weights, gamma: the mix behind ``token._.elmo`` (``None``: average of the layers;
+        else one weight per biLM layer, checked when the weights are known).
     mix_from: the name of a later component (e.g. ``"ner"``) whose learned ELMo mix
         ``token._.elmo`` uses instead of ``layer_weights``/``gamma``: the exact features that
         component reads (layer norm and fixed weights included).
@@ -146,12 +146,14 @@ class Elmo(TrainablePipe):
         self.name = name
         self.listener_map = {}  # see the property below
         self.cfg: Dict[str, Any] = {}
-        self.layer_weights = None if layer_weights is None else [float(w) for w in layer_weights]
+        self.layer_weights = checked_layer_weights(name, layer_weights)
         self.gamma = float(gamma)
         self.mix_from = mix_from
         # The component named by mix_from, found when spaCy links the pipeline (find_listeners).
         self._mix_component: Optional[Any] = None
         self.set_vector_hooks = set_vector_hooks
+        if weights is not None and not is_random(weights):
+            check_weights_path(weights)
         self._pending_weights: Optional[PathLike] = weights
         self.feature_cache: Optional[FeatureCache] = None
         if feature_cache_mb > 0 or feature_cache_dir is not None:
@@ -167,28 +169,31 @@ class Elmo(TrainablePipe):
         return get_bilm(self.model)
 
     def load_weights(self, path: PathLike) -> None:
-        """Replace the biLM by the one stored at ``path`` (see the factory's ``weights``)."""
-        set_bilm(self.model, load_bilm_weights(path))
+        """Replace the biLM by the one stored at ``path`` (see the factory's ``weights``;
+        ``"random"``: a randomly initialised biLM of the configured sizes)."""
+        if is_random(path):
+            set_bilm(self.model, random_bilm(self.model))
+        else:
+            set_bilm(self.model, load_bilm_weights(path))
         self._pending_weights = None
         self._clear_feature_cache()
         self._sync_listener_dims()
         self._describe_weights()
 
     def _describe_weights(self) -> None:
-        """Write the loaded biLM's sizes into the pipeline's config (see config_sizes.py)."""
+        """Write the loaded biLM's sizes into the pipeline's config (see config_sizes.py) and
+        check the mix against its layers."""
         bilm = self.bilm
         model_cfg = component_model_config(self._nlp, self)
         if bilm is not None and model_cfg is not None:
             write_bilm_sizes(model_cfg, bilm.config)
+        if bilm is not None:
+            check_layer_count(self.name, self.layer_weights, bilm.config.n_output_layers)
 
     def _ensure_weights(self) -> None:
         self._load_pending_weights()
         if self.bilm is None:
-            raise ValueError(
-                f"The '{self.name}' component has no biLM weights: pass weights to add_pipe "
-                f"(config={{'weights': PATH}}), set [initialize.components.{self.name}] weights, "
-                "or call nlp.initialize() for a randomly initialised biLM"
-            )
+            raise ValueError(no_weights_message(self.name))
 
     # ------------------------------------------------------------------ listeners
     @property
@@ -198,9 +203,14 @@ class Elmo(TrainablePipe):
     @listener_map.setter
     def listener_map(self, value: Dict[str, List[ElmoLayersListener]]) -> None:
         # spaCy resets the map before it links the pipeline again (add/remove/rename a
-        # component, load): the mix_from component is then looked up again too.
+        # component, load): the mix_from component is then looked up again too, and every
+        # listener that will stay unlinked learns why.
         self._listener_map = value
         self._mix_component = None
+        nlp = getattr(self, "_nlp", None)
+        if nlp is not None and any(c is self for _, c in nlp.pipeline):
+            forget_weights_path(nlp, self)
+            explain_unlinked(nlp.pipeline, [name for name, c in nlp.pipeline if isinstance(c, Elmo)])
 
     @property
     def listeners(self) -> List[ElmoLayersListener]:
@@ -261,27 +271,9 @@ class Elmo(TrainablePipe):
         docs = list(docs)
         if not use_cache or self.feature_cache is None or self._fine_tuned:
             return self.model.predict(docs)
-        return self._layers_through_cache(docs, self.feature_cache)
-
-    def _layers_through_cache(self, docs: List[Doc], cache: FeatureCache) -> List[Floats3d]:
-        """Cached layers where the cache has them, the biLM's (then stored) for the rest."""
         bilm = self.bilm
         assert bilm is not None
-        version = bilm.weights_version()
-        if version is None:  # weights whose changes cannot be detected: never cache
-            return self.model.predict(docs)
-        cache.bind(version, pins=[bilm])
-        extra = str(self.model.attrs["max_tokens"]).encode()
-        keys = [doc_key(doc, extra) for doc in docs]
-        found = [cache.get(key) for key in keys]
-        missing = [i for i, layers in enumerate(found) if layers is None]
-        computed = self.model.predict([docs[i] for i in missing]) if missing else []
-        ops = self.model.ops
-        outputs: List[Floats3d] = [ops.asarray3f(layers) if layers is not None else None for layers in found]  # type: ignore[misc]
-        for i, layers in zip(missing, computed):
-            cache.put(keys[i], ops.to_numpy(layers))
-            outputs[i] = layers
-        return outputs
+        return layers_through_cache(self.model, bilm, docs, self.feature_cache)
 
     def _clear_feature_cache(self) -> None:
         if self.feature_cache is not None:
@@ -306,24 +298,7 @@ class Elmo(TrainablePipe):
     def learned_mix(self) -> Model[List[Floats3d], List[Floats2d]]:
         """The ``spacy_elmo.scalar_mix.v1`` node of the ``mix_from`` component, the one its
         listener (or its biLM copy after ``replace_listeners``) feeds."""
-        component = self._mix_component
-        if component is None:
-            raise ValueError(
-                f"The '{self.name}' component has mix_from = '{self.mix_from}', but no component "
-                f"of that name follows it in the pipeline"
-            )
-        mixes = [mix for _, mix in elmo_mix_nodes(component.model)]
-        if len(mixes) != 1:
-            raise ValueError(
-                f"mix_from = '{self.mix_from}' needs a component with exactly one ELMo listener "
-                f"(or biLM copy) in its model; '{self.mix_from}' has {len(mixes)}"
-            )
-        if not mixes[0].has_param("gamma"):
-            raise ValueError(
-                f"mix_from = '{self.mix_from}': the '{self.mix_from}' component's ELMo mix is not "
-                "initialized yet; call nlp.initialize() (or train the pipeline) first"
-            )
-        return mixes[0]
+        return mix_node(self._mix_component, self.name, self.mix_from)
 
     # ------------------------------------------------------------------ training
     def update(
@@ -392,18 +367,21 @@ class Elmo(TrainablePipe):
         nlp: Optional[Language] = None,
         weights: Optional[PathLike] = None,
     ) -> None:
-        """Load ``weights`` (``[initialize.components.elmo]``), else the factory's, else build a
-        random biLM of the configured size (with a warning: that is rarely what you want).
+        """Load ``weights`` (``[initialize.components.elmo]``; ``"random"``: a randomly
+        initialised biLM), else the factory's, else keep the biLM already there; with none of
+        them it is an error.
         """
         self._clear_feature_cache()
         if nlp is not None:
             self._nlp = nlp
         if weights is not None:
-            self.load_weights(weights)
-        self._load_pending_weights()
-        if self.bilm is None:
-            logger.warning("The '%s' component has no weights: using a randomly initialised biLM", self.name)
+            if not is_random(weights):
+                check_weights_path(weights)
+            self._pending_weights = weights
+        self._ensure_weights()
         self.model.initialize()
+        if self.mix_from is not None and self._mix_component is None:
+            self.learned_mix()  # says which component is missing
         self._sync_listener_dims()
         self._describe_weights()
 
@@ -420,31 +398,31 @@ class Elmo(TrainablePipe):
         super().to_disk(path, exclude=exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        self._forget_dims()
-        super().from_bytes(bytes_data, exclude=exclude)
-        self._loaded()
-        return self
+        with self._reading(None):
+            super().from_bytes(bytes_data, exclude=exclude)
+        return self._loaded()
 
     def from_disk(self, path: PathLike, *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        self._forget_dims()
-        super().from_disk(path, exclude=exclude)
-        self._loaded()
-        return self
+        with self._reading(path):
+            super().from_disk(path, exclude=exclude)
+        return self._loaded()
 
-    def _forget_dims(self) -> None:
-        """The serialized biLM brings its own sizes, which may differ from the current one's."""
+    def _reading(self, path: Optional[PathLike]) -> ContextManager[None]:
+        """Forget the sizes (the serialized biLM brings its own); errors name this component."""
         for dim in ("nL", "nO"):
             self.model.set_dim(dim, None, force=True)  # type: ignore[arg-type]
+        return saved_component_errors(self.name, path)
 
     def _load_pending_weights(self) -> None:
         if self._pending_weights is not None:
             self.load_weights(self._pending_weights)
 
-    def _loaded(self) -> None:
+    def _loaded(self) -> "Elmo":
         """A serialized component carries its weights: the factory's path is not read."""
         self._clear_feature_cache()
         if self.bilm is not None:
             self._pending_weights = None
             self._sync_listener_dims()
             self._describe_weights()
+        return self
 

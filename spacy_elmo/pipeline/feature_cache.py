@@ -28,7 +28,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Optional, Sequence, Union
+from typing import Any, Hashable, List, Optional, Sequence, Union
 
 import numpy
 from spacy.tokens import Doc
@@ -205,3 +205,23 @@ class FeatureCache:
         partial = path.with_suffix(".partial.npy")
         numpy.save(partial, numpy.ascontiguousarray(value), allow_pickle=False)
         os.replace(partial, path)
+
+
+def layers_through_cache(model: Any, bilm: Any, docs: List[Doc], cache: FeatureCache) -> List[Any]:
+    """Every Doc's layers from ``model`` (a ``spacy_elmo.BiLM.v1`` holding ``bilm``): the cached
+    ones where the cache has them, the model's (then stored) for the rest."""
+    version = bilm.weights_version()
+    if version is None:  # weights whose changes cannot be detected: never cache
+        return model.predict(docs)
+    cache.bind(version, pins=[bilm])
+    extra = str(model.attrs["max_tokens"]).encode()
+    keys = [doc_key(doc, extra) for doc in docs]
+    found = [cache.get(key) for key in keys]
+    missing = [i for i, layers in enumerate(found) if layers is None]
+    computed = model.predict([docs[i] for i in missing]) if missing else []
+    ops = model.ops
+    outputs = [ops.asarray3f(layers) if layers is not None else None for layers in found]
+    for i, layers in zip(missing, computed):
+        cache.put(keys[i], ops.to_numpy(layers))
+        outputs[i] = layers
+    return outputs

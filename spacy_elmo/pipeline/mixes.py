@@ -5,9 +5,10 @@ ELMo's paper reads these to see which layers a task uses (syntax low, semantics 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from spacy.language import Language
 from thinc.api import Model
@@ -38,6 +39,52 @@ def elmo_mix_nodes(model: Model) -> list[tuple[Model, Model]]:
             if is_source and following.name == "elmo_scalar_mix":
                 pairs.append((source, following))
     return pairs
+
+
+def mix_node(component: Any, elmo_name: str, mix_from: Optional[str]) -> Model:
+    """The one ``spacy_elmo.scalar_mix.v1`` node of the component named by the ``elmo``
+    component's ``mix_from`` (``component``: that component, ``None`` if it was not found)."""
+    if component is None:
+        raise ValueError(
+            f"The '{elmo_name}' component has mix_from = '{mix_from}', but no component of that name "
+            "follows it in the pipeline"
+        )
+    mixes = [mix for _, mix in elmo_mix_nodes(component.model)]
+    if len(mixes) != 1:
+        raise ValueError(
+            f"mix_from = '{mix_from}' needs a component with exactly one ELMo listener (or biLM copy) "
+            f"in its model; '{mix_from}' has {len(mixes)}"
+        )
+    if not mixes[0].has_param("gamma"):
+        raise ValueError(
+            f"mix_from = '{mix_from}': the '{mix_from}' component's ELMo mix is not initialized yet; "
+            "call nlp.initialize() (or train the pipeline) first"
+        )
+    return mixes[0]
+
+
+def checked_layer_weights(name: str, layer_weights: Optional[Sequence[float]]) -> Optional[list[float]]:
+    """The ``elmo`` component ``name``'s ``layer_weights`` as floats (their number is checked
+    by :func:`check_layer_count` once the biLM is known)."""
+    if layer_weights is None:
+        return None
+    values = [float(w) for w in layer_weights]
+    if not values or not all(math.isfinite(w) for w in values):
+        raise ValueError(
+            f"The '{name}' component's layer_weights must be one finite number per biLM layer (or null), "
+            f"not {list(layer_weights)}"
+        )
+    return values
+
+
+def check_layer_count(name: str, layer_weights: Optional[Sequence[float]], n_layers: int) -> None:
+    """One weight per biLM layer, or an error naming the component: before any Doc is mixed."""
+    if layer_weights is not None and len(layer_weights) != n_layers:
+        raise ValueError(
+            f"The '{name}' component's layer_weights has {len(layer_weights)} values but its biLM has "
+            f"{n_layers} layers (the char-CNN layer and {n_layers - 1} LSTM layers): give one weight per "
+            "layer, or null for their average"
+        )
 
 
 def learned_mixes(nlp: Language) -> list[LearnedMix]:

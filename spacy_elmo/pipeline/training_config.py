@@ -16,38 +16,7 @@ from thinc.api import Config
 
 from ..embedding.embedder import DEFAULT_WORD_CACHE_WORDS
 from .elmo import DEFAULT_ELMO_MODEL
-
-#: The components that get an ELMo listener, with their model block (``$name``: the component).
-TASK_MODELS = {
-    "ner": """
-[components.$name]
-factory = "ner"
-moves = null
-update_with_oracle_cut_size = 100
-incorrect_spans_key = null
-
-[components.$name.model]
-@architectures = "spacy.TransitionBasedParser.v2"
-state_type = "ner"
-extra_state_tokens = false
-hidden_width = 64
-maxout_pieces = 2
-use_upper = true
-nO = null
-""",
-    "tagger": """
-[components.$name]
-factory = "tagger"
-label_smoothing = 0.0
-overwrite = false
-neg_prefix = "!"
-
-[components.$name.model]
-@architectures = "spacy.Tagger.v2"
-nO = null
-normalize = false
-""",
-}
+from .task_models import LAYER_NORM, TASK_MODELS, refusal
 
 TOK2VEC = """
 [components.$name.model.tok2vec]
@@ -179,9 +148,6 @@ after_init = null
 weights = $${paths.elmo}
 """
 
-#: The listener's layer norm per task, as the dev split chose it (configs/*_elmo.cfg say how).
-LAYER_NORM = {"ner": "true", "tagger": "false"}
-
 # GPU settings: larger biLM batches fit, and the word cache is left off.
 HARDWARE = {
     False: {"batch_max_tokens": 2048, "word_cache_words": DEFAULT_WORD_CACHE_WORDS},
@@ -196,7 +162,9 @@ def training_config(
     gpu: bool = False,
     lang: str = "en",
 ) -> Config:
-    """The filled config for ``elmo`` followed by ``pipeline`` (e.g. ``["ner", "tagger"]``).
+    """The filled config for ``elmo`` followed by ``pipeline``: any of
+    :data:`~.task_models.TASK_MODELS` (e.g. ``["parser", "ner", "textcat"]``), each with its
+    own ELMo listener.
 
     weights: the default of ``[paths] elmo`` (``None``: give ``--paths.elmo`` to spacy train).
     gpu: settings for training on a GPU (``spacy train --gpu-id 0``).
@@ -204,27 +172,40 @@ def training_config(
     from spacy.util import load_model_from_config
 
     tasks = [name for name in pipeline if name != "elmo"]
-    unknown = [name for name in tasks if name not in TASK_MODELS]
-    if unknown or not tasks:
+    if not tasks:
+        raise ValueError(f"--pipeline needs at least one component that listens to ELMo, from {', '.join(TASK_MODELS)}")
+    refused = [reason for reason in map(refusal, tasks) if reason is not None]
+    if refused:
         raise ValueError(
-            f"--pipeline takes components that listen to ELMo, from {', '.join(TASK_MODELS)}; "
-            f"got {', '.join(pipeline) or 'none'}"
+            f"--pipeline takes components that can listen to ELMo ({', '.join(TASK_MODELS)}): {'; '.join(refused)}"
         )
     if len(set(tasks)) != len(tasks):
         raise ValueError(f"--pipeline names a component twice: {', '.join(pipeline)}")
+    _check_language(lang)
     text = Template(BASE).substitute(
         weights=_config_value(None if weights is None else str(weights)),
         lang=lang,
         pipeline=_config_value(["elmo", *tasks]),
     )
     for name in tasks:
-        text += Template(TASK_MODELS[name] + TOK2VEC).substitute(name=name, layer_norm=LAYER_NORM[name])
+        text += Template(TASK_MODELS[name] + TOK2VEC).substitute(name=name, layer_norm=LAYER_NORM.get(name, "false"))
     config = Config().from_str(text, interpolate=False)
     # the factory's default biLM (the original size), with the hardware's batch and cache
     config["components"]["elmo"]["model"] = {**DEFAULT_ELMO_MODEL, **HARDWARE[gpu]}
     nlp = load_model_from_config(config, auto_fill=True, validate=False)
     filled = nlp.config
     return Config({key: filled[key] for key in [*SECTION_ORDER, *filled] if key in filled})
+
+
+def _check_language(lang: str) -> None:
+    """spaCy must have the language: ``xx`` is its multi-language class, for the languages it
+    lacks (an ELMoForManyLangs model reads any script)."""
+    from spacy.util import get_lang_class
+
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        raise ValueError(f"--lang {lang}: spaCy has no language '{lang}' (use 'xx' for a multi-language pipeline)") from None
 
 
 SECTION_ORDER = ("paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize")

@@ -19,7 +19,7 @@ from typing import Any, Optional, Union
 import numpy
 import torch
 
-from ..durable import temporary_path, write_atomically
+from ..durable import io_error_reason, temporary_path, write_atomically
 
 FORMAT = "spacy-elmo-pretrain-checkpoint"
 VERSION = 1
@@ -72,6 +72,20 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
         kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
         cause = writers[0].error if writers and writers[0].error is not None else err
         raise CheckpointError(f"Could not write the checkpoint {temporary_path(path)}: {_reason(cause)}{kept}") from err
+
+
+def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path]) -> None:
+    """``model.to_disk(path)`` (model-best, model-last), where a full disk is one error naming the
+    file: the model directory is written whole or not at all (its files are built in memory and
+    renamed into place together), so its previous version and the ``checkpoint`` stay usable."""
+    try:
+        model.to_disk(path)
+    except OSError as err:
+        again = "continue with --resume" if Path(checkpoint).is_file() else "run the same command again"
+        raise CheckpointError(
+            f"Could not write the model {err.filename or path} ({io_error_reason(err)}); {path} keeps "
+            f"its previous files: free some space and {again}"
+        ) from err
 
 
 def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:

@@ -31,7 +31,9 @@ class CheckpointState:
     """A run's state after a step: progress, data positions, random states, weights, optimizer.
 
     ``shards`` holds every shard's resume point and ``rng`` every process's random states, in
-    rank order; ``model`` and ``optimizer`` are state dicts on the CPU.
+    rank order; ``model`` and ``optimizer`` are state dicts on the CPU. ``train_files`` is the
+    fingerprint of the training text the shard positions point into (None in checkpoints of
+    releases before it; see :mod:`.text_fingerprint`).
     """
 
     progress: Progress
@@ -41,6 +43,7 @@ class CheckpointState:
     model_config: dict[str, Any]
     model: dict[str, Any]
     optimizer: dict[str, Any]
+    train_files: Optional[list[dict[str, Any]]] = None
 
     def save(self, path: Union[str, Path]) -> None:
         """Write atomically (see :func:`save_checkpoint`)."""
@@ -58,6 +61,7 @@ class CheckpointState:
             "model_config": self.model_config,
             "model": self.model,
             "optimizer": self.optimizer,
+            "train_files": self.train_files,
         })
 
     @classmethod
@@ -82,4 +86,5 @@ class CheckpointState:
             model_config=dict(payload["model_config"]),
             model=payload["model"],
             optimizer=payload["optimizer"],
+            train_files=payload.get("train_files"),
         )

@@ -4,7 +4,8 @@ Existing weights can be any path :func:`spacy_elmo.loading.load_bilm` accepts: o
 directory or bilm-tf/AllenNLP's ``options.json`` + ``.hdf5`` (a folder holding both, or either
 file with the other beside it), as bilm-tf's restart continues pretraining on domain text.
 The output layer is kept when the vocabulary matches; otherwise it is rebuilt for the new
-vocabulary and everything below it is kept.
+vocabulary and everything below it is kept. Pretraining reads text in the byte encoding only:
+a code-point model (ELMoForManyLangs') is refused.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Optional, Sequence, Union
 
 import torch
 
-from ..config import BiLMConfig
+from ..config import BYTE_ENCODING, BiLMConfig
 from ..formats.resolve import messages_for
 from ..loading import load_bilm
 from ..nn.bilm import BiLM
@@ -29,7 +30,13 @@ INIT_FROM_MESSAGES = messages_for("--init-from")
 
 def load_existing_model(path: Union[str, Path]) -> BiLM:
     """The :class:`BiLM` at ``path``, output softmax and vocabulary included (when it has them)."""
-    return load_bilm(path, messages=INIT_FROM_MESSAGES)
+    model = load_bilm(path, messages=INIT_FROM_MESSAGES)
+    if model.config.char_encoding != BYTE_ENCODING:
+        raise ValueError(
+            f"--init-from: {path} holds a {model.config.char_encoding} biLM (ELMoForManyLangs'); "
+            "pretraining continues byte-encoded biLMs only"
+        )
+    return model
 
 
 def fresh_model(config: BiLMConfig, vocab: Vocabulary, seed: int) -> BiLM:

@@ -18,7 +18,7 @@ from typing import Any, Optional
 import torch
 from tqdm import tqdm
 
-from .checkpoint import capture_rng
+from .checkpoint import capture_rng, save_model
 from .checkpoint_state import CheckpointState
 from .encoding import EncodedBatch
 from .errors import PretrainError
@@ -187,7 +187,7 @@ class TrainingLoop:
         if run.context.is_main:
             append_metrics(run.out / METRICS_FILE, record)
             if improved:
-                run.model.to_disk(run.out / MODEL_BEST)
+                save_model(run.model, run.out / MODEL_BEST, run.out / CHECKPOINT_FILE)
         return record
 
     def _checkpoint(self, shard_states: dict[int, ShardState]) -> None:
@@ -207,9 +207,10 @@ class TrainingLoop:
             model_config=run.model.config.to_dict(),
             model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
             optimizer=_to_cpu(run.optimizer.state_dict()),
+            train_files=run.train_files,
         )
         state.save(run.out / CHECKPOINT_FILE)
-        run.model.to_disk(run.out / MODEL_LAST)
+        save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)
 
 
 def _to_cpu(value: Any) -> Any:

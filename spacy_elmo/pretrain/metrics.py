@@ -9,11 +9,17 @@ from typing import Any, Union
 
 
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
-    """Append one line and flush it, so that a killed run keeps every finished evaluation."""
-    with open(path, "a", encoding="utf8") as handle:
-        handle.write(json.dumps(_finite(record)) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    """Append one line and flush it, so that a killed run keeps every finished evaluation. A
+    failed write (a full disk) names the file; a resume drops the line it may have cut short."""
+    try:
+        with open(path, "a", encoding="utf8") as handle:
+            handle.write(json.dumps(_finite(record)) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as err:
+        if err.filename is not None or err.errno is None:
+            raise
+        raise OSError(err.errno, err.strerror, str(path)) from err
 
 
 def read_metrics(path: Union[str, Path]) -> list[dict[str, Any]]:

@@ -57,6 +57,34 @@ def per_position_nll(
     )
 
 
+# Odd 63-bit multipliers for the row keys of :func:`distinct_rows` (any fixed values work: a
+# collision is detected and handled, never trusted).
+_ROW_KEY_MULTIPLIERS = torch.randint(1, 2**62, (256,), generator=torch.Generator().manual_seed(20)) * 2 + 1
+
+
+def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(unique, inverse)`` of the rows of an integer matrix: ``unique[inverse] == rows``.
+
+    ``torch.unique(dim=0)`` sorts the rows column by column (12 ms a step for 2,000 positions
+    of 50 char ids); here each row becomes one 64-bit key (wrapping multiply-add), the keys
+    are made unique, and the result is checked row by row, falling back to ``torch.unique`` on
+    a key collision. The distinct rows come in key order, not in ``torch.unique``'s order.
+    """
+    width = rows.shape[1]
+    if rows.shape[0] == 0 or width > _ROW_KEY_MULTIPLIERS.shape[0]:
+        return torch.unique(rows, dim=0, return_inverse=True)
+    keys = (rows * _ROW_KEY_MULTIPLIERS[:width].to(rows.device)).sum(dim=1)
+    _, inverse = torch.unique(keys, return_inverse=True)
+    n = int(inverse.max()) + 1
+    positions = torch.arange(rows.shape[0], device=rows.device)
+    first = torch.full((n,), rows.shape[0], dtype=torch.long, device=rows.device)
+    first.scatter_reduce_(0, inverse, positions, reduce="amin")
+    unique = rows[first]
+    if not torch.equal(unique[inverse], rows):
+        return torch.unique(rows, dim=0, return_inverse=True)
+    return unique, inverse
+
+
 class UniqueWordEncoding:
     """Makes the char encoder run once per distinct word of a batch instead of once per position.
 
@@ -78,7 +106,7 @@ class UniqueWordEncoding:
     def _reduce(self, module: nn.Module, args: tuple) -> tuple:
         char_ids = args[0]
         flat = char_ids.reshape(-1, char_ids.shape[-1])
-        unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        unique, inverse = distinct_rows(flat)
         self._inverse.append((inverse, char_ids.shape[:-1]))
         return (unique, *args[1:])
 

@@ -11,14 +11,18 @@ settings are compared with it, key by key:
 - anything else applies from the resumed step on, with a warning that the run will no longer
   equal an uninterrupted one. ``max_steps``, ``max_minutes``, ``device`` and ``threads`` are
   expected to change between sessions and are not reported.
+
+The training text is also compared by content (:func:`compare_training_text`): the same path
+holding rewritten files is refused like another path.
 """
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from .settings import PretrainSettings, load_config, settings_from_config
+from .text_fingerprint import FileFingerprint, describe_change
 
 REFUSED = {
     "model": "the checkpoint's weights have the sizes the run began with",
@@ -67,6 +71,26 @@ def compare_resumed_settings(saved_config: Path, current: PretrainSettings, step
                 "so the run will not equal an uninterrupted one"
             )
     return warnings
+
+
+def compare_training_text(
+    recorded: Optional[list[FileFingerprint]], current: list[FileFingerprint], checkpoint: Path
+) -> list[str]:
+    """Refuse a resume whose training files changed since the checkpoint's run began; a warning
+    when the checkpoint is too old to say."""
+    if recorded is None:
+        return [
+            f"{checkpoint} records no fingerprint of the training text (an older spacy-elmo wrote it): "
+            "rewritten training files cannot be detected on this resume"
+        ]
+    change = describe_change(recorded, current)
+    if change is not None:
+        raise ResumeSettingsError(
+            f"--resume cannot continue {checkpoint}: the training text changed since the run began ({change}), "
+            "so its saved data positions no longer mean anything. Restore the text the run began with, "
+            "or start a new run in another folder"
+        )
+    return []
 
 
 def _rule(key: str, rules: dict[str, str]) -> str:

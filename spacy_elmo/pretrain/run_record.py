@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..durable import write_bytes_atomically
 from .run_files import RUN_FILE
 from .settings import TrainingSettings
 
@@ -46,10 +47,7 @@ class RunRecord:
         return cls(reason, steps, tokens, training.max_steps, training.max_tokens, training.max_minutes, minutes)
 
     def to_disk(self, folder: Path) -> None:
-        path = Path(folder) / RUN_FILE
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf8")
-        tmp.replace(path)
+        write_bytes_atomically(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
     @classmethod
     def from_disk(cls, folder: Path) -> "RunRecord":

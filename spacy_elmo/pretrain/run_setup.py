@@ -17,7 +17,7 @@ import torch
 
 from ..config import BiLMConfig
 from ..nn.bilm import BiLM
-from .checkpoint import restore_rng
+from .checkpoint import restore_rng, save_model
 from .checkpoint_state import CheckpointState, Progress
 from .corpus import make_reader, read_dev_sentences
 from .distributed import Distributed
@@ -28,12 +28,13 @@ from .initialization import fresh_model, load_existing_model, same_architecture,
 from .metrics import truncate_metrics
 from .objective import LanguageModelObjective
 from .optim import make_optimizer
-from .resume_settings import compare_resumed_settings
+from .resume_settings import compare_resumed_settings, compare_training_text
 from .run_files import CHECKPOINT_FILE, CONFIG_FILE, METRICS_FILE, MODEL_LAST
 from .run_vocabulary import run_vocabulary
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .stream import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
+from .text_fingerprint import FileFingerprint, shared_fingerprint
 from .text_sentences import SentenceSplitter
 from .vocab import Vocabulary
 
@@ -60,6 +61,7 @@ class TrainingRun:
     stream: RankStream
     dev_batches: list[EncodedBatch]
     progress: Progress
+    train_files: list[FileFingerprint]  # what the data positions point into (text_fingerprint.py)
 
 
 def set_up_run(
@@ -69,6 +71,10 @@ def set_up_run(
     if not settings.paths.train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
     resumed = _open_output(settings, out, context, resume, config_text)
+    train_files = shared_fingerprint(context, settings.paths.train)
+    if resumed is not None:
+        for message in compare_training_text(resumed.train_files, train_files, out / CHECKPOINT_FILE):
+            logger.warning(message)
     splitter = SentenceSplitter(settings.corpus)
     initial = None
     if resumed is None and settings.paths.init_from:
@@ -98,12 +104,12 @@ def set_up_run(
         _restore_random_states(resumed, loss, context.rank)
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
-            model.to_disk(out / MODEL_LAST)
+            save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
     encoder = BatchEncoder(vocab)
     stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
     return TrainingRun(
         settings, out, context, show_progress, vocab, model, loss, objective, trainable, optimizer, autocast,
-        n_shards, encoder, stream, _dev_batches(settings, context, splitter, encoder), progress,
+        n_shards, encoder, stream, _dev_batches(settings, context, splitter, encoder), progress, train_files,
     )
 
 

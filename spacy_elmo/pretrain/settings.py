@@ -169,7 +169,7 @@ def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSetti
         raise ValueError("Set the output vocabulary size with [vocab] size, not [model] vocab_size")
     try:
         model = BiLMConfig.from_dict(model_data)
-    except TypeError as err:
+    except (TypeError, ValueError) as err:
         raise ValueError(f"[model]: {err}") from err
     sections = {name: _build_section(name, cls, config.get(name, {})) for name, cls in _SECTIONS.items()}
     return PretrainSettings(model=model, **sections)

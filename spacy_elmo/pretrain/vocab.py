@@ -6,11 +6,11 @@ sampler of the sampled softmax relies on that order.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
+from ..durable import write_bytes_atomically
 from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
 
 UNK_TOKEN = "<UNK>"
@@ -25,8 +25,9 @@ class Vocabulary:
         missing = [s for s in SPECIALS if s not in words]
         if missing:
             raise ValueError(f"A vocabulary needs {SPECIALS}; missing {missing}")
-        if len(set(words)) != len(words):
-            raise ValueError("The vocabulary lists a word twice")
+        twice = _first_repeat(words)
+        if twice is not None:
+            raise ValueError(f"The vocabulary lists {words[twice[1]]!r} twice (entries {twice[0]} and {twice[1]})")
         self.words = words
         self.counts = list(counts) if counts is not None else None
         self.index = {word: i for i, word in enumerate(words)}
@@ -44,10 +45,7 @@ class Vocabulary:
 
     def to_disk(self, path: Union[str, Path]) -> None:
         """A JSON list of words (the format of a model directory's ``vocab.json``), atomically."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.words, ensure_ascii=False), encoding="utf8")
-        os.replace(tmp, path)
+        write_bytes_atomically(Path(path), json.dumps(self.words, ensure_ascii=False).encode("utf8"))
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "Vocabulary":
@@ -58,14 +56,32 @@ class Vocabulary:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"Vocabulary file not found: {path}")
-        text = path.read_text(encoding="utf8")
+        try:
+            text = path.read_text(encoding="utf8")
+            words = json.loads(text) if path.suffix == ".json" else None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+            detail = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            raise ValueError(f"{path}: not a readable word list ({detail})") from err
         if path.suffix == ".json":
-            words = json.loads(text)
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
                 raise ValueError(f"{path} must hold a JSON list of strings")
         else:
             words = [line.split("\t")[0] for line in text.splitlines() if line.strip()]
+        twice = _first_repeat(words)
+        if twice is not None:  # two ids for one word: the softmax could not say which is right
+            where = "entries" if path.suffix == ".json" else "word lines"
+            raise ValueError(f"{path} lists {words[twice[1]]!r} twice ({where} {twice[0] + 1} and {twice[1] + 1})")
         return cls([s for s in SPECIALS if s not in words] + words)
+
+
+def _first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
+    """The positions of the first word listed a second time, or None."""
+    seen: dict[str, int] = {}
+    for position, word in enumerate(words):
+        if word in seen:
+            return seen[word], position
+        seen[word] = position
+    return None
 
 
 class WordCounter:

@@ -20,6 +20,7 @@ def test_the_text_field_and_tokens_are_read():
         ('{"text": 3}', "expected an object with a string 'text' field"),
         ('{"text": "x", "tokens": [1]}', "'tokens' must be a list of strings"),
         ('{"text": "x", "tokens": "x"}', "'tokens' must be a list of strings"),
+        ('{"text": "x", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
     ],
 )
 def test_a_bad_line_says_why(line, reason):

@@ -70,7 +70,7 @@ def test_callers_can_word_every_problem_their_own_way(tmp_path):
     from spacy_elmo.pipeline.weights import COMPONENT_MESSAGES
 
     assert set(COMPONENT_MESSAGES) == set(MESSAGES)
-    fields = dict(path="P", parent="D", found="F", options="O", config="C", weights="W")
+    fields = dict(path="P", parent="D", found="F", missing="M", options="O", config="C", weights="W")
     for table in (MESSAGES, COMPONENT_MESSAGES):
         for kind, template in table.values():
             assert issubclass(kind, (FileNotFoundError, ValueError))

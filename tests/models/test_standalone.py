@@ -53,6 +53,12 @@ def test_outputs_are_the_bilm_layers_mixed(docs):
         numpy.testing.assert_allclose(out, layers.mean(axis=0), rtol=1e-5, atol=1e-6)
 
 
+def test_a_copy_without_weights_is_never_random(docs):
+    model = registry.resolve({"m": {"@architectures": STANDALONE_ARCHITECTURE, "bilm": BILM_CFG}})["m"]
+    with pytest.raises(ValueError, match="biLM copy .* has no weights: .*source the component"):
+        model.initialize(X=docs)
+
+
 def test_frozen_copy_gets_no_gradient(docs):
     layers_model = ElmoLayers(tiny_bilm_model(), grad_factor=0.0)
     outputs, backprop = layers_model.begin_update(docs)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import spacy
 import torch
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import BiLM
 
@@ -89,13 +89,17 @@ def toy_docs(nlp, n: int, seed: int):
     return docs
 
 
+def write_corpus(path: Path, make_docs, n_train: int, n_dev: int) -> Path:
+    """``train.spacy`` and ``dev.spacy`` in ``path`` from ``make_docs(nlp, n, seed)``."""
+    nlp = spacy.blank("en")
+    DocBin(docs=make_docs(nlp, n_train, seed=0)).to_disk(path / "train.spacy")
+    DocBin(docs=make_docs(nlp, n_dev, seed=1)).to_disk(path / "dev.spacy")
+    return path
+
+
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("toy_corpus")
-    nlp = spacy.blank("en")
-    DocBin(docs=toy_docs(nlp, 60, seed=0)).to_disk(path / "train.spacy")
-    DocBin(docs=toy_docs(nlp, 12, seed=1)).to_disk(path / "dev.spacy")
-    return path
+    return write_corpus(tmp_path_factory.mktemp("toy_corpus"), toy_docs, 60, 12)
 
 
 def train_with_config(config: Path, output: Path, corpus: Path, overrides: dict) -> Path:
@@ -132,3 +136,39 @@ def train_pipeline(toy_corpus):
         return train_with_config(CONFIGS / config_name, output, toy_corpus, overrides)
 
     return train
+
+
+#: A category per template of :data:`TEMPLATES` (in order), for the text classifiers.
+TEMPLATE_CATS = ("WORK", "TRAVEL", "HIRE")
+
+
+def annotated_docs(nlp, n: int, seed: int):
+    """:func:`toy_docs` with every annotation a trainable spaCy component learns: tags, UPOS,
+    morphs, lemmas, a dependency tree (each token attached to the second), sentence starts,
+    entities, ``spans["sc"]`` and one exclusive category per Doc (its template)."""
+    docs = []
+    for toy in toy_docs(nlp, n, seed):
+        pos = ["PROPN" if t.ent_type_ else ("PUNCT" if t.is_punct else "NOUN") for t in toy]
+        doc = Doc(
+            nlp.vocab,
+            words=[t.text for t in toy],
+            spaces=[bool(t.whitespace_) for t in toy],
+            tags=[t.tag_ for t in toy],
+            pos=pos,
+            morphs=["Number=Sing" if p == "PROPN" else "" for p in pos],
+            lemmas=[t.lower_ for t in toy],
+            heads=[1] * len(toy),
+            deps=["dep", "ROOT"] + ["dep"] * (len(toy) - 2),
+            ents=[t.ent_iob_ + ("-" + t.ent_type_ if t.ent_type_ else "") for t in toy],
+        )
+        doc.spans["sc"] = list(doc.ents)
+        cat = "TRAVEL" if doc[0].text == "Yesterday" else ("HIRE" if doc[0].text == "The" else "WORK")
+        doc.cats = {name: float(name == cat) for name in TEMPLATE_CATS}
+        docs.append(doc)
+    return docs
+
+
+@pytest.fixture(scope="session")
+def annotated_corpus(tmp_path_factory) -> Path:
+    """train.spacy / dev.spacy of :func:`annotated_docs`: enough for a few steps of any component."""
+    return write_corpus(tmp_path_factory.mktemp("annotated_corpus"), annotated_docs, 40, 8)

@@ -1,5 +1,4 @@
 """The ``elmo`` component on Docs: reference layers, the configured mix, spans, hooks, bank."""
-import logging
 
 import numpy
 import pytest
@@ -134,13 +133,21 @@ def test_without_weights_use_before_initialize_is_an_error():
         nlp("text")
 
 
-def test_initialize_without_weights_builds_random_model_of_configured_size(caplog):
+def test_initialize_without_weights_is_an_error():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")
+    with pytest.raises(ValueError, match=r"no biLM weights: set \[initialize.components.elmo\] weights.*\"random\""):
+        nlp.initialize()
+
+
+@pytest.mark.parametrize("where", ["factory", "initialize"])
+def test_random_weights_only_when_asked_for(where):
     nlp = spacy.blank("en")
     sizes = {"char_embed_dim": 4, "filters": [[1, 4], [2, 8]], "lstm_dim": 16, "projection_dim": 4, "n_layers": 1}
-    nlp.add_pipe("elmo", config={"model": sizes})
-    with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
-        nlp.initialize()
-    assert "randomly initialised" in caplog.text
+    nlp.add_pipe("elmo", config={"model": sizes, **({"weights": "random"} if where == "factory" else {})})
+    if where == "initialize":
+        nlp.config["initialize"]["components"]["elmo"] = {"weights": "random"}
+    nlp.initialize()
     assert nlp("a b c")._.elmo_layers.shape == (2, 3, 8)
 
 

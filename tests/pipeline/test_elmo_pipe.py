@@ -40,3 +40,25 @@ def test_pipe_two_processes(nlp_tiny, one_by_one):
     # spaCy does not carry user hooks between processes; they can be put back.
     set_vector_hooks(docs[1])
     numpy.testing.assert_allclose(docs[1][5].vector, one_by_one[1][5].vector, rtol=0, atol=1e-5)
+
+
+def test_similarity_across_processes(nlp_tiny):
+    """A Doc from a worker process keeps its ELMo vectors but not its hooks: comparing it with a
+    hooked Doc compares ELMo vectors (it raised "process both with the same pipeline")."""
+    hooked = nlp_tiny("The bank raised interest rates .")
+    (moved,) = list(nlp_tiny.pipe(["They sat by the river bank ."], n_process=2))
+    assert not moved.user_token_hooks
+    got = hooked[1].similarity(moved[5])
+    assert hooked[0:2].similarity(moved) == pytest.approx(hooked[0:2].similarity(nlp_tiny(moved.text)), abs=1e-6)
+    set_vector_hooks(moved)
+    assert got == pytest.approx(moved[5].similarity(hooked[1]), abs=1e-6)
+    assert got < 0.999  # two contexts of "bank", not one word compared with itself
+
+
+def test_similarity_without_elmo_vectors_says_why(nlp_tiny):
+    import spacy
+
+    hooked = nlp_tiny("The river bank .")
+    plain = spacy.blank("en")("The river bank .")
+    with pytest.raises(ValueError, match="Token 'bank' has none: process its Doc with the pipeline that has the elmo"):
+        hooked[2].similarity(plain[2])

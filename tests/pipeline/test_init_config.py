@@ -1,5 +1,6 @@
 """``spacy-elmo init-config``: a complete training config wired like the shipped ones."""
 import warnings
+from pathlib import Path
 
 import pytest
 import spacy
@@ -43,10 +44,13 @@ def test_gpu_settings_and_weights(tmp_path, tiny_weights):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--pipeline", "ner,parser"], "from ner, tagger; got ner, parser"),
+        (["--pipeline", "ner,sentencizer"], "'sentencizer' is rule-based: it has no model that could read ELMo"),
+        (["--pipeline", "tok2vec,ner"], "'tok2vec' is spaCy's shared embedding layer"),
+        (["--pipeline", "lemmatizer"], "the trained one is 'trainable_lemmatizer'"),
+        (["--pipeline", "nerr"], "'nerr' is not a spaCy component that init-config knows"),
         (["--pipeline", "ner,ner"], "names a component twice"),
-        (["--pipeline", "elmo"], "got elmo"),
-        (["--weights", "/no/such/weights"], "--weights /no/such/weights does not exist"),
+        (["--pipeline", "elmo"], "needs at least one component that listens to ELMo"),
+        (["--weights", "/no/such/weights"], "--weights: No biLM weights at /no/such/weights: it does not exist"),
     ],
 )
 def test_bad_arguments(tmp_path, args, message):
@@ -77,3 +81,35 @@ def test_ner_tagger_config_validates_and_trains(tmp_path, tiny_weights, toy_corp
         warnings.simplefilter("error")  # e.g. a listener finding no ELMo layers
         doc = nlp("Alice works at Acme in Paris .")
     assert doc._.elmo_layers is not None and all(token.tag_ for token in doc)
+
+
+def test_an_existing_file_needs_force(tmp_path):
+    config = tmp_path / "c.cfg"
+    config.write_text("mine")
+    result = init_config(str(config), "--pipeline", "tagger")
+    assert result.exit_code == 1
+    assert "already exists: pass --force (-F) to overwrite it" in result.output
+    assert config.read_text() == "mine"
+    assert init_config(str(config), "--pipeline", "tagger", "--force").exit_code == 0
+    assert "[components.tagger]" in config.read_text()
+
+
+def test_a_created_folder_is_named(tmp_path):
+    result = init_config(str(tmp_path / "new" / "deeper" / "c.cfg"))
+    assert result.exit_code == 0, result.output
+    assert f"Created the folder {tmp_path / 'new' / 'deeper'}" in result.output
+
+
+def test_an_unwritable_place_is_one_error_line(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("")
+    result = init_config(str(tmp_path / "a_file" / "c.cfg"))  # its folder is a file
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: cannot write {tmp_path / 'a_file' / 'c.cfg'}: File exists"]
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "write_text", refuse)  # a read-only folder, even for root
+    result = init_config(str(tmp_path / "c.cfg"))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: cannot write {tmp_path / 'c.cfg'}: Permission denied"]

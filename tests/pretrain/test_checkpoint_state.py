@@ -21,8 +21,10 @@ LEGACY_KEYS = [
     "step", "tokens", "best_score", "since_eval", "elapsed_seconds", "decay_start_tokens",
     "n_shards", "shards", "rng", "model_config", "model", "optimizer",
 ]
+# Keys this release adds after them: the training text's fingerprint.
+NEW_KEYS = ["train_files"]
 # Keys that the first releases did not write yet.
-LATER_KEYS = ("since_eval", "elapsed_seconds", "decay_start_tokens")
+LATER_KEYS = ("since_eval", "elapsed_seconds", "decay_start_tokens", *NEW_KEYS)
 OPTIONS = {"training__checkpoint_every": 3, "training__eval_every": 3, "softmax__n_negatives": 16, "training__lstm_dropout": 0.2}
 
 
@@ -42,7 +44,7 @@ def runs(corpus_dir, tmp_path_factory):
 
 def test_the_file_holds_the_keys_earlier_releases_wrote(runs):
     payload = load_checkpoint(runs / "half" / "checkpoint.pt")
-    assert list(payload) == ["format", "version", *LEGACY_KEYS]
+    assert list(payload) == ["format", "version", *LEGACY_KEYS, *NEW_KEYS]
     assert set(payload["shards"]) == {"0"} and isinstance(payload["since_eval"], list)
 
 

@@ -14,6 +14,7 @@ from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spacy_elmo.pretrain.resume_settings import ResumeSettingsError
 
+from ..conftest import full_disk_for
 from .conftest import TINY_CONFIG, tiny_settings
 
 STEPS = {"training__max_steps": 6, "training__checkpoint_every": 3, "training__eval_every": 3}
@@ -151,3 +152,54 @@ def test_the_torch_minimum_has_no_known_weights_only_hole():
     minimum = tuple(int(part) for part in re.search(r">=\s*([\d.]+)", torch_requirement).group(1).split("."))
     assert minimum >= (2, 10)
     assert "CVE-2026-24747" in (root / "README.md").read_text()
+
+
+def test_a_rewritten_training_text_is_refused_on_resume(corpus_dir, tmp_path, caplog):
+    """Same path, other content: the saved data positions would point into another text."""
+    train = tmp_path / "train.txt"
+    shutil.copy(corpus_dir / "train.txt", train)
+    out = tmp_path / "out"
+    short_run(corpus_dir, out, paths__train=str(train))
+    original = train.read_bytes()
+    lines = original.decode("utf8").splitlines(keepends=True)
+    train.write_bytes("".join(reversed(lines)).encode("utf8"))  # same size, other content
+    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 8}, paths__train=str(train))
+    with pytest.raises(ResumeSettingsError, match=r"the training text changed since the run began \(train.txt has other "
+                                                  r"content \(same size, another SHA-256\)\)"):
+        pretrain(settings, out, resume=True, progress=False)
+    train.write_bytes(original[: len(original) // 2])
+    with pytest.raises(ResumeSettingsError, match=r"train.txt changed size"):
+        pretrain(settings, out, resume=True, progress=False)
+    train.write_bytes(original)  # the text the run began with: the resume goes on
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
+        assert pretrain(settings, out, resume=True, progress=False).step == 8
+    assert "fingerprint" not in caplog.text
+
+
+def test_a_checkpoint_without_a_fingerprint_resumes_with_a_warning(corpus_dir, finished_run, tmp_path, caplog):
+    out = copy_run(finished_run, tmp_path)
+    payload = load_checkpoint(out / "checkpoint.pt")
+    assert isinstance(payload.pop("train_files"), list)
+    save_checkpoint(out / "checkpoint.pt", {k: v for k, v in payload.items() if k not in ("format", "version")})
+    settings, _ = tiny_settings(corpus_dir, **STEPS)
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
+        pretrain(settings, out, resume=True, progress=False)
+    assert "records no fingerprint of the training text" in caplog.text
+
+
+def test_a_full_disk_while_writing_model_best_is_one_line(corpus_dir, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    out = tmp_path / "out"
+    with full_disk_for(monkeypatch, "model-best/weights.hdf5.tmp"):
+        result = CliRunner().invoke(app, ["pretrain", str(TINY_CONFIG), str(out), "--quiet",
+                                          "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
+                                          "--training.max_steps", "3", "--training.eval_every", "3"])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"Error: Could not write the model {out / 'model-best' / 'weights.hdf5.tmp'} (No space left on device); "
+        f"{out / 'model-best'} keeps its previous files: free some space and run the same command again"
+    )  # the first model-best comes before the first checkpoint: there is nothing to --resume yet
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]

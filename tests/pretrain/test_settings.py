@@ -40,6 +40,8 @@ def test_mistakes_are_named(tmp_path):
         settings_from_config(load_config(CONFIGS / "bilm_tiny.cfg", {"training.max_steps": "many"}))
     with pytest.raises(ValueError, match=r"\[vocab\] size"):
         settings_from_config({**load_config(CONFIGS / "bilm_tiny.cfg"), "model": {"vocab_size": 10}})
+    with pytest.raises(ValueError, match=r"^\[model\]: Invalid biLM config: lstm_dim must be an integer, not 64.0"):
+        settings_from_config(load_config(CONFIGS / "bilm_tiny.cfg", {"model.lstm_dim": 64.0}))
     with pytest.raises(ValueError, match="overrides need a section"):
         parse_overrides(["--max_steps", "3"])
     with pytest.raises(FileNotFoundError):

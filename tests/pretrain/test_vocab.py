@@ -71,3 +71,16 @@ def test_with_counts_counts_the_specials_as_build_vocabulary_does():
     # words the text lacks count zero; what the list lacks is unknown
     listed = with_counts(Vocabulary(["<S>", "</S>", "<UNK>", "a", "zebra"]), counter)
     assert listed.counts == [2, 2, 3, 2, 0]
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("vocab.json", '["the", "cat", "the"]', r"vocab.json lists 'the' twice \(entries 1 and 3\)"),
+    ("vocab.txt", "the\t10\ncat\t5\nthe\t1\n", r"vocab.txt lists 'the' twice \(word lines 1 and 3\)"),
+    ("vocab.json", "[" * 100_000 + "]" * 100_000, r"vocab.json: not a readable word list \(nested too deeply\)"),
+    ("vocab.json", '["the", ', r"vocab.json: not a readable word list"),
+])
+def test_a_bad_word_list_names_the_file_and_the_word(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf8")
+    with pytest.raises(ValueError, match=message):
+        Vocabulary.from_disk(path)

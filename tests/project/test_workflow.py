@@ -204,7 +204,7 @@ def test_published_weights_are_extra_assets_with_urls():
     """AllenNLP's published weights: only `spacy project assets --extra` fetches them, and the
     `published` workflow reads the folder that `published_elmo` names."""
     config = srsly.read_yaml(ROOT / "project.yml")
-    extra = [a for a in config["assets"] if a.get("extra")]
+    extra = [a for a in config["assets"] if a.get("extra") and "elmoformanylangs" not in a["dest"]]
     folders = {Path(a["dest"]).parent.as_posix() for a in extra}
     assert folders == {"assets/elmo-small", "assets/elmo-original"}
     for folder in folders:
@@ -436,3 +436,45 @@ def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
     measured = json.loads(proc.stdout.strip().splitlines()[-1])
     assert measured["forward"] == pytest.approx(best["dev_perplexity_forward"], rel=1e-6)
     assert measured["backward"] == pytest.approx(best["dev_perplexity_backward"], rel=1e-6)
+
+
+def test_elmoformanylangs_downloads_are_extra_zip_assets():
+    """A few languages' ELMoForManyLangs models: fetched only with --extra, one zip per language
+    (no checksum: none could be learned without downloading)."""
+    config = srsly.read_yaml(ROOT / "project.yml")
+    theirs = [a for a in config["assets"] if "elmoformanylangs" in a["dest"]]
+    assert len(theirs) >= 3 and all(a.get("extra") for a in theirs)
+    for asset in theirs:
+        lang = Path(asset["dest"]).stem
+        assert asset["dest"] == f"assets/elmoformanylangs/{lang}.zip"
+        assert asset["url"].startswith("https://") and asset["url"].endswith(".zip")
+        assert f"assets/elmoformanylangs/{lang}.model" in asset["description"]
+
+
+def test_textcat_workflow(project):
+    """`textcat` after `all`: genre classification of the Brown paragraphs, baseline vs ELMo,
+    scored per test file, in its own metrics folder, report and README section; the main
+    report and its README section stay as `all` left them."""
+    if not (project["dir"] / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    readme = project["dir"] / "README.md"
+    main_section = readme.read_text().split("<!-- results:start -->")[1].split("<!-- results:end -->")[0]
+    var_args = tiny_vars(project["assets_json"], textcat_seeds="0,1", textcat_max_steps="4",
+                         textcat_eval_frequency="2", genres_train_per_file="5")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "spacy", "project", "run", "textcat", str(project["dir"]), *var_args]
+    proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, plain(proc)[-3000:]
+    results = json.loads((project["dir"] / "reports" / "textcat_results.json").read_text())
+    (comparison,) = results["comparisons"]
+    assert (comparison["other"], comparison["baseline"]) == ("textcat-elmo", "textcat-baseline")
+    assert comparison["test"]["seeds"] == [[0, 0], [1, 1]]
+    assert comparison["test"]["n_docs"] == 2  # the two test files (ca10, cb10), not their paragraphs
+    assert "train 16 files, 80 paragraphs" in results["corpus"]  # 5 of the 15 paragraphs per file
+    text = readme.read_text()
+    section = text.split("<!-- textcat-results:start -->")[1].split("<!-- textcat-results:end -->")[0]
+    assert "| textcat-elmo | genre accuracy |" in section
+    assert text.split("<!-- results:start -->")[1].split("<!-- results:end -->")[0] == main_section
+    main = json.loads((project["dir"] / "reports" / "results.json").read_text())
+    assert not [s for s in main["settings"] if s["name"].startswith("textcat")]
+    assert "textcat" not in srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]

@@ -73,20 +73,37 @@ def read_brown_file(path: Path, problems: Optional[Counter] = None) -> Iterator[
 
     A token without a ``/`` is skipped and counted in ``problems``.
     """
+    for paragraph in read_brown_paragraphs(path, problems):
+        yield from paragraph
+
+
+def read_brown_paragraphs(path: Path, problems: Optional[Counter] = None) -> Iterator[List[Sentence]]:
+    """Yield the paragraphs of one Brown file (blank lines part them), each a list of sentences."""
     text = Path(path).read_bytes().decode("latin-1")
+    paragraph: List[Sentence] = []
     for line in text.splitlines():
         if not line.strip():
+            if paragraph:
+                yield paragraph
+            paragraph = []
             continue
-        sentence: Sentence = []
-        for token in line.split():
-            word, sep, tag = token.rpartition("/")
-            if not sep or not word or not tag:
-                if problems is not None:
-                    problems["token without word/tag"] += 1
-                continue
-            sentence.append((normalize_word(word), tag.lower()))
+        sentence = _parse_sentence(line, problems)
         if sentence:
-            yield sentence
+            paragraph.append(sentence)
+    if paragraph:
+        yield paragraph
+
+
+def _parse_sentence(line: str, problems: Optional[Counter]) -> Sentence:
+    sentence: Sentence = []
+    for token in line.split():
+        word, sep, tag = token.rpartition("/")
+        if not sep or not word or not tag:
+            if problems is not None:
+                problems["token without word/tag"] += 1
+            continue
+        sentence.append((normalize_word(word), tag.lower()))
+    return sentence
 
 
 def iter_split_sentences(brown_dir: Path, splits: Sequence[str],

@@ -12,6 +12,11 @@ so that the counts summed over the documents give spaCy's ``ents_f`` and ``tag_a
   those whose tag equals the gold one ``correct``; gold tokens with a tag are ``total``.
   spaCy's ``tag_acc`` is ``2 correct / (total + predicted)``, i.e. correct / total when the
   tokenization matches the gold one.
+* textcat with exclusive classes (``Scorer.score_cats``): ``correct, total``: Docs with a gold
+  category, and those whose highest-scoring predicted category is the gold one; spaCy's
+  ``cats_micro_f`` is then correct / total (accuracy). The rows are summed per source document
+  (``user_data[GROUP_KEY]``, e.g. a Brown file whose paragraphs are the Docs), so that the
+  paired tests resample whole documents: paragraphs of one file are not independent.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from spacy.training import Example
 
 NER_FIELDS = ("tp", "fp", "fn")
 TAGGER_FIELDS = ("correct", "total", "predicted")
+TEXTCAT_FIELDS = ("correct", "total")
+GROUP_KEY = "brown_file"  # the user_data key naming a Doc's source document
 
 
 def ner_counts(example: Example) -> Tuple[int, int, int]:
@@ -72,11 +79,39 @@ def tagger_counts(example: Example, attr: str = "tag") -> Tuple[int, int, int]:
     return len(predicted_values & gold_values), len(gold_values), len(predicted_values)
 
 
-def counts_of(task: str, examples: Iterable[Example]) -> List[Tuple[int, int, int]]:
-    """One row of counts per example, in order: NER for ``task == "ner"``, else the tagger's."""
+def textcat_counts(example: Example) -> Tuple[int, int]:
+    """``(correct, total)`` of one Doc with exclusive categories."""
+    gold, predicted = example.reference.cats, example.predicted.cats
+    if not gold:
+        return 0, 0
+    gold_label = max(gold.items(), key=lambda item: item[1])[0]
+    labels = set(gold)
+    predicted = {label: score for label, score in predicted.items() if label in labels}
+    if not predicted:
+        return 0, 1
+    return int(max(predicted.items(), key=lambda item: item[1])[0] == gold_label), 1
+
+
+def grouped(rows: List[Tuple[int, ...]], examples: List[Example]) -> List[Tuple[int, ...]]:
+    """Rows summed per source document (``GROUP_KEY``), in order of first appearance; a Doc
+    without one is its own group."""
+    sums: dict = {}
+    for index, (row, example) in enumerate(zip(rows, examples)):
+        key = example.reference.user_data.get(GROUP_KEY, ("doc", index))
+        total = sums.get(key)
+        sums[key] = row if total is None else tuple(a + b for a, b in zip(total, row))
+    return list(sums.values())
+
+
+def counts_of(task: str, examples: Iterable[Example]) -> List[Tuple[int, ...]]:
+    """One row of counts per example, in order: NER for ``task == "ner"``, the text classifier's
+    per source document for ``"textcat"``, else the tagger's."""
+    if task == "textcat":
+        examples = list(examples)
+        return grouped([textcat_counts(example) for example in examples], examples)
     count = ner_counts if task == "ner" else tagger_counts
     return [count(example) for example in examples]
 
 
 def fields_of(task: str) -> Tuple[str, ...]:
-    return NER_FIELDS if task == "ner" else TAGGER_FIELDS
+    return {"ner": NER_FIELDS, "textcat": TEXTCAT_FIELDS}.get(task, TAGGER_FIELDS)

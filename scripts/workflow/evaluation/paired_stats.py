@@ -9,7 +9,9 @@ on the same test documents in the same order (``scoring`` writes them):
 
 * NER (``task="ner"``): ``tp, fp, fn`` with exact span and label match;
 * tagger (``task="tagger"``): ``correct, total, predicted`` (tokens tagged right, gold
-  tokens with a tag, predicted tokens scored).
+  tokens with a tag, predicted tokens scored);
+* text classification (``task="textcat"``): ``correct, total`` (Docs classified right, Docs),
+  summed per source document: its score is the accuracy correct / total.
 
 The statistic is ``d`` = mean over the paired seeds of the other system's corpus-level score
 minus the same mean of the baseline, where the corpus-level score of one run comes from its
@@ -39,6 +41,7 @@ import numpy
 FIELDS: Dict[str, Tuple[str, ...]] = {
     "ner": ("tp", "fp", "fn"),
     "tagger": ("correct", "total", "predicted"),
+    "textcat": ("correct", "total"),
 }
 ALPHA = 0.05
 # |d*| >= |d| is tested with this slack: sums in another order differ in the last bits
@@ -62,7 +65,15 @@ def tagger_accuracy(sums: numpy.ndarray) -> numpy.ndarray:
     return numpy.where(denominator > 0, 2 * correct / numpy.maximum(denominator, 1), 0.0)
 
 
-SCORES: Dict[str, Callable[[numpy.ndarray], numpy.ndarray]] = {"ner": ner_f1, "tagger": tagger_accuracy}
+def textcat_accuracy(sums: numpy.ndarray) -> numpy.ndarray:
+    """``correct / total`` from summed counts; 0 where there is nothing."""
+    correct, total = sums[..., 0], sums[..., 1]
+    return numpy.where(total > 0, correct / numpy.maximum(total, 1), 0.0)
+
+
+SCORES: Dict[str, Callable[[numpy.ndarray], numpy.ndarray]] = {
+    "ner": ner_f1, "tagger": tagger_accuracy, "textcat": textcat_accuracy,
+}
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,16 @@
 An optional setting is scored only if it was trained. A setting's pipelines are
 ``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
 ``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
-scored on ``--ner-test``, the others on ``--tagger-test``.
+scored on ``--ner-test``, those starting with ``textcat`` on ``--textcat-test``, the others on
+``--tagger-test``.
 
 Each pipeline is scored by spaCy's own ``Language.evaluate`` on the test corpus read as
 ``python -m spacy evaluate`` reads it, and its scores are written to
 ``METRICS_DIR/SETTING.json`` (``SETTING.seed{N}.json``) with three more keys: ``model``,
 ``test_data`` and ``model_sha256``. Beside it, ``SETTING[.seed{N}].docs.json`` holds the
 per-document counts of the same predictions (``doc_counts``: NER ``tp, fp, fn``; tagger
-``correct, total, predicted``), one row per test document in corpus order, for the paired
-tests of ``paired_stats``. A pipeline whose two files already hold its current checksum
+``correct, total, predicted``; textcat ``correct, total`` summed per source file), one row per
+test document in corpus order, for the paired tests of ``paired_stats``. A pipeline whose two files already hold its current checksum
 and test file is not scored again, so a rerun after a failure goes on where it stopped.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from wasabi import msg
 
@@ -49,13 +50,18 @@ def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
 
 
 def task_of(setting: str) -> str:
-    """``ner`` for the settings named ``ner*``, else ``tagger``."""
-    return "ner" if setting.startswith("ner") else "tagger"
+    """``ner`` for the settings named ``ner*``, ``textcat`` for ``textcat*``, else ``tagger``."""
+    return next((task for task in ("ner", "textcat") if setting.startswith(task)), "tagger")
 
 
-def test_file_for(setting: str, ner_test: Path, tagger_test: Path) -> Path:
-    """The test split a setting is scored on."""
-    return ner_test if task_of(setting) == "ner" else tagger_test
+def test_file_for(setting: str, ner_test: Optional[Path], tagger_test: Optional[Path],
+                  textcat_test: Optional[Path] = None) -> Path:
+    """The test split a setting is scored on; an error naming the option when it was not given."""
+    task = task_of(setting)
+    test_file = {"ner": ner_test, "textcat": textcat_test}.get(task, tagger_test)
+    if test_file is None:
+        raise FileNotFoundError(f"setting {setting!r} is scored on the {task} test split: give --{task}-test")
+    return test_file
 
 
 def docs_path(metrics_path: Path) -> Path:
@@ -99,11 +105,11 @@ def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, Li
     return scores, counts_of(task, scorer.examples)
 
 
-def jobs(settings: Sequence[str], training_dir: Path, ner_test: Path,
-         tagger_test: Path) -> Iterator[Tuple[str, Path, Path]]:
+def jobs(settings: Sequence[str], training_dir: Path, ner_test: Optional[Path],
+         tagger_test: Optional[Path], textcat_test: Optional[Path] = None) -> Iterator[Tuple[str, Path, Path]]:
     """``(metrics file stem, model dir, test file)`` per pipeline of the settings."""
     for setting in settings:
-        test_data = test_file_for(setting, ner_test, tagger_test)
+        test_data = test_file_for(setting, ner_test, tagger_test, textcat_test)
         for stem, model in pipelines_of(training_dir, setting):
             yield stem, model, test_data
 
@@ -150,7 +156,7 @@ def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path) -> Non
         docs_path(out).write_text(json.dumps(docs) + "\n", encoding="utf-8")
         scores.update(provenance)
         out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
-        main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc")))
+        main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc", scores.get("cats_micro_f"))))
         shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
         msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} "
                  f"({time.time() - start:.1f}s) -> {out}")

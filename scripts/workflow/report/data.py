@@ -28,8 +28,8 @@ from ..evaluation import paired_stats
 # (the baseline's tok2vec pretrained by `spacy pretrain` for the biLM's CPU time: the choice a
 # user has); a comparison is made only when both settings were scored. A new variant needs no
 # code: it sorts after the known ones.
-SETTING_NAME = re.compile(r"^(?P<task>ner|tagger)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
-TASKS = ("ner", "tagger")
+SETTING_NAME = re.compile(r"^(?P<task>ner|tagger|textcat)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
+TASKS = ("ner", "tagger", "textcat")
 SIZES = ("full", "small")
 SPACY_PRETRAIN = "spacy-pretrain"
 VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published")
@@ -49,6 +49,8 @@ NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN)
 MAIN_SCORES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     "ner": (("ents_f", "NER F1"),),
     "tagger": (("tag_acc", "UPOS accuracy"), ("pos_acc", "UPOS accuracy")),
+    # exclusive genres: spaCy's micro F is the accuracy (cats_score would be the macro F)
+    "textcat": (("cats_micro_f", "genre accuracy"),),
 }
 BANK_TEXTS = ("The bank raised interest rates.", "They sat by the river bank.")
 BANK_SENTENCES = (

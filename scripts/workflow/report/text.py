@@ -9,7 +9,9 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import data
 
-TASK_DATA = {"ner": "NER (WNUT-16 tweets)", "tagger": "POS tagging (Brown)"}
+TASK_DATA = {"ner": "NER (WNUT-16 tweets)", "tagger": "POS tagging (Brown)",
+             "textcat": "genre classification (Brown paragraphs, 15 genres)"}
+UNITS = {"ner": "tweets", "textcat": "paragraphs"}
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -21,7 +23,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 
 def size_text(task: str, size: str, train_docs: Optional[int]) -> str:
     """``"small: 1,000 tweets"``, or the size alone when the count is unknown."""
-    unit = "tweets" if task == "ner" else "sentences"
+    unit = UNITS.get(task, "sentences")
     return f"{size}: {train_docs:,} {unit}" if train_docs else size
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from typing import Optional
+
 from . import char_cnn_tables
+from .alphabet import split_ids, used_chars, uses_full_table
 from .char_cnn_training import pooled_convolutions
 from ...config import BiLMConfig
 from .highway import Highway
@@ -17,8 +20,11 @@ USE_TABLE_TRAINING = True
 class CharEncoder(nn.Module):
     """Char embedding, convolutions of several widths max-pooled over the word, highway, projection.
 
-    Input: char ids ``(..., 50)`` as made by :mod:`spacy_elmo.nn.words.char_ids`.
-    Output: ``(..., projection_dim)``. A word's vector depends only on its own characters.
+    Input: id rows ``(..., ids_per_token)`` as the model's encoding makes them
+    (:mod:`spacy_elmo.nn.words.char_ids`: 50 byte ids; :mod:`.code_points`: code-point ids and,
+    with a word table, the word's id in the last column, whose vector goes in front of the
+    char features before the projection, as in ELMoForManyLangs).
+    Output: ``(..., projection_dim)``. A word's vector depends only on its own ids.
     Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_tables`,
     which computes the same function several times faster; with autograd on a CPU, the
     convolutions and their max-pooling go to :mod:`.char_cnn_training` (the same function,
@@ -35,35 +41,45 @@ class CharEncoder(nn.Module):
         )
         self.activation = torch.relu if config.activation == "relu" else torch.tanh
         self.highway = Highway(config.n_filters, config.n_highway)
-        self.projection = nn.Linear(config.n_filters, config.projection_dim)
+        self.word_embedding: Optional[nn.Embedding] = (
+            nn.Embedding(config.n_words, config.word_dim, padding_idx=0) if config.word_dim else None
+        )
+        self.projection = nn.Linear(config.word_dim + config.n_filters, config.projection_dim)
 
-    def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
-        leading = char_ids.shape[:-1]
-        flat = char_ids.reshape(-1, char_ids.shape[-1])
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        leading = ids.shape[:-1]
+        flat = ids.reshape(-1, ids.shape[-1])
         if self.uses_table_path():
             return self._encode_padded(flat).reshape(*leading, -1)
+        chars, words = split_ids(flat, self.config.max_characters_per_token)
         if USE_TABLE_TRAINING and flat.device.type == "cpu" and not torch.is_autocast_enabled("cpu"):
+            embedding = self.char_embedding.weight
+            if not uses_full_table(self.config.n_characters, self.config.filters):
+                used, chars = used_chars(chars)  # the padding row stays row 0
+                embedding = embedding[used]
             pooled = pooled_convolutions(
-                flat,
-                self.char_embedding.weight,
+                chars,
+                embedding,
                 [conv.weight for conv in self.convolutions],
                 [conv.bias for conv in self.convolutions],
                 self.char_embedding.padding_idx,
             )
         else:
             # (words, dim, chars): channels first for Conv1d.
-            embedded = self.char_embedding(flat).transpose(1, 2)
+            embedded = self.char_embedding(chars).transpose(1, 2)
             pooled = torch.cat([conv(embedded).amax(dim=-1) for conv in self.convolutions], dim=-1)
         features = self.activation(pooled)
         features = self.highway(features)
+        if words is not None and self.word_embedding is not None:
+            features = torch.cat([self.word_embedding(words), features], dim=-1)
         return self.projection(features).reshape(*leading, -1)
 
-    def encode_words(self, char_ids: torch.Tensor) -> torch.Tensor:
-        """Vectors ``(n_words, projection_dim)`` for ``(n_words, 50)`` ids, without autograd.
+    def encode_words(self, ids: torch.Tensor) -> torch.Tensor:
+        """Vectors ``(n_words, projection_dim)`` for ``(n_words, ids_per_token)`` ids, without autograd.
 
         A word's vector is bit-for-bit the same whichever words it is encoded with.
         """
-        return char_cnn_tables.encode_words(self, char_ids)
+        return char_cnn_tables.encode_words(self, ids)
 
     def uses_table_path(self) -> bool:
         """True when no gradient is needed and autocast is off: the table-lookup path applies."""

@@ -9,7 +9,8 @@ and adds in one fused call: w*n additions instead of 2*w*16*n multiply-adds, and
 Highway and projection matmuls always see blocks of exactly ``WORD_BLOCK`` rows (the last one
 padded): BLAS kernels may round a row differently depending on how many rows share the call,
 and a fixed block makes a word's vector independent of which other words are encoded with it.
-That is what lets a word cache return exactly what the uncached path computes.
+That is what lets a word cache return exactly what the uncached path computes. Large
+(code-point) alphabets get tables of the characters in use only (:mod:`.alphabet`).
 
 This module runs an encoder's weights without building one: it reads them through the
 :class:`CharCnnWeights` protocol, which :class:`.char_cnn.CharEncoder` satisfies, so the arrow
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Iterator, Optional, Protocol
 
 import torch
 from torch import nn
@@ -27,6 +28,7 @@ from torch.nn import functional as F
 
 from ...config import BiLMConfig
 from ..derived_cache import DerivedTensors
+from .alphabet import CHAR_BLOCK, split_ids, used_chars, uses_full_table
 from .highway import Highway
 
 WORD_BLOCK = 256  # rows per highway/projection matmul (fixed: see the module docstring)
@@ -45,6 +47,7 @@ class CharCnnWeights(Protocol):
     convolutions: nn.ModuleList  # of nn.Conv1d, one per filter width
     highway: Highway
     projection: nn.Linear
+    word_embedding: Optional[nn.Embedding]  # the word table, concatenated before the projection
 
 
 @dataclass
@@ -60,51 +63,70 @@ def conv_tables(encoder: CharCnnWeights) -> ConvTables:
     """The encoder's lookup tables, rebuilt only after its embedding or a convolution changes."""
     cache = encoder.__dict__.setdefault("_conv_table_cache", DerivedTensors())
     params = [encoder.char_embedding.weight] + [p for conv in encoder.convolutions for p in conv.parameters()]
-
-    def build() -> ConvTables:
-        embedding = encoder.char_embedding.weight  # (n_chars, d)
-        n_chars = embedding.shape[0]
-        tables, offsets = [], []
-        for conv in encoder.convolutions:
-            weight = conv.weight  # (n, d, width)
-            width = weight.shape[-1]
-            # table[k * n_chars + c] = E[c] @ W[:, :, k]^T
-            tables.append(torch.einsum("cd,ndk->kcn", embedding, weight).reshape(width * n_chars, -1).contiguous())
-            offsets.append(torch.arange(width, device=embedding.device) * n_chars)
-        bias = torch.cat([conv.bias for conv in encoder.convolutions])
-        return ConvTables(tables, offsets, bias)
-
-    return cache.get(params, build)
+    return cache.get(params, lambda: _tables(encoder, [encoder.char_embedding.weight]))
 
 
-def encode_words(encoder: CharCnnWeights, char_ids: torch.Tensor) -> torch.Tensor:
-    """Vectors ``(n_words, projection_dim)`` for char ids ``(n_words, 50)``, without autograd."""
-    n_words = char_ids.shape[0]
+def _tables(encoder: CharCnnWeights, embedding_blocks: list[torch.Tensor]) -> ConvTables:
+    """The tables of the char rows ``embedding_blocks`` (concatenated), each block's product
+    computed on its own."""
+    n_chars = sum(block.shape[0] for block in embedding_blocks)
+    device = embedding_blocks[0].device
+    tables, offsets = [], []
+    for conv in encoder.convolutions:
+        weight = conv.weight  # (n, d, width)
+        width = weight.shape[-1]
+        # table[k * n_chars + c] = E[c] @ W[:, :, k]^T
+        parts = [torch.einsum("cd,ndk->kcn", block, weight) for block in embedding_blocks]
+        tables.append(torch.cat(parts, dim=1).reshape(width * n_chars, -1).contiguous())
+        offsets.append(torch.arange(width, device=device) * n_chars)
+    bias = torch.cat([conv.bias for conv in encoder.convolutions])
+    return ConvTables(tables, offsets, bias)
+
+
+def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
+    """Vectors ``(n_words, projection_dim)`` for id rows ``(n_words, ids_per_token)``, without autograd."""
+    n_words = ids.shape[0]
     weight = encoder.projection.weight
     result = weight.new_empty(n_words, weight.shape[0])
     if n_words == 0:
         return result
-    on_gpu = char_ids.is_cuda
+    on_gpu = ids.is_cuda
     block_size = GPU_WORD_BLOCK if on_gpu else WORD_BLOCK
+    config = encoder.config
+    char_ids, word_ids = split_ids(ids, config.max_characters_per_token)
     with torch.no_grad():
-        tables = None if on_gpu else conv_tables(encoder)
+        tables = None
+        if not on_gpu and uses_full_table(config.n_characters, config.filters):
+            tables = conv_tables(encoder)
+        elif not on_gpu:
+            used, char_ids = used_chars(char_ids)
+            rows = encoder.char_embedding.weight[used]
+            tables = _tables(encoder, list(rows.split(CHAR_BLOCK)))
         for start in range(0, n_words, block_size):
-            block = char_ids[start : start + block_size]
-            size = block.shape[0]
-            if size < block_size:
-                block = torch.cat([block, block.new_zeros(block_size - size, block.shape[1])])
+            chars = _fixed_block(char_ids[start : start + block_size], block_size)
+            words = None if word_ids is None else _fixed_block(word_ids[start : start + block_size], block_size)
+            size = min(block_size, n_words - start)
             if tables is None:
-                result[start : start + size] = _encode_block_by_convolution(encoder, block)[:size]
+                result[start : start + size] = _encode_block_by_convolution(encoder, chars, words)[:size]
             else:
-                result[start : start + size] = _encode_block(encoder, tables, block)[:size]
+                result[start : start + size] = _encode_block(encoder, tables, chars, words)[:size]
     return result
 
 
-def _encode_block_by_convolution(encoder: CharCnnWeights, char_ids: torch.Tensor) -> torch.Tensor:
+def _fixed_block(rows: torch.Tensor, size: int) -> torch.Tensor:
+    """``rows`` padded with zero rows (id 0: padding) to exactly ``size`` rows."""
+    if rows.shape[0] == size:
+        return rows
+    return torch.cat([rows, rows.new_zeros(size - rows.shape[0], *rows.shape[1:])])
+
+
+def _encode_block_by_convolution(
+    encoder: CharCnnWeights, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
+) -> torch.Tensor:
     embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
     with _full_precision_convolutions():
         features = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)
-    return _highway_and_projection(encoder, features)
+    return _highway_and_projection(encoder, features, word_ids)
 
 
 @contextmanager
@@ -120,7 +142,9 @@ def _full_precision_convolutions() -> Iterator[None]:
         cudnn.allow_tf32 = previous
 
 
-def _encode_block(encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor) -> torch.Tensor:
+def _encode_block(
+    encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
+) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
     features = tables.bias.new_empty(n_words, tables.bias.shape[0])
     column = 0
@@ -139,11 +163,14 @@ def _encode_block(encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.T
             )
         column += n_filters
     features += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
-    return _highway_and_projection(encoder, features)
+    return _highway_and_projection(encoder, features, word_ids)
 
 
-def _highway_and_projection(encoder: CharCnnWeights, features: torch.Tensor) -> torch.Tensor:
-    """Activation of the pooled features (in place), highway layers, projection."""
+def _highway_and_projection(
+    encoder: CharCnnWeights, features: torch.Tensor, word_ids: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """Activation of the pooled features (in place), highway layers, the word vectors in front
+    (models with a word table), projection."""
     features = features.relu_() if encoder.config.activation == "relu" else features.tanh_()
     dim = features.shape[1]
     for layer in encoder.highway.layers:
@@ -151,4 +178,6 @@ def _highway_and_projection(encoder: CharCnnWeights, features: torch.Tensor) -> 
         transform = projected[:, :dim].relu_()
         gate = projected[:, dim:].sigmoid_()
         features = gate * transform + (1.0 - gate) * features
+    if word_ids is not None and encoder.word_embedding is not None:
+        features = torch.cat([F.embedding(word_ids, encoder.word_embedding.weight), features], dim=1)
     return F.linear(features, encoder.projection.weight, encoder.projection.bias)

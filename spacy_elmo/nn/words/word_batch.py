@@ -4,11 +4,15 @@
 calls each; here each *distinct* word is encoded once (one ``str.encode``), all of their bytes
 are scattered into the id array by one masked assignment, and tokens refer to their word by
 index. The ids are the same as :func:`~spacy_elmo.nn.words.char_ids.encode_word`'s.
+
+Which ids a word gets depends on the model: :class:`TokenEncoding` is what every caller (the
+embedder, the Thinc layer, pretraining) asks for them, ``BiLM.encoding`` the one it asks;
+:data:`BYTES` is bilm-tf's encoding, :class:`~.code_points.CodePointEncoding` ELMoForManyLangs'.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy
 
@@ -71,16 +75,42 @@ def words_to_char_ids(words: Sequence[str]) -> numpy.ndarray:
 _BOUNDARY_IDS = {BOS_TOKEN: BOS_CHAR_IDS, EOS_TOKEN: EOS_CHAR_IDS}
 
 
-def encode_padded(sentences: Sequence[Sequence[str]], add_boundaries: bool = True) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """Same result as :func:`spacy_elmo.nn.words.char_ids.encode_sentences`, built from distinct words:
-    int64 ids ``(batch, max_len, 50)`` (all zero past a sentence's end) and the lengths.
+class TokenEncoding(Protocol):
+    """How one model turns words into id rows: ``ids(words)`` is ``(n_words, width)`` int64,
+    all rows non-zero in column 0 (an all-zero row means "no token"); ``boundaries`` are the
+    words that frame every sentence (their ids are the sentence marks)."""
 
-    The encoder the ``spacy_elmo.BiLM.v1`` model's forward uses."""
-    batch = index_words(sentences, reserved=(BOS_TOKEN, EOS_TOKEN) if add_boundaries else ())
+    boundaries: tuple[str, str]
+    width: int
+
+    def ids(self, words: Sequence[str]) -> numpy.ndarray: ...
+
+
+class ByteEncoding:
+    """bilm-tf's encoding: UTF-8 bytes, sentences framed by ``<S>`` and ``</S>``."""
+
+    boundaries = (BOS_TOKEN, EOS_TOKEN)
+    width = MAX_WORD_LENGTH
+
+    def ids(self, words: Sequence[str]) -> numpy.ndarray:
+        return words_to_char_ids(words)
+
+
+BYTES = ByteEncoding()
+
+
+def encode_padded(
+    sentences: Sequence[Sequence[str]], add_boundaries: bool = True, encoding: TokenEncoding = BYTES
+) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """Same result as :func:`spacy_elmo.nn.words.char_ids.encode_sentences`, built from distinct words:
+    int64 ids ``(batch, max_len, width)`` (all zero past a sentence's end) and the lengths.
+
+    The encoder the ``spacy_elmo.BiLM.v1`` model's forward uses (with the biLM's ``encoding``)."""
+    batch = index_words(sentences, reserved=encoding.boundaries if add_boundaries else ())
     extra = 2 if add_boundaries else 0
     lengths = batch.lengths + extra
     width = int(lengths.max()) if len(sentences) else 0
-    word_ids = words_to_char_ids(batch.words)
+    word_ids = encoding.ids(batch.words)
     # Row of each position in word_ids, or -1 for padding.
     positions = numpy.arange(width)[None, :]
     rows = numpy.full((len(sentences), width), -1, dtype=numpy.int64)
@@ -90,6 +120,6 @@ def encode_padded(sentences: Sequence[Sequence[str]], add_boundaries: bool = Tru
     if add_boundaries and len(sentences):
         rows[:, 0] = 0
         rows[numpy.arange(len(sentences)), batch.lengths + 1] = 1
-    ids = numpy.zeros((len(sentences), width, MAX_WORD_LENGTH), dtype=numpy.int64)
+    ids = numpy.zeros((len(sentences), width, encoding.width), dtype=numpy.int64)
     ids[rows >= 0] = word_ids[rows[rows >= 0]]
     return ids, lengths

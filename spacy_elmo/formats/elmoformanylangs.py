@@ -1,0 +1,295 @@
+"""ELMoForManyLangs' model directories (HIT-SCIR; 44 languages, hosted by NLPL), read as a config,
+arrays named as in ``BiLM.state_dict()`` and the dictionaries of the code-point encoding.
+
+A directory holds, as their trainer writes it:
+
+- ``config.json``: the trainer's arguments; ``config_path`` names the model config, often by an
+  absolute path on the authors' machine. Their ``Embedder`` tries that path, then its base name
+  inside the directory, then a config of that base name bundled with their package. Here only
+  files inside the directory are read (a relative path that stays inside it, then the base
+  name); for the bundled names, :data:`BUNDLED_CONFIGS` holds the values their package ships;
+- the model config: ``encoder`` (``dim``: LSTM cells, ``projection_dim``, ``n_layers``,
+  ``cell_clip``, ``proj_clip``; 0 or null: no clipping) and ``token_embedder`` (``filters``,
+  ``n_highway``, ``activation`` of the pooled convolutions, ``char_dim``, ``word_dim``,
+  ``max_characters_per_token``);
+- ``char.dic`` and ``word.dic``: one ``entry<TAB>id`` a line, ids from 0; a line whose entry is
+  whitespace (stripped away) stands for U+3000, as their reader has it;
+- ``token_embedder.pkl`` and ``encoder.pkl``: ``torch.save`` of the two modules' state dicts
+  (the published ones in torch 0.4's legacy container), read by :mod:`.torch_pickle`.
+
+The mapping onto our model, for each piece:
+
+- char and word tables: their rows, after our padding row 0 (ids shift by one);
+- ``convolutions.i``: the same ``Conv1d`` layout;
+- ``highways._layers.i``: the transform rows, then the gate rows; their gate multiplies the
+  input (``g * x + (1 - g) * relu(t)``) where ours multiplies the transform, so the gate's rows
+  and bias change sign (``1 - sigmoid(z) = sigmoid(-z)``);
+- ``projection``: input is the word vector, then the char features (their concatenation order);
+- ``{forward|backward}_layer_k``: ``input_linearity`` (no bias), ``state_linearity`` (with the
+  bias, forget bias included: our config's run-time ``forget_bias`` is 0) and
+  ``state_projection``; gates in the order input, forget, candidate, output, where ours are
+  input, candidate, forget, output. Layers above the first add their input (skip connections).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Mapping, Optional, Union
+
+import numpy
+
+from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
+from .hdf5_arrays import finite_float32
+from .torch_pickle import read_state_dict
+
+PathLike = Union[str, Path]
+StateArrays = dict[str, numpy.ndarray]
+
+TRAINER_CONFIG = "config.json"
+CHAR_DIC = "char.dic"
+WORD_DIC = "word.dic"
+TOKEN_EMBEDDER = "token_embedder.pkl"
+ENCODER = "encoder.pkl"
+_BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
+
+_SAMPLE = {
+    "encoder": {"name": "elmo", "projection_dim": 512, "cell_clip": 3, "proj_clip": 3, "dim": 4096, "n_layers": 2},
+    "token_embedder": {
+        "name": "cnn", "activation": "relu", "n_highway": 2, "word_dim": 100, "char_dim": 50,
+        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+        "max_characters_per_token": 50,
+    },
+}
+#: The model configs their package bundles (the same values under both names), used when a
+#: directory lacks the file its ``config.json`` names, as their ``Embedder`` does.
+BUNDLED_CONFIGS: Mapping[str, Mapping[str, Any]] = {
+    "cnn_50_100_512_4096_sample.json": _SAMPLE,
+    "cnn_0_100_512_4096_sample.json": _SAMPLE,
+}
+
+logger = logging.getLogger(__name__)
+
+
+def is_elmoformanylangs_dir(path: PathLike) -> bool:
+    path = Path(path)
+    return all((path / name).is_file() for name in (TRAINER_CONFIG, TOKEN_EMBEDDER, ENCODER))
+
+
+def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexicon]:
+    """The config, state-dict arrays and dictionaries of the model in directory ``path``.
+
+    Every problem is one ``ValueError`` (``FileNotFoundError`` for a missing file) naming the
+    file, and the line or key; the tensors' shapes are checked against the config and the
+    dictionaries before any tensor is read, and every value must be finite in float32.
+    """
+    directory = Path(path)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"ELMoForManyLangs model directory not found: {directory}")
+    settings, where = _model_config(directory)
+    encoder, embedder = _section(settings, "encoder", where), _section(settings, "token_embedder", where)
+    for section, key, expected in ((encoder, "name", "elmo"), (embedder, "name", "cnn")):
+        if str(section.get(key, "")).lower() != expected:
+            raise ValueError(f"{where}: only {expected!r} models are read here, not {section.get(key)!r}")
+    if _positive(embedder, "char_dim", where, allow_zero=True) == 0:
+        raise ValueError(f"{where}: models without characters (char_dim 0) are not supported")
+    chars = read_dictionary(directory / CHAR_DIC, CHAR_MARKERS)
+    with_words = _positive(embedder, "word_dim", where, allow_zero=True) > 0
+    words = read_dictionary(directory / WORD_DIC, WORD_MARKERS) if with_words else None
+    config = _config(encoder, embedder, where, len(chars), None if words is None else len(words))
+    token_embedder = read_state_dict(directory / TOKEN_EMBEDDER, _embedder_shapes(config), finite_float32)
+    lstms = read_state_dict(directory / ENCODER, _encoder_shapes(config), finite_float32)
+    return config, _our_arrays(config, token_embedder, lstms), Lexicon(chars, words)
+
+
+def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
+    """The model config (and the name to use in errors) that ``config.json`` names."""
+    trainer = _read_json_object(directory / TRAINER_CONFIG)
+    named = trainer.get("config_path")
+    if not isinstance(named, str) or not named.strip():
+        raise ValueError(f"{directory / TRAINER_CONFIG}: 'config_path' (the model config's file) is missing")
+    base = Path(named.replace("\\", "/")).name
+    candidates = [directory / named] if not Path(named).is_absolute() else []
+    candidates.append(directory / base)
+    root = directory.resolve()
+    for candidate in candidates:
+        if candidate.is_file() and root in candidate.resolve().parents:
+            return _read_json_object(candidate), str(candidate)
+    if base in BUNDLED_CONFIGS:
+        logger.warning("%s: %s is not in the directory; using ELMoForManyLangs' bundled values", directory, base)
+        return BUNDLED_CONFIGS[base], f"{directory / TRAINER_CONFIG} (bundled {base})"
+    raise FileNotFoundError(
+        f"{directory / TRAINER_CONFIG} names the model config {named!r}, but {directory} has no {base}"
+    )
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a readable JSON file: {err}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
+    section = settings.get(name)
+    if not isinstance(section, dict):
+        raise ValueError(f"{where}: {name!r} must be an object with the model's sizes")
+    return section
+
+
+def _positive(section: Mapping[str, Any], key: str, where: str, allow_zero: bool = False) -> int:
+    value = section.get(key)
+    if type(value) is not int or value < (0 if allow_zero else 1):
+        raise ValueError(f"{where}: {key!r} must be an integer >= {0 if allow_zero else 1}, not {value!r}")
+    return value
+
+
+def _clip(section: Mapping[str, Any], key: str, where: str) -> Optional[float]:
+    """Their LSTM clips only when the value is truthy: 0 and null mean no clipping."""
+    value = section.get(key)
+    if value is None or value == 0:
+        return None
+    if type(value) not in (int, float) or value < 0:
+        raise ValueError(f"{where}: {key!r} must be a number >= 0 or null, not {value!r}")
+    return float(value)
+
+
+def _config(
+    encoder: Mapping[str, Any], embedder: Mapping[str, Any], where: str, n_chars: int, n_words: Optional[int]
+) -> BiLMConfig:
+    filters = embedder.get("filters")
+    if not isinstance(filters, list) or not all(
+        isinstance(f, list) and len(f) == 2 and all(type(n) is int for n in f) for f in filters
+    ):
+        raise ValueError(f"{where}: 'filters' must be a list of [width, n_filters] integer pairs")
+    try:
+        return BiLMConfig(
+            char_embed_dim=_positive(embedder, "char_dim", where),
+            filters=tuple((w, n) for w, n in filters),
+            n_highway=_positive(embedder, "n_highway", where, allow_zero=True),
+            activation=embedder.get("activation"),
+            lstm_dim=_positive(encoder, "dim", where),
+            projection_dim=_positive(encoder, "projection_dim", where),
+            n_layers=_positive(encoder, "n_layers", where),
+            cell_clip=_clip(encoder, "cell_clip", where),
+            proj_clip=_clip(encoder, "proj_clip", where),
+            use_skip_connections=True,
+            forget_bias=0.0,  # their stored bias already holds it
+            max_characters_per_token=_positive(embedder, "max_characters_per_token", where),
+            n_characters=n_chars + 1,
+            char_encoding=CODE_POINT_ENCODING,
+            word_dim=0 if n_words is None else _positive(embedder, "word_dim", where),
+            n_words=0 if n_words is None else n_words + 1,
+        )
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from err
+
+
+def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]:
+    """``char.dic`` or ``word.dic``: entry -> id, read line by line as their ``Embedder`` does
+    (a later line for the same entry wins). It must hold ``markers``, and ids from 0 to one
+    less than its number of entries (their table has a row per entry)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path} is missing (the model's dictionary)") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text (at byte {err.start})") from err
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline ending the last line
+    entries: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        fields = line.strip().split("\t")
+        if len(fields) == 1:
+            fields.insert(0, _BLANK_ENTRY)
+        try:
+            if len(fields) != 2:
+                raise ValueError
+            entries[fields[0]] = int(fields[1])
+        except ValueError:
+            raise ValueError(f"{path}, line {number}: expected 'entry<TAB>id', found {line[:60]!r}") from None
+    missing = [marker for marker in markers if marker not in entries]
+    if missing:
+        raise ValueError(f"{path} lacks the entries {', '.join(missing)}")
+    outside = next((key for key, index in entries.items() if not 0 <= index < len(entries)), None)
+    if outside is not None:
+        raise ValueError(f"{path}: {outside!r} has id {entries[outside]}, outside 0..{len(entries) - 1}")
+    return entries
+
+
+def _embedder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
+    """The tensors of their ``token_embedder.pkl`` for ``config`` and their shapes."""
+    d, nf, p = config.char_embed_dim, config.n_filters, config.projection_dim
+    shapes: dict[str, tuple[int, ...]] = {}
+    if config.word_dim:
+        shapes["word_emb_layer.embedding.weight"] = (config.n_words - 1, config.word_dim)
+    shapes["char_emb_layer.embedding.weight"] = (config.n_characters - 1, d)
+    for i, (width, n) in enumerate(config.filters):
+        shapes.update({f"convolutions.{i}.weight": (n, d, width), f"convolutions.{i}.bias": (n,)})
+    for i in range(config.n_highway):
+        shapes.update({f"highways._layers.{i}.weight": (2 * nf, nf), f"highways._layers.{i}.bias": (2 * nf,)})
+    shapes.update({"projection.weight": (p, config.word_dim + nf), "projection.bias": (p,)})
+    return shapes
+
+
+def _encoder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
+    """The tensors of their ``encoder.pkl`` for ``config`` and their shapes."""
+    c, p = config.lstm_dim, config.projection_dim
+    shapes: dict[str, tuple[int, ...]] = {}
+    for theirs, _ in _lstm_layers(config):
+        shapes[theirs + "input_linearity.weight"] = (4 * c, p)
+        shapes[theirs + "state_linearity.weight"] = (4 * c, p)
+        shapes[theirs + "state_linearity.bias"] = (4 * c,)
+        shapes[theirs + "state_projection.weight"] = (p, c)
+    return shapes
+
+
+def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
+    """(their prefix, our state-dict prefix) of every LSTM layer."""
+    return [
+        (f"{direction}_layer_{k}.", f"{direction}_lstm.layers.{k}.")
+        for k in range(config.n_layers)
+        for direction in ("forward", "backward")
+    ]
+
+
+def _our_arrays(config: BiLMConfig, embedder: StateArrays, lstms: StateArrays) -> StateArrays:
+    """Their tensors under our names and conventions (see the module docstring)."""
+    ours = "char_encoder."
+    state = {ours + "char_embedding.weight": _after_padding_row(embedder["char_emb_layer.embedding.weight"])}
+    if config.word_dim:
+        state[ours + "word_embedding.weight"] = _after_padding_row(embedder["word_emb_layer.embedding.weight"])
+    for i in range(len(config.filters)):
+        for part in ("weight", "bias"):
+            state[f"{ours}convolutions.{i}.{part}"] = embedder[f"convolutions.{i}.{part}"]
+    nf = config.n_filters
+    for i in range(config.n_highway):
+        for part in ("weight", "bias"):
+            transform_then_gate = embedder[f"highways._layers.{i}.{part}"]
+            state[f"{ours}highway.layers.{i}.{part}"] = numpy.concatenate(
+                [transform_then_gate[:nf], -transform_then_gate[nf:]]
+            )
+    state[ours + "projection.weight"] = embedder["projection.weight"]
+    state[ours + "projection.bias"] = embedder["projection.bias"]
+    for theirs, prefix in _lstm_layers(config):
+        state[prefix + "input_weight"] = _our_gate_order(lstms[theirs + "input_linearity.weight"])
+        state[prefix + "recurrent_weight"] = _our_gate_order(lstms[theirs + "state_linearity.weight"])
+        state[prefix + "bias"] = _our_gate_order(lstms[theirs + "state_linearity.bias"])
+        state[prefix + "projection_weight"] = lstms[theirs + "state_projection.weight"]
+    return state
+
+
+def _after_padding_row(table: numpy.ndarray) -> numpy.ndarray:
+    return numpy.concatenate([numpy.zeros_like(table[:1]), table])
+
+
+def _our_gate_order(gates: numpy.ndarray) -> numpy.ndarray:
+    """Rows of the gates input, forget, candidate, output as input, candidate, forget, output."""
+    i, f, g, o = numpy.split(gates, 4)
+    return numpy.concatenate([i, g, f, o])
