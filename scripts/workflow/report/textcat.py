@@ -82,10 +82,11 @@ def build_textcat_report(inputs: TextcatReportInputs) -> tuple[str, str, dict]:
     options = {"resamples": inputs.resamples, "rounds": inputs.rounds}
     listed, rows = setting_rows(settings), comparison_rows(settings, **options)
     step_times = json.loads(inputs.step_times.read_text()) if inputs.step_times and inputs.step_times.is_file() else {}
-    times, wall, cpu = step_times_table(step_times)
+    times, wall, cpu, elapsed = step_times_table(step_times)
     header = f"Command: `{inputs.command}`."
     if wall:
-        header += f" Wall time of its steps: {wall / 60:.1f} min" + (f" ({cpu / 60:.1f} min of CPU time)." if cpu else ".")
+        header += f" Wall time of its steps: {wall / 60:.1f} min" + (f" ({cpu / 60:.1f} min of CPU time)" if cpu else "")
+        header += f", {elapsed / 60:.1f} min from the first one's start to the last one's end."
     corpus = data_sentence(inputs.corpus_stats)
     figure = plots.plot_scores([("genre classification", [(r["variant"], r["summary"]) for r in listed])],
                                out / "textcat_scores.png") if listed else None
