@@ -26,7 +26,7 @@ from spacy_elmo.embedding import Embedder
 from .bench_embed import SIZES, load_sentences
 from .plain_elmo import plain_embed_layers
 
-DEV = Path("/work/data-clone/corpus/text/dev.txt")
+DEV = Path(__file__).resolve().parents[1] / "corpus" / "text" / "dev.txt"  # written by the project's preprocess step
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRAIN = Path("/work/data-clone/corpus/text/train.txt")
+TRAIN = REPO / "corpus" / "text" / "train.txt"  # written by the project's preprocess step
 CLOCK = Path(__file__).resolve().parent / "pretrain_clock.py"
 
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
-TRAIN = Path("/work/data-clone/corpus/text/train.txt")
+TRAIN = REPO / "corpus" / "text" / "train.txt"  # written by the project's preprocess step
 
 
 class NestedClock:
