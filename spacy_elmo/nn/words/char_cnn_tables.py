@@ -9,8 +9,12 @@ and adds in one fused call: w*n additions instead of 2*w*16*n multiply-adds, and
 Highway and projection matmuls always see blocks of exactly ``WORD_BLOCK`` rows (the last one
 padded): BLAS kernels may round a row differently depending on how many rows share the call,
 and a fixed block makes a word's vector independent of which other words are encoded with it.
-That is what lets a word cache return exactly what the uncached path computes. Large
-(code-point) alphabets get tables of the characters in use only (:mod:`.alphabet`).
+That is what lets a word cache return exactly what the uncached path computes. Within the
+block a word's row may sit anywhere, so the rows are also laid out the same way whatever their
+place (:mod:`..row_layout`): feature rows padded with zero columns to whole 64-byte lines (with
+weights padded to match; published sizes need none), and the gates' sigmoid and a tanh
+activation run on groups of rows that one thread computes. Large (code-point) alphabets get
+tables of the characters in use only (:mod:`.alphabet`), built from char rows padded the same way.
 
 This module runs an encoder's weights without building one: it reads them through the
 :class:`CharCnnWeights` protocol, which :class:`.char_cnn.CharEncoder` satisfies, so the arrow
@@ -28,6 +32,7 @@ from torch.nn import functional as F
 
 from ...config import BiLMConfig
 from ..derived_cache import DerivedTensors
+from ..row_layout import aligned_width, padded_columns, rowwise_
 from .alphabet import CHAR_BLOCK, split_ids, used_chars, uses_full_table
 from .highway import Highway
 
@@ -63,17 +68,36 @@ def conv_tables(encoder: CharCnnWeights) -> ConvTables:
     """The encoder's lookup tables, rebuilt only after its embedding or a convolution changes."""
     cache = encoder.__dict__.setdefault("_conv_table_cache", DerivedTensors())
     params = [encoder.char_embedding.weight] + [p for conv in encoder.convolutions for p in conv.parameters()]
-    return cache.get(params, lambda: _tables(encoder, [encoder.char_embedding.weight]))
+    weights = [conv.weight for conv in encoder.convolutions]
+    return cache.get(params, lambda: _tables(encoder, weights, [encoder.char_embedding.weight]))
 
 
-def _tables(encoder: CharCnnWeights, embedding_blocks: list[torch.Tensor]) -> ConvTables:
+def compact_tables(encoder: CharCnnWeights, used: torch.Tensor) -> ConvTables:
+    """The tables of the char ids ``used`` only (a multiple of ``CHAR_BLOCK`` of them), in that order.
+
+    A char's place among them depends on the batch, so its rows must not depend on the place:
+    every block of ``CHAR_BLOCK`` chars is one product of the same shape, and the embedding
+    rows (with the filters' inputs) are padded with zero columns to whole 64-byte lines, so
+    that every row of a block is read at the same alignment.
+    """
+    embedding = encoder.char_embedding.weight
+    dim = aligned_width(embedding.shape[1], embedding.dtype)
+    rows = padded_columns(embedding[used], dim)
+    weights = [conv.weight for conv in encoder.convolutions]
+    if dim != embedding.shape[1]:
+        weights = [padded_columns(weight.transpose(1, 2), dim).transpose(1, 2) for weight in weights]
+    return _tables(encoder, weights, list(rows.split(CHAR_BLOCK)))
+
+
+def _tables(
+    encoder: CharCnnWeights, weights: list[torch.Tensor], embedding_blocks: list[torch.Tensor]
+) -> ConvTables:
     """The tables of the char rows ``embedding_blocks`` (concatenated), each block's product
-    computed on its own."""
+    computed on its own; ``weights`` are the convolutions' ``(n, d, width)``."""
     n_chars = sum(block.shape[0] for block in embedding_blocks)
     device = embedding_blocks[0].device
     tables, offsets = [], []
-    for conv in encoder.convolutions:
-        weight = conv.weight  # (n, d, width)
+    for weight in weights:
         width = weight.shape[-1]
         # table[k * n_chars + c] = E[c] @ W[:, :, k]^T
         parts = [torch.einsum("cd,ndk->kcn", block, weight) for block in embedding_blocks]
@@ -81,6 +105,49 @@ def _tables(encoder: CharCnnWeights, embedding_blocks: list[torch.Tensor]) -> Co
         offsets.append(torch.arange(width, device=device) * n_chars)
     bias = torch.cat([conv.bias for conv in encoder.convolutions])
     return ConvTables(tables, offsets, bias)
+
+
+@dataclass
+class DenseWeights:
+    """Highway and projection weights for feature rows padded to ``width`` (zero columns).
+
+    Each highway layer maps ``width`` to ``2 * width`` (transform, then gate); the padded
+    columns of the transform and of the features are zero, so they stay zero (the gate there
+    is 0.5, and 0.5 * 0 + 0.5 * 0 = 0). The projection reads ``[word vector, features]`` rows
+    padded to ``projection_width``. Models whose widths are whole lines use their own weights.
+    """
+
+    width: int
+    highway: list[tuple[torch.Tensor, torch.Tensor]]
+    projection_width: int
+    projection: torch.Tensor
+    projection_bias: torch.Tensor
+
+
+def dense_weights(encoder: CharCnnWeights) -> DenseWeights:
+    """The highway and projection weights laid out for padded rows, rebuilt after a change."""
+    cache = encoder.__dict__.setdefault("_dense_weight_cache", DerivedTensors())
+    params = [p for layer in encoder.highway.layers for p in (layer.weight, layer.bias)]
+    params += [encoder.projection.weight, encoder.projection.bias]
+    return cache.get(params, lambda: _dense_weights(encoder))
+
+
+def _dense_weights(encoder: CharCnnWeights) -> DenseWeights:
+    projection = encoder.projection.weight
+    dim = encoder.highway.dim
+    width = aligned_width(dim, projection.dtype)
+    highway = []
+    for layer in encoder.highway.layers:
+        weight, bias = layer.weight, layer.bias
+        if width != dim:
+            halves = [padded_columns(half, width) for half in weight.split(dim)]  # (dim, width) each
+            weight = torch.cat([padded_columns(half.t(), width).t() for half in halves])
+            bias = torch.cat([padded_columns(half, width) for half in bias.split(dim)])
+        highway.append((weight, bias))
+    projection_width = aligned_width(projection.shape[1], projection.dtype)
+    return DenseWeights(
+        width, highway, projection_width, padded_columns(projection, projection_width), encoder.projection.bias
+    )
 
 
 def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
@@ -100,8 +167,7 @@ def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
             tables = conv_tables(encoder)
         elif not on_gpu:
             used, char_ids = used_chars(char_ids)
-            rows = encoder.char_embedding.weight[used]
-            tables = _tables(encoder, list(rows.split(CHAR_BLOCK)))
+            tables = compact_tables(encoder, used)
         for start in range(0, n_words, block_size):
             chars = _fixed_block(char_ids[start : start + block_size], block_size)
             words = None if word_ids is None else _fixed_block(word_ids[start : start + block_size], block_size)
@@ -146,7 +212,12 @@ def _encode_block(
     encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
 ) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
-    features = tables.bias.new_empty(n_words, tables.bias.shape[0])
+    n_features = tables.bias.shape[0]
+    width = aligned_width(n_features, tables.bias.dtype)
+    # Padded rows (see the module docstring); the pooled features go into the first columns.
+    features = tables.bias.new_empty(n_words, width)
+    if width > n_features:
+        features[:, n_features:] = 0.0
     column = 0
     for table, offsets in zip(tables.tables, tables.offsets):
         width, n_filters = offsets.shape[0], table.shape[1]
@@ -162,7 +233,7 @@ def _encode_block(
                 out=features[start : start + CONV_CHUNK, column : column + n_filters],
             )
         column += n_filters
-    features += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
+    features[:, :n_features] += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
     return _highway_and_projection(encoder, features, word_ids)
 
 
@@ -170,14 +241,20 @@ def _highway_and_projection(
     encoder: CharCnnWeights, features: torch.Tensor, word_ids: Optional[torch.Tensor] = None
 ) -> torch.Tensor:
     """Activation of the pooled features (in place), highway layers, the word vectors in front
-    (models with a word table), projection."""
-    features = features.relu_() if encoder.config.activation == "relu" else features.tanh_()
-    dim = features.shape[1]
-    for layer in encoder.highway.layers:
-        projected = F.linear(features, layer.weight, layer.bias)
-        transform = projected[:, :dim].relu_()
-        gate = projected[:, dim:].sigmoid_()
+    (models with a word table), projection. ``features`` may come padded with zero columns."""
+    weights = dense_weights(encoder)
+    dim, width = encoder.highway.dim, weights.width
+    features = padded_columns(features, width)
+    features = features.relu_() if encoder.config.activation == "relu" else rowwise_(torch.Tensor.tanh_, features)
+    for weight, bias in weights.highway:
+        projected = F.linear(features, weight, bias)
+        transform = projected[:, :width].relu_()
+        gate = rowwise_(torch.Tensor.sigmoid_, projected[:, width:])
         features = gate * transform + (1.0 - gate) * features
+    inputs = features  # without a word table, projection_width is width
     if word_ids is not None and encoder.word_embedding is not None:
-        features = torch.cat([F.embedding(word_ids, encoder.word_embedding.weight), features], dim=1)
-    return F.linear(features, encoder.projection.weight, encoder.projection.bias)
+        words = F.embedding(word_ids, encoder.word_embedding.weight)
+        inputs = features.new_zeros(features.shape[0], weights.projection_width)
+        inputs[:, : words.shape[1]] = words
+        inputs[:, words.shape[1] : words.shape[1] + dim] = features[:, :dim]
+    return F.linear(inputs, weights.projection, weights.projection_bias)
