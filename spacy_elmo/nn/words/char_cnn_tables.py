@@ -213,10 +213,10 @@ def _encode_block(
 ) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
     n_features = tables.bias.shape[0]
-    width = aligned_width(n_features, tables.bias.dtype)
+    padded = aligned_width(n_features, tables.bias.dtype)
     # Padded rows (see the module docstring); the pooled features go into the first columns.
-    features = tables.bias.new_empty(n_words, width)
-    if width > n_features:
+    features = tables.bias.new_empty(n_words, padded)
+    if padded > n_features:
         features[:, n_features:] = 0.0
     column = 0
     for table, offsets in zip(tables.tables, tables.offsets):
