@@ -141,7 +141,7 @@ def projects_transposed(cell: int) -> bool:
     2.81e-7; at 256 cells 4.34e-7, 5.05e-7, 4.31e-7; at 512 cells 5.26e-7, 5.76e-7, 5.36e-7;
     at 1024 cells 7.38e-7, 6.49e-7, 7.39e-7; at 4096 (the published size) 1.30e-6, 6.47e-7,
     1.31e-6. With 17 or 40 rows the two forms gave the same bits; the groups of four rows add
-    no time measurable on this machine (512 cells, batches of 1, 8 and 32 sentences: 0.96-1.03x).
+    no time measurable on this machine (512 cells, batches of 1, 8 and 32 sentences: 0.92-1.03x).
     """
     return cell <= TRANSPOSED_PROJECTION_CELLS
 
