@@ -18,6 +18,7 @@ how a CPU rounds one row, and both depend on where the row sits in the block:
   row width (3 threads, say). :func:`rowwise_` applies such functions to groups of rows small
   enough that ATen keeps each call on one thread, so every row is computed the same way.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -46,15 +47,23 @@ def padded_columns(matrix: torch.Tensor, width: int) -> torch.Tensor:
     return result
 
 
-def rowwise_(function: Callable[[torch.Tensor], torch.Tensor], matrix: torch.Tensor) -> torch.Tensor:
+def rowwise_(
+    function: Callable[[torch.Tensor], torch.Tensor], matrix: torch.Tensor
+) -> torch.Tensor:
     """Apply the in-place element-wise ``function`` (``torch.Tensor.sigmoid_``, say) to
     ``matrix`` ``(rows, width)`` in groups of rows that each run on one thread; returns ``matrix``."""
     rows, width = matrix.shape
-    if matrix.device.type != "cpu" or rows * width <= SERIAL_ELEMENTS or torch.get_num_threads() == 1:
+    if (
+        matrix.device.type != "cpu"
+        or rows * width <= SERIAL_ELEMENTS
+        or torch.get_num_threads() == 1
+    ):
         function(matrix)
         return matrix
     group = 1
-    while group * 2 * width <= SERIAL_ELEMENTS:  # a power of two: whole groups tile a block
+    while (
+        group * 2 * width <= SERIAL_ELEMENTS
+    ):  # a power of two: whole groups tile a block
         group *= 2
     for start in range(0, rows, group):
         function(matrix[start : start + group])

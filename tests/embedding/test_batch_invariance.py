@@ -10,6 +10,7 @@ up to 3.8e-6), and with three threads a wide char-CNN's gate ``sigmoid`` used to
 rows where ATen splits the block between threads (up to 6e-8, bytes as well); ``MKL_CBWR``
 hides the first. Each setting must give no failure at all.
 """
+
 import json
 import os
 import subprocess
@@ -37,7 +38,11 @@ def test_vectors_do_not_depend_on_the_batch_or_the_cache(setting):
     env = {**os.environ, **switches, "OMP_NUM_THREADS": str(threads)}
     done = subprocess.run(
         [sys.executable, "-m", "tests.embedding.invariance_probe", str(threads)],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     failures = json.loads(done.stdout.strip().splitlines()[-1])

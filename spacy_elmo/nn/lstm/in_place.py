@@ -32,6 +32,7 @@ Only valid without autograd (it overwrites tensors that backward would need). Pe
   units (:mod:`..row_layout`): every row then sits at the same alignment, so a row's bits do
   not depend on its place in the batch. Published sizes need no padding.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,9 +79,15 @@ class FusedWeights:
     and projection widths padded as the module docstring says (zero weights and biases)."""
 
     bias: torch.Tensor  # (dirs, 4C), forget bias included
-    recurrent: torch.Tensor  # (dirs, P, 4C): a transposed view of the (dirs, 4C, P) weights
-    projection: torch.Tensor  # (dirs, C, P): a transposed view of the (dirs, P, C) weights
-    inputs: list[torch.Tensor]  # per direction (4C, D), D the padded width of the layer's input
+    recurrent: (
+        torch.Tensor
+    )  # (dirs, P, 4C): a transposed view of the (dirs, 4C, P) weights
+    projection: (
+        torch.Tensor
+    )  # (dirs, C, P): a transposed view of the (dirs, P, C) weights
+    inputs: list[
+        torch.Tensor
+    ]  # per direction (4C, D), D the padded width of the layer's input
     cell: int  # C, padded
     projection_dim: int  # P, padded
     transposed: bool  # the projection as W @ cell outputs^T per group of rows (projects_transposed)
@@ -90,10 +97,19 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     """Layer ``index``'s stacked weights, rebuilt only after a parameter changes."""
     first = stacks[0]
     caches = first.__dict__.setdefault("_fused_weight_cache", {})
-    cache = caches.setdefault((index, tuple(id(stack) for stack in stacks)), DerivedTensors())
+    cache = caches.setdefault(
+        (index, tuple(id(stack) for stack in stacks)), DerivedTensors()
+    )
     layers = [stack.layers[index] for stack in stacks]
     params = [
-        p for layer in layers for p in (layer.bias, layer.recurrent_weight, layer.projection_weight, layer.input_weight)
+        p
+        for layer in layers
+        for p in (
+            layer.bias,
+            layer.recurrent_weight,
+            layer.projection_weight,
+            layer.input_weight,
+        )
     ]
 
     def build() -> FusedWeights:
@@ -102,10 +118,22 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
         proj = aligned_width(layers[0].projection_dim, dtype)
         dim = aligned_width(layers[0].input_dim, dtype)
         return FusedWeights(
-            bias=torch.stack([_gate_blocks(layer.gate_bias(first.forget_bias), cell) for layer in layers]),
-            recurrent=torch.stack([_gate_blocks(layer.recurrent_weight, cell, proj) for layer in layers]).transpose(1, 2),
+            bias=torch.stack(
+                [
+                    _gate_blocks(layer.gate_bias(first.forget_bias), cell)
+                    for layer in layers
+                ]
+            ),
+            recurrent=torch.stack(
+                [_gate_blocks(layer.recurrent_weight, cell, proj) for layer in layers]
+            ).transpose(1, 2),
             projection=torch.stack(
-                [padded_columns(padded_columns(layer.projection_weight, cell).t(), proj).t() for layer in layers]
+                [
+                    padded_columns(
+                        padded_columns(layer.projection_weight, cell).t(), proj
+                    ).t()
+                    for layer in layers
+                ]
             ).transpose(1, 2),
             inputs=[_gate_blocks(layer.input_weight, cell, dim) for layer in layers],
             cell=cell,
@@ -116,7 +144,9 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     return cache.get(params, build, extra_key=first.forget_bias)
 
 
-def _gate_blocks(weight: torch.Tensor, cell: int, columns: Optional[int] = None) -> torch.Tensor:
+def _gate_blocks(
+    weight: torch.Tensor, cell: int, columns: Optional[int] = None
+) -> torch.Tensor:
     """``weight`` ``(4 C0, ...)`` (gates i, j, f, o) with each gate's rows padded with zero rows
     to ``cell`` and, for a matrix, its columns with zeros to ``columns``; ``weight`` itself
     when nothing needs padding."""
@@ -124,7 +154,9 @@ def _gate_blocks(weight: torch.Tensor, cell: int, columns: Optional[int] = None)
     width = weight.shape[1] if weight.dim() == 2 else None
     if rows == cell and (width is None or width == columns):
         return weight
-    gates = weight.reshape(4, rows, -1).transpose(1, 2)  # (4, width, rows): pad the rows as columns
+    gates = weight.reshape(4, rows, -1).transpose(
+        1, 2
+    )  # (4, width, rows): pad the rows as columns
     gates = padded_columns(gates, cell).transpose(1, 2)  # (4, cell, width)
     if width is None:
         return gates.reshape(4 * cell).contiguous()
@@ -154,8 +186,12 @@ def run_in_place(
     outputs: list[torch.Tensor] = []
     n_dirs, steps, batch, dim = inputs.shape
     rows, width = max(batch, MIN_ROWS), aligned_width(dim, inputs.dtype)
-    if projects_transposed(aligned_width(first.layers[0].cell_dim, inputs.dtype, CELL_ROW_BYTES)):
-        rows = -(-rows // MIN_ROWS) * MIN_ROWS  # whole groups of rows for the projection
+    if projects_transposed(
+        aligned_width(first.layers[0].cell_dim, inputs.dtype, CELL_ROW_BYTES)
+    ):
+        rows = (
+            -(-rows // MIN_ROWS) * MIN_ROWS
+        )  # whole groups of rows for the projection
     layer_input = inputs
     if rows != batch or width != dim:
         # Zero-length rows so that every matmul has MIN_ROWS rows (whole groups of them where
@@ -164,7 +200,9 @@ def run_in_place(
         layer_input[:, :, :batch, :dim] = inputs
     with torch.no_grad():
         for index in range(len(first.layers)):
-            layer_output = _run_layer(fused_weights(stacks, index), layer_input, active, first)
+            layer_output = _run_layer(
+                fused_weights(stacks, index), layer_input, active, first
+            )
             if index > 0 and first.use_skip_connections:
                 layer_output += layer_input  # both are zero at padded positions
             outputs.append(layer_output)
@@ -173,7 +211,12 @@ def run_in_place(
     return [output[:, :, :batch, :proj] for output in outputs]
 
 
-def _run_layer(weights: FusedWeights, inputs: torch.Tensor, active: Sequence[int], options: "LstmStack") -> torch.Tensor:
+def _run_layer(
+    weights: FusedWeights,
+    inputs: torch.Tensor,
+    active: Sequence[int],
+    options: "LstmStack",
+) -> torch.Tensor:
     n_dirs, steps, batch, dim = inputs.shape
     cell, proj = weights.cell, weights.projection_dim
     output = inputs.new_zeros(n_dirs, steps, batch, proj)
@@ -183,23 +226,38 @@ def _run_layer(weights: FusedWeights, inputs: torch.Tensor, active: Sequence[int
     memory = inputs.new_zeros(n_dirs, batch, cell)
     # Zeros: the transposed projection reads whole groups of rows, some never written.
     cell_output = inputs.new_zeros(n_dirs, batch, cell)
-    recurrent_product = inputs.new_empty(n_dirs, batch, 4 * cell) if batch > TAIL_ROWS else None
-    projected = inputs.new_empty(n_dirs, batch // MIN_ROWS, proj, MIN_ROWS) if weights.transposed else None
+    recurrent_product = (
+        inputs.new_empty(n_dirs, batch, 4 * cell) if batch > TAIL_ROWS else None
+    )
+    projected = (
+        inputs.new_empty(n_dirs, batch // MIN_ROWS, proj, MIN_ROWS)
+        if weights.transposed
+        else None
+    )
 
     def rows_at(t: int) -> int:
         return min(batch, max(active[t], MIN_ROWS))
 
     window = max(1, PRE_GATE_ROWS // batch)
     pre_buffer = inputs.new_empty(n_dirs, min(window, steps_run) * rows_at(0), 4 * cell)
-    for start, stop in _windows(steps_run, window, [rows_at(t) for t in range(steps_run)]):
+    for start, stop in _windows(
+        steps_run, window, [rows_at(t) for t in range(steps_run)]
+    ):
         rows = rows_at(start)
-        pre_gates = pre_buffer[:, : (stop - start) * rows].view(n_dirs, stop - start, rows, 4 * cell)
+        pre_gates = pre_buffer[:, : (stop - start) * rows].view(
+            n_dirs, stop - start, rows, 4 * cell
+        )
         for d, input_weight in enumerate(weights.inputs):
             source = inputs[d, start:stop, :rows]
             if rows <= TAIL_ROWS:
                 row_group_products(source, input_weight, weights.bias[d], pre_gates[d])
             else:
-                torch.addmm(weights.bias[d], source.reshape(-1, dim), input_weight.t(), out=pre_gates[d].view(-1, 4 * cell))
+                torch.addmm(
+                    weights.bias[d],
+                    source.reshape(-1, dim),
+                    input_weight.t(),
+                    out=pre_gates[d].view(-1, 4 * cell),
+                )
         for t in range(start, stop):
             n = rows_at(t)
             gates = pre_gates[:, t - start, :n]
@@ -207,20 +265,35 @@ def _run_layer(weights: FusedWeights, inputs: torch.Tensor, active: Sequence[int
                 # Summed apart, then added, as the reference loop does: the blocked kernel's
                 # accumulate-into form starts its running sum from the (often larger) input
                 # product and rounds more (1.2x the error at 32 rows, D = 512).
-                torch.bmm(output[:, t - 1, :n], weights.recurrent, out=recurrent_product[:, :n])
+                torch.bmm(
+                    output[:, t - 1, :n],
+                    weights.recurrent,
+                    out=recurrent_product[:, :n],
+                )
                 gates.add_(recurrent_product[:, :n])
             elif t > 0:
                 gates.baddbmm_(output[:, t - 1, :n], weights.recurrent)
-            cell_step_(gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip)
+            cell_step_(
+                gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip
+            )
             if projected is not None:
-                n = _project_transposed(cell_output, weights.projection, n, projected, output[:, t], options.proj_clip)
+                n = _project_transposed(
+                    cell_output,
+                    weights.projection,
+                    n,
+                    projected,
+                    output[:, t],
+                    options.proj_clip,
+                )
             else:
                 hidden = output[:, t, :n]
                 torch.bmm(cell_output[:, :n], weights.projection, out=hidden)
                 if options.proj_clip:
                     hidden.clamp_(-options.proj_clip, options.proj_clip)
             if n > active[t]:
-                output[:, t, active[t] : n] = 0.0  # rows made up to MIN_ROWS or a group: keep padding zero
+                output[:, t, active[t] : n] = (
+                    0.0  # rows made up to MIN_ROWS or a group: keep padding zero
+                )
     return output
 
 
@@ -244,7 +317,9 @@ def _project_transposed(
     rows = groups * MIN_ROWS
     proj = projection.shape[2]
     for d in range(n_dirs):
-        weight = projection[d].t().expand(groups, proj, cell)  # (P, C) rows, shared by every group
+        weight = (
+            projection[d].t().expand(groups, proj, cell)
+        )  # (P, C) rows, shared by every group
         group_rows = cell_output[d, :rows].view(groups, MIN_ROWS, cell).transpose(1, 2)
         torch.bmm(weight, group_rows, out=scratch[d, :groups])
     rows_first = scratch[:, :groups].transpose(2, 3)  # (dirs, groups, MIN_ROWS, P)
@@ -264,7 +339,9 @@ def _windows(steps: int, window: int, rows: Sequence[int]) -> list[tuple[int, in
     return [(a, min(b, a + window)) for a, b in zip(bounds, bounds[1:]) if a < b]
 
 
-def row_group_products(source: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, out: torch.Tensor) -> None:
+def row_group_products(
+    source: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, out: torch.Tensor
+) -> None:
     """``out = bias + source @ weight.T`` for ``source`` ``(steps, rows, D)``, computed in
     products of ``MIN_ROWS`` rows, as exact as the per-step reference loop is in its tail.
 
@@ -287,7 +364,11 @@ def row_group_products(source: torch.Tensor, weight: torch.Tensor, bias: torch.T
     block = max(64, TAIL_BLOCK_BYTES // (dim * weight.element_size()))
     for first in range(0, weight.shape[0], block):
         columns = weight[first : first + block].t()
-        torch.bmm(grouped, columns.expand(grouped.shape[0], *columns.shape), out=flat[:, :, first : first + block])
+        torch.bmm(
+            grouped,
+            columns.expand(grouped.shape[0], *columns.shape),
+            out=flat[:, :, first : first + block],
+        )
     torch.add(result[:, :rows], bias, out=out)
 
 

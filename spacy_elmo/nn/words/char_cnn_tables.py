@@ -20,6 +20,7 @@ This module runs an encoder's weights without building one: it reads them throug
 :class:`CharCnnWeights` protocol, which :class:`.char_cnn.CharEncoder` satisfies, so the arrow
 runs one way (``char_cnn`` imports this module, never the reverse).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -52,7 +53,9 @@ class CharCnnWeights(Protocol):
     convolutions: nn.ModuleList  # of nn.Conv1d, one per filter width
     highway: Highway
     projection: nn.Linear
-    word_embedding: Optional[nn.Embedding]  # the word table, concatenated before the projection
+    word_embedding: Optional[
+        nn.Embedding
+    ]  # the word table, concatenated before the projection
 
 
 @dataclass
@@ -60,16 +63,22 @@ class ConvTables:
     """Per filter width: the stacked lookup tables ``(width * n_chars, n)`` and row offsets."""
 
     tables: list[torch.Tensor]
-    offsets: list[torch.Tensor]  # (width,): k * n_chars, added to the char id at offset k
+    offsets: list[
+        torch.Tensor
+    ]  # (width,): k * n_chars, added to the char id at offset k
     bias: torch.Tensor  # (n_filters,): every convolution's bias, concatenated
 
 
 def conv_tables(encoder: CharCnnWeights) -> ConvTables:
     """The encoder's lookup tables, rebuilt only after its embedding or a convolution changes."""
     cache = encoder.__dict__.setdefault("_conv_table_cache", DerivedTensors())
-    params = [encoder.char_embedding.weight] + [p for conv in encoder.convolutions for p in conv.parameters()]
+    params = [encoder.char_embedding.weight] + [
+        p for conv in encoder.convolutions for p in conv.parameters()
+    ]
     weights = [conv.weight for conv in encoder.convolutions]
-    return cache.get(params, lambda: _tables(encoder, weights, [encoder.char_embedding.weight]))
+    return cache.get(
+        params, lambda: _tables(encoder, weights, [encoder.char_embedding.weight])
+    )
 
 
 def compact_tables(encoder: CharCnnWeights, used: torch.Tensor) -> ConvTables:
@@ -85,12 +94,17 @@ def compact_tables(encoder: CharCnnWeights, used: torch.Tensor) -> ConvTables:
     rows = padded_columns(embedding[used], dim)
     weights = [conv.weight for conv in encoder.convolutions]
     if dim != embedding.shape[1]:
-        weights = [padded_columns(weight.transpose(1, 2), dim).transpose(1, 2) for weight in weights]
+        weights = [
+            padded_columns(weight.transpose(1, 2), dim).transpose(1, 2)
+            for weight in weights
+        ]
     return _tables(encoder, weights, list(rows.split(CHAR_BLOCK)))
 
 
 def _tables(
-    encoder: CharCnnWeights, weights: list[torch.Tensor], embedding_blocks: list[torch.Tensor]
+    encoder: CharCnnWeights,
+    weights: list[torch.Tensor],
+    embedding_blocks: list[torch.Tensor],
 ) -> ConvTables:
     """The tables of the char rows ``embedding_blocks`` (concatenated), each block's product
     computed on its own; ``weights`` are the convolutions' ``(n, d, width)``."""
@@ -100,7 +114,9 @@ def _tables(
     for weight in weights:
         width = weight.shape[-1]
         # table[k * n_chars + c] = E[c] @ W[:, :, k]^T
-        parts = [torch.einsum("cd,ndk->kcn", block, weight) for block in embedding_blocks]
+        parts = [
+            torch.einsum("cd,ndk->kcn", block, weight) for block in embedding_blocks
+        ]
         tables.append(torch.cat(parts, dim=1).reshape(width * n_chars, -1).contiguous())
         offsets.append(torch.arange(width, device=device) * n_chars)
     bias = torch.cat([conv.bias for conv in encoder.convolutions])
@@ -140,13 +156,19 @@ def _dense_weights(encoder: CharCnnWeights) -> DenseWeights:
     for layer in encoder.highway.layers:
         weight, bias = layer.weight, layer.bias
         if width != dim:
-            halves = [padded_columns(half, width) for half in weight.split(dim)]  # (dim, width) each
+            halves = [
+                padded_columns(half, width) for half in weight.split(dim)
+            ]  # (dim, width) each
             weight = torch.cat([padded_columns(half.t(), width).t() for half in halves])
             bias = torch.cat([padded_columns(half, width) for half in bias.split(dim)])
         highway.append((weight, bias))
     projection_width = aligned_width(projection.shape[1], projection.dtype)
     return DenseWeights(
-        width, highway, projection_width, padded_columns(projection, projection_width), encoder.projection.bias
+        width,
+        highway,
+        projection_width,
+        padded_columns(projection, projection_width),
+        encoder.projection.bias,
     )
 
 
@@ -170,12 +192,20 @@ def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
             tables = compact_tables(encoder, used)
         for start in range(0, n_words, block_size):
             chars = _fixed_block(char_ids[start : start + block_size], block_size)
-            words = None if word_ids is None else _fixed_block(word_ids[start : start + block_size], block_size)
+            words = (
+                None
+                if word_ids is None
+                else _fixed_block(word_ids[start : start + block_size], block_size)
+            )
             size = min(block_size, n_words - start)
             if tables is None:
-                result[start : start + size] = _encode_block_by_convolution(encoder, chars, words)[:size]
+                result[start : start + size] = _encode_block_by_convolution(
+                    encoder, chars, words
+                )[:size]
             else:
-                result[start : start + size] = _encode_block(encoder, tables, chars, words)[:size]
+                result[start : start + size] = _encode_block(
+                    encoder, tables, chars, words
+                )[:size]
     return result
 
 
@@ -187,11 +217,15 @@ def _fixed_block(rows: torch.Tensor, size: int) -> torch.Tensor:
 
 
 def _encode_block_by_convolution(
-    encoder: CharCnnWeights, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
+    encoder: CharCnnWeights,
+    char_ids: torch.Tensor,
+    word_ids: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
     with _full_precision_convolutions():
-        features = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)
+        features = torch.cat(
+            [conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1
+        )
     return _highway_and_projection(encoder, features, word_ids)
 
 
@@ -209,7 +243,10 @@ def _full_precision_convolutions() -> Iterator[None]:
 
 
 def _encode_block(
-    encoder: CharCnnWeights, tables: ConvTables, char_ids: torch.Tensor, word_ids: Optional[torch.Tensor] = None
+    encoder: CharCnnWeights,
+    tables: ConvTables,
+    char_ids: torch.Tensor,
+    word_ids: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
     n_features = tables.bias.shape[0]
@@ -223,7 +260,9 @@ def _encode_block(
         width, n_filters = offsets.shape[0], table.shape[1]
         positions = n_chars_per_word - width + 1
         # (words, positions, width) rows of the table to add up, one bag per position.
-        bags = (char_ids.unfold(1, width, 1) + offsets).reshape(n_words, positions * width)
+        bags = (char_ids.unfold(1, width, 1) + offsets).reshape(
+            n_words, positions * width
+        )
         for start in range(0, n_words, CONV_CHUNK):
             chunk = bags[start : start + CONV_CHUNK]
             sums = F.embedding_bag(chunk.reshape(-1, width), table, mode="sum")
@@ -233,19 +272,27 @@ def _encode_block(
                 out=features[start : start + CONV_CHUNK, column : column + n_filters],
             )
         column += n_filters
-    features[:, :n_features] += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
+    features[:, :n_features] += (
+        tables.bias
+    )  # max(x + b) = max(x) + b: the bias goes on after pooling
     return _highway_and_projection(encoder, features, word_ids)
 
 
 def _highway_and_projection(
-    encoder: CharCnnWeights, features: torch.Tensor, word_ids: Optional[torch.Tensor] = None
+    encoder: CharCnnWeights,
+    features: torch.Tensor,
+    word_ids: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Activation of the pooled features (in place), highway layers, the word vectors in front
     (models with a word table), projection. ``features`` may come padded with zero columns."""
     weights = dense_weights(encoder)
     dim, width = encoder.highway.dim, weights.width
     features = padded_columns(features, width)
-    features = features.relu_() if encoder.config.activation == "relu" else rowwise_(torch.Tensor.tanh_, features)
+    features = (
+        features.relu_()
+        if encoder.config.activation == "relu"
+        else rowwise_(torch.Tensor.tanh_, features)
+    )
     for weight, bias in weights.highway:
         projected = F.linear(features, weight, bias)
         transform = projected[:, :width].relu_()
