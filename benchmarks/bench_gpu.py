@@ -76,7 +76,7 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
     """Seconds spent in each stage of one ``embed()`` pass (synchronised around each call)."""
     import torch
 
-    from spacy_elmo.embedding import batch_run
+    from spacy_elmo.embedding import batch_forward as batch_run
 
     parts = {"layer0": 0.0, "lstm": 0.0, "gather": 0.0}
     originals = {"layer0": batch_run.layer0_table, "lstm": batch_run.run_time_major, "gather": batch_run._gather_tokens}

@@ -25,9 +25,9 @@ import torch
 from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.config import BiLMConfig
 from spacy_elmo.nn.words.char_ids import MAX_WORD_LENGTH
-from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
-from spacy_elmo.pretrain.objective import LanguageModelObjective
+from spacy_elmo.pretrain.language_model_objective import LanguageModelObjective
 from spacy_elmo.pretrain.optim import make_optimizer
 from spacy_elmo.pretrain.settings import PretrainSettings, load_config, settings_from_config
 from spacy_elmo.pretrain.softmax import SoftmaxLoss
@@ -118,7 +118,7 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
         model, SoftmaxLoss(len(vocab), n_negatives), settings.training.dropout, lstm_dropout=settings.training.lstm_dropout
     )
     optimizer = make_optimizer(objective.parameters(), settings.training)
-    encoder = BatchEncoder(vocab)
+    encoder = StepInputBuilder(vocab)
     mean_length = 25
     batch_tokens = batch_tokens or settings.training.batch_tokens
     n_sentences = max(1, min(settings.training.max_batch_sentences, batch_tokens // (mean_length + 6)))

@@ -7,7 +7,7 @@ step. The trees take turns (A B A B ...), so a drift in the machine's load hits 
 Reported per run: tokens (predictions per direction) per CPU-second and per wall-second
 between the end of step ``--skip`` and the end of step ``--steps`` (everything the loop does in
 between: reading and batching the corpus, char ids, forward, backward, optimizer), the share of
-that CPU time spent in ``BatchEncoder.encode``, the whole process's CPU seconds, and the load
+that CPU time spent in ``StepInputBuilder.encode``, the whole process's CPU seconds, and the load
 average. Then the median of each tree and the median of the per-pair ratios.
 
     python -m benchmarks.bench_pretrain_command --tree base=/tmp/base0554 [--tree other=PATH] [--pairs 3]

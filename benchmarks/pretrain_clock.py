@@ -1,7 +1,7 @@
 """Run ``spacy-elmo pretrain`` from a given source tree and record a clock reading at every step.
 
 The child process of :mod:`benchmarks.bench_pretrain_command`; it works with any commit of the
-project that has ``spacy_elmo.pretrain.encoding.BatchEncoder`` and a torch optimizer, so the
+project that has ``spacy_elmo.pretrain.data.step_inputs.StepInputBuilder`` and a torch optimizer, so the
 same measurement runs on today's code and on an old checkout side by side::
 
     python benchmarks/pretrain_clock.py TREE OUT.json -- pretrain configs/bilm_small.cfg OUT_DIR ...
@@ -9,7 +9,7 @@ same measurement runs on today's code and on an old checkout side by side::
 ``TREE`` goes first on ``sys.path`` and the editable install's import hook is removed, so every
 ``spacy_elmo`` module comes from ``TREE`` (``OUT.json`` records the file that was imported).
 After each optimizer step it notes the process CPU time, the wall time, the CPU time spent so
-far in ``BatchEncoder.encode`` and the tokens (predictions per direction) of the batch that
+far in ``StepInputBuilder.encode`` and the tokens (predictions per direction) of the batch that
 step trained on.
 """
 from __future__ import annotations
@@ -36,11 +36,11 @@ def main() -> None:
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     import spacy_elmo
-    from spacy_elmo.pretrain import encoding
+    from spacy_elmo.pretrain.data import step_inputs as encoding
 
     record: dict = {"tree": tree, "module": spacy_elmo.__file__, "args": args, "steps": []}
     state = {"tokens": 0, "encode_cpu": 0.0}
-    original_encode = encoding.BatchEncoder.encode
+    original_encode = encoding.StepInputBuilder.encode
 
     def encode(self, sentences):  # type: ignore[no-untyped-def]
         start = time.process_time()
@@ -49,7 +49,7 @@ def main() -> None:
         state["tokens"] = int(batch.n_tokens)
         return batch
 
-    encoding.BatchEncoder.encode = encode
+    encoding.StepInputBuilder.encode = encode
 
     def after_step(optimizer, *_):  # type: ignore[no-untyped-def]
         record["steps"].append(

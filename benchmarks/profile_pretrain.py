@@ -21,9 +21,9 @@ import torch
 from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.bilm import reverse_padded
 from spacy_elmo.nn.lstm import run_stacks
-from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
-from spacy_elmo.pretrain.objective import LanguageModelObjective
+from spacy_elmo.pretrain.language_model_objective import LanguageModelObjective
 from spacy_elmo.pretrain.optim import make_optimizer
 from spacy_elmo.pretrain.settings import load_config, settings_from_config
 from spacy_elmo.pretrain.softmax import SoftmaxLoss
@@ -66,7 +66,7 @@ def main() -> None:
     loss_fn = SoftmaxLoss(len(vocab), settings.softmax.n_negatives)
     objective = LanguageModelObjective(model, loss_fn, settings.training.dropout)
     optimizer = make_optimizer(objective.parameters(), settings.training)
-    encoder = BatchEncoder(vocab)
+    encoder = StepInputBuilder(vocab)
     n_sentences = max(1, min(settings.training.max_batch_sentences, settings.training.batch_tokens // 31))
     batches = [encoder.encode(make_sentences(rng, words, n_sentences, 25)) for _ in range(args.steps + 1)]
     clock = Clock()

@@ -2,7 +2,7 @@
 
 Runs the real command in this process (today's tree) on the real text, with CPU-time clocks
 around each part a step goes through: reading and batching the corpus (the stream), char ids
-and targets (``BatchEncoder.encode``), the char-CNN, the LSTMs and the softmax forward and
+and targets (``StepInputBuilder.encode``), the char-CNN, the LSTMs and the softmax forward and
 backward, gradient clipping, the optimizer, and what is left (the loop's own bookkeeping and
 autograd's engine). Steps ``--skip + 1`` to ``--steps`` are reported (the first ones pay for
 allocations and the first chunk of the corpus). One torch thread::
@@ -67,7 +67,8 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
 
     from spacy_elmo.nn.lstm import backward as lstm_backward
     from spacy_elmo.nn.words import char_cnn, char_cnn_training
-    from spacy_elmo.pretrain import encoding, objective, softmax, stream
+    from spacy_elmo.pretrain.data import step_inputs as encoding, batches as stream
+    from spacy_elmo.pretrain import language_model_objective as objective, softmax
 
     def patch_static(cls: type, name: str, label: str) -> None:
         setattr(cls, name, staticmethod(clock.wrap(label, getattr(cls, name))))
@@ -80,7 +81,7 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
     patch_static(char_cnn_training._PooledLookup, "backward", "char-CNN backward (lookups)")
     char_cnn.CharEncoder.forward = clock.wrap("char-CNN forward", char_cnn.CharEncoder.forward)
     objective.LanguageModelObjective.forward = clock.wrap("forward: the rest (sorting, gathers, dropout)", objective.LanguageModelObjective.forward)
-    encoding.BatchEncoder.encode = clock.wrap("char ids and targets (encode)", encoding.BatchEncoder.encode)
+    encoding.StepInputBuilder.encode = clock.wrap("char ids and targets (encode)", encoding.StepInputBuilder.encode)
     torch.Tensor.backward = clock.wrap("backward: the rest (autograd, char-CNN, highway)", torch.Tensor.backward)
     torch.nn.utils.clip_grad_norm_ = clock.wrap("gradient clipping", torch.nn.utils.clip_grad_norm_)
 

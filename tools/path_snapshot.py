@@ -8,9 +8,9 @@ file methods, ``embed``, the ``elmo`` component and listeners, ``spacy-elmo embe
 ``spacy-elmo pretrain``), through small adapters where a name changed, so the same file runs on
 both trees.
 
-    python benchmarks/path_snapshot.py save /tmp/before
-    python benchmarks/path_snapshot.py save /tmp/after
-    python benchmarks/path_snapshot.py compare /tmp/before /tmp/after
+    python -m tools.path_snapshot save /tmp/before
+    python -m tools.path_snapshot save /tmp/after
+    python -m tools.path_snapshot compare /tmp/before /tmp/after
 
 To snapshot another checkout with this environment: ``PYTHONPATH=/that/checkout python ...``.
 Optional: ``--fixtures`` (AllenNLP's test fixtures; default ``../shared/fixtures/allennlp-elmo``).

@@ -39,7 +39,7 @@ def embed_cli(
 
     from ..corpora.keyed_sentences import SkippedLines, read_sentences
     from ..corpora.pipelines import load_pipeline
-    from ..embedding.corpus import embed_corpus, parse_shard
+    from ..vector_file.job import embed_corpus, parse_shard
     from ..embedding.embedder import DEFAULT_BATCH_TOKENS, Embedder
     from ..loading import load_bilm
 

@@ -19,7 +19,7 @@ def init_config_cli(
 ) -> None:
     """Write a spacy train config: elmo first, each component with an ELMo listener in its tok2vec."""
     from ..formats.resolve import find_weights, messages_for
-    from ..pipeline.training_config import config_text, training_config
+    from .templates.training_config import config_text, training_config
 
     names = [name.strip() for name in pipeline.split(",") if name.strip()]
     if str(output_file) != "-" and output_file.exists() and not force:

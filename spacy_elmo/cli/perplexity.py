@@ -30,8 +30,7 @@ def perplexity_cli(
     the number is comparable with the run's own metrics.jsonl."""
     import torch
 
-    from ..pretrain.checkpoint import CheckpointError
-    from ..pretrain.errors import PretrainError
+    from ..pretrain.errors import CheckpointError, PretrainError
     from ..pretrain.perplexity import saved_model_perplexity
 
     if threads > 0:

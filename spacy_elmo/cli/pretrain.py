@@ -37,11 +37,11 @@ def pretrain_cli(
     Under torchrun (torchrun --nproc_per_node N -m spacy_elmo pretrain ...) each process trains
     on its own shard of the text with DistributedDataParallel.
     """
-    from ..pretrain.auto_resume import describe_inputs
+    from ..pretrain.resume import describe_inputs
     from ..pretrain.errors import PretrainError
-    from ..pretrain.run_files import MODEL_BEST, MODEL_LAST
+    from ..pretrain.output_folder import MODEL_BEST, MODEL_LAST
     from ..pretrain.settings import load_config, settings_from_config
-    from ..pretrain.stream import EmptyCorpusError
+    from ..pretrain.errors import EmptyCorpusError
     from ..pretrain.train import pretrain
 
     _setup_logging()

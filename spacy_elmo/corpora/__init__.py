@@ -12,5 +12,5 @@ reading is done once, here, one job a module:
 - :mod:`.pipelines`: the spaCy pipelines that tokenize and split sentences.
 
 Pretraining's resumable pass over many files and its text-to-sentences step build on these
-and live with it (``pretrain/records.py``, ``pretrain/text_sentences.py``).
+and live with it (``corpora/record_stream.py``, ``pretrain/data/sentences.py``).
 """

@@ -18,7 +18,7 @@ import numpy
 import torch
 
 from ..nn.bilm import BiLM
-from .batch_run import run_batch, to_host
+from .batch_forward import run_batch, to_host
 from .mix import mix_layers
 from .plan import Group, plan_groups
 from .windows import Window, stitch

@@ -1,10 +1,10 @@
 """Thinc glue: the biLM, the listener with its learned layer mix, its standalone replacement,
 the task tok2vec, and the characters objective of ``spacy pretrain`` for any tok2vec."""
-from .bilm import build_bilm_model, get_bilm, set_bilm
+from .doc_layers import build_bilm_model, get_bilm, set_bilm
 from .listener import ElmoLayersListener, build_elmo_listener
-from .pretrain_objective import create_pretrain_characters, token_rows
-from .scalar_mix import layer_weights, scalar_mix
-from .standalone import ElmoLayers, build_elmo_standalone
+from .tok2vec_objectives import create_pretrain_characters, token_rows
+from .scalar_mix import mix_softmax_weights, scalar_mix
+from .standalone import elmo_layers_node, build_elmo_standalone
 from .tok2vec import build_elmo_tok2vec
 
 __all__ = [

@@ -21,12 +21,12 @@ from thinc.api import Model, torch2xp
 from thinc.types import Floats3d
 
 from ..config import BiLMConfig
-from ..embedding.batch_run import to_host
+from ..embedding.batch_forward import to_host
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS, Embedder
 from ..embedding.windows import Window
 from ..nn.bilm import BiLM
 from .doc_sentences import DocSentence, contiguous_index, doc_sentences
-from .torch_bilm import TorchBiLM, get_torch_bilm, set_torch_bilm
+from .pytorch_wrapper import TorchBiLM, get_torch_bilm, set_torch_bilm
 
 
 @registry.architectures("spacy_elmo.BiLM.v1")

@@ -157,7 +157,7 @@ class BiLM(nn.Module):
         """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options.
 
         Which loop they select, and when, is decided and documented in one place:
-        :mod:`spacy_elmo.nn.lstm.run`.
+        :mod:`spacy_elmo.nn.lstm.dispatch`.
         """
         self._check_lstm_loop()
         return loop_options(self.lstm_loop, self.cuda_graphs, self.autocast_dtype)

@@ -18,7 +18,7 @@ from thinc.types import Floats2d, Floats3d
 
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
 from ..embedding.mix import layer_weights_array, mix_layers
-from ..models.bilm import get_bilm, random_bilm, set_bilm
+from ..models.doc_layers import get_bilm, random_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener
 from ..nn.bilm import BiLM

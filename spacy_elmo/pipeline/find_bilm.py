@@ -8,7 +8,7 @@ from typing import Dict, Optional
 from spacy.language import Language
 from thinc.api import Model
 
-from ..models.bilm import get_bilm
+from ..models.doc_layers import get_bilm
 from ..nn.bilm import BiLM
 from .elmo import Elmo
 

@@ -14,7 +14,7 @@ from spacy.language import Language
 from thinc.api import Model
 
 from ..models.listener import ElmoLayersListener
-from ..models.scalar_mix import layer_weights
+from ..models.scalar_mix import mix_softmax_weights
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
         for source, mix in elmo_mix_nodes(model):
             if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
                 continue
-            weights = mix.ops.to_numpy(layer_weights(mix))
+            weights = mix.ops.to_numpy(mix_softmax_weights(mix))
             gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
             weights = tuple(float(w) for w in weights)
             fixed = mix.attrs.get("fixed_layer_weights") is not None

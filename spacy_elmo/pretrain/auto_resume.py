@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .errors import PretrainError
-from .run_files import CHECKPOINT_FILE, INPUTS_FILE, is_run_folder
+from .output_folder import CHECKPOINT_FILE, INPUTS_FILE, is_run_folder
 
 RunInputs = dict[str, Any]
 

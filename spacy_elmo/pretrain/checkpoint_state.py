@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .stream import ShardState
+from .data.batches import ShardState
 
 
 @dataclass

@@ -11,10 +11,10 @@ import torch
 from ..embedding.batching import length_sorted_batches
 from ..nn.bilm import BiLM
 from .distributed import Distributed
-from .encoding import BatchEncoder, EncodedBatch
-from .objective import exact_direction_nll
+from .data.step_inputs import StepInputBuilder, StepInputs
+from .language_model_objective import exact_direction_nll
 from .settings import TrainingSettings
-from .text_sentences import Tokens
+from .data.sentences import Tokens
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class DevScores:
 
 
 def dev_batches(
-    sentences: Sequence[Tokens], encoder: BatchEncoder, training: TrainingSettings, rank: int = 0, world_size: int = 1
-) -> list[EncodedBatch]:
+    sentences: Sequence[Tokens], encoder: StepInputBuilder, training: TrainingSettings, rank: int = 0, world_size: int = 1
+) -> list[StepInputs]:
     """This process's share of the dev sentences (every ``world_size``-th from ``rank``), grouped
     by length into batches of twice the training token budget (no gradients to hold)."""
     mine = sentences[rank::world_size]
@@ -42,7 +42,7 @@ def dev_batches(
 
 def dev_perplexity(
     bilm: BiLM,
-    batches: Sequence[EncodedBatch],
+    batches: Sequence[StepInputs],
     context: Distributed,
     autocast: Callable[[], ContextManager] = contextlib.nullcontext,
 ) -> Optional[DevScores]:

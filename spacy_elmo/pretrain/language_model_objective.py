@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from ..nn.bilm import BiLM, BiLMStates
-from .encoding import PAD_TARGET
+from .data.step_inputs import PAD_TARGET
 from .softmax import SoftmaxLoss, exact_nll_sum, full_softmax_nll
 
 

@@ -18,18 +18,16 @@ from typing import Any, Optional
 import torch
 from tqdm import tqdm
 
-from .checkpoint import capture_rng, save_model
-from .checkpoint_state import CheckpointState
-from .encoding import EncodedBatch
+from .checkpoint import CheckpointState, capture_rng, save_model
+from .data.step_inputs import StepInputs
 from .errors import PretrainError
 from .evaluate import DevScores, dev_perplexity
-from .metrics import append_metrics
+from .output_folder import append_metrics
 from .optim import decay_progress, learning_rate_at, set_learning_rate
-from .run_files import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST
-from .run_record import RunRecord
-from .run_setup import TrainingRun
+from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary
+from .setup import TrainingRun
 from .stop_signals import StopRequest
-from .stream import ShardState
+from .data.batches import ShardState
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -111,14 +109,14 @@ class TrainingLoop:
             return self.progress.elapsed_seconds
         return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
 
-    def run_record(self) -> RunRecord:
+    def run_record(self) -> RunSummary:
         """How this session ended, for ``run.json``."""
         progress = self.progress
-        return RunRecord.of_session(
+        return RunSummary.of_session(
             self.run.settings.training, progress.step, progress.tokens, self.stop.requested, self.elapsed() / 60.0
         )
 
-    def _step(self, batch: EncodedBatch) -> tuple[int, float, bool, bool]:
+    def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
         """One optimizer step on this process's part of the global batch.
 
         Returns the global number of predictions, the step's mean loss over all processes,

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..durable import write_bytes_atomically
-from .run_files import RUN_FILE
+from .output_folder import RUN_FILE
 from .settings import TrainingSettings
 
 STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class RunSummary:
     stopped_by: str
     steps: int
     tokens: int
@@ -33,7 +33,7 @@ class RunRecord:
             raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
 
     @classmethod
-    def of_session(cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float) -> "RunRecord":
+    def of_session(cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float) -> "RunSummary":
         """The record of a session that ended at ``steps``/``tokens``: a signal, else the budget
         that was used up, else the time guard (the only other way a session ends)."""
         if signalled:
@@ -50,7 +50,7 @@ class RunRecord:
         write_bytes_atomically(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
     @classmethod
-    def from_disk(cls, folder: Path) -> "RunRecord":
+    def from_disk(cls, folder: Path) -> "RunSummary":
         path = Path(folder) / RUN_FILE
         try:
             data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))

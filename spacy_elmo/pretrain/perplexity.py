@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from .corpus import read_dev_sentences
+from .data.passes import read_dev_sentences
 from .distributed import Distributed
-from .encoding import BatchEncoder
+from .data.step_inputs import StepInputBuilder
 from .evaluate import DevScores, dev_batches, dev_perplexity
 from .initialization import load_existing_model, vocabulary_of
-from .run_files import CONFIG_FILE, MODEL_BEST, is_run_folder
+from .output_folder import CONFIG_FILE, MODEL_BEST, is_run_folder
 from .settings import CorpusSettings, TrainingSettings, load_config, settings_from_config
-from .text_sentences import SentenceSplitter
+from .data.sentences import SentenceSplitter
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def saved_model_perplexity(
     if vocab is None:
         raise ValueError(f"{model_path} holds no output vocabulary to score (an AllenNLP model?)")
     sentences, _ = read_dev_sentences(dev_text, corpus, SentenceSplitter(corpus), training.max_dev_sentences)
-    scores = dev_perplexity(model, dev_batches(sentences, BatchEncoder(vocab), training), Distributed())
+    scores = dev_perplexity(model, dev_batches(sentences, StepInputBuilder(vocab), training), Distributed())
     if scores is None:
         raise ValueError(f"The dev text {dev_text} has no sentences")
     return SavedModelScores(model_path, dev_text, scores)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .settings import PretrainSettings, load_config, settings_from_config
-from .text_fingerprint import FileFingerprint, describe_change
+from .resume import FileFingerprint, describe_change
 
 REFUSED = {
     "model": "the checkpoint's weights have the sizes the run began with",

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Optional
 
 from ..nn.bilm import BiLM
-from .corpus import count_words
+from .data.passes import count_words
 from .distributed import Distributed, run_on_main
 from .initialization import vocabulary_of
-from .records import ReadStats
-from .run_files import STATS_FILE, VOCAB_FILE
+from ..corpora.record_stream import ReadStats
+from .output_folder import STATS_FILE, VOCAB_FILE
 from .settings import PretrainSettings
-from .stream import EmptyCorpusError
-from .text_sentences import SentenceSplitter
+from .errors import EmptyCorpusError
+from .data.sentences import SentenceSplitter
 from .vocab import Vocabulary, WordCounter, build_vocabulary, with_counts
 
 logger = logging.getLogger("spacy_elmo.pretrain")

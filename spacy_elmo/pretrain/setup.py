@@ -17,25 +17,24 @@ import torch
 
 from ..config import BiLMConfig
 from ..nn.bilm import BiLM
-from .checkpoint import restore_rng, save_model
-from .checkpoint_state import CheckpointState, Progress
-from .corpus import make_reader, read_dev_sentences
+from .checkpoint import CheckpointState, Progress, restore_rng, save_model
+from .data.passes import make_reader, read_dev_sentences
 from .distributed import Distributed
-from .encoding import BatchEncoder, EncodedBatch
+from .data.step_inputs import StepInputBuilder, StepInputs
 from .errors import PretrainError
 from .evaluate import dev_batches
 from .initialization import fresh_model, load_existing_model, same_architecture, with_vocabulary
-from .metrics import truncate_metrics
-from .objective import LanguageModelObjective
+from .resume import truncate_metrics
+from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
-from .resume_settings import compare_resumed_settings, compare_training_text
-from .run_files import CHECKPOINT_FILE, CONFIG_FILE, METRICS_FILE, MODEL_LAST
-from .run_vocabulary import run_vocabulary
+from .resume import compare_resumed_settings, compare_training_text
+from .output_folder import CHECKPOINT_FILE, CONFIG_FILE, METRICS_FILE, MODEL_LAST
+from .setup import run_vocabulary
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
-from .stream import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
-from .text_fingerprint import FileFingerprint, shared_fingerprint
-from .text_sentences import SentenceSplitter
+from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
+from .resume import FileFingerprint, shared_fingerprint
+from .data.sentences import SentenceSplitter
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -57,9 +56,9 @@ class TrainingRun:
     optimizer: torch.optim.Optimizer
     autocast: Callable[[], ContextManager]
     n_shards: int
-    encoder: BatchEncoder
+    encoder: StepInputBuilder
     stream: RankStream
-    dev_batches: list[EncodedBatch]
+    dev_batches: list[StepInputs]
     progress: Progress
     train_files: list[FileFingerprint]  # what the data positions point into (text_fingerprint.py)
 
@@ -105,7 +104,7 @@ def set_up_run(
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
-    encoder = BatchEncoder(vocab)
+    encoder = StepInputBuilder(vocab)
     stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
     return TrainingRun(
         settings, out, context, show_progress, vocab, model, loss, objective, trainable, optimizer, autocast,
@@ -209,8 +208,8 @@ def _stream(
 
 
 def _dev_batches(
-    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: BatchEncoder
-) -> list[EncodedBatch]:
+    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: StepInputBuilder
+) -> list[StepInputs]:
     if not settings.paths.dev:
         logger.warning("No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss")
         return []

@@ -16,11 +16,11 @@ from typing import Optional, Union
 
 import torch
 
-from .auto_resume import RunInputs, resume_or_start_over
+from .resume import RunInputs, resume_or_start_over
 from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .loop import TrainingLoop
-from .run_setup import set_up_run
+from .setup import set_up_run
 from .settings import PretrainSettings
 from .stop_signals import catch_stop_signals
 

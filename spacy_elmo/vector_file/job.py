@@ -28,10 +28,11 @@ from typing import Iterable, Iterator, Optional, Protocol, Sequence, Union
 import numpy
 
 from ..nn.bilm import BiLM
-from .embedder import Embedder
-from .mix import mix_layers
-from .store import FORMAT_VERSION, PartStore
-from .word_cache import WordCacheStats
+from ..embedding.embedder import Embedder
+from ..embedding.mix import mix_layers
+from .join import FORMAT_VERSION
+from .parts import PartStore
+from ..embedding.word_cache import WordCacheStats
 
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")

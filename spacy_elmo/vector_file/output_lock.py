@@ -35,7 +35,7 @@ def lock_path(output: Path, shard: int) -> Path:
     return output.with_name(f"{output.name}.embed-{shard}.lock")
 
 
-class RunLock:
+class OutputLock:
     """The exclusive lock of one shard of one output, held until :meth:`release`."""
 
     def __init__(self, output: Path, shard: int, n_shards: int) -> None:

@@ -53,7 +53,7 @@ import numpy
 
 from ..durable import io_error_reason, sync_file, sync_folder, write_bytes_atomically
 from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image, open_safe_hdf5
-from .run_lock import OutputBusy, RunLock
+from .output_lock import OutputBusy, OutputLock
 
 PathLike = Union[str, Path]
 SENTENCE_INDEX = "sentence_to_index"
@@ -92,10 +92,10 @@ class PartStore:
 
     def __post_init__(self) -> None:
         self.parts = parts_dir(self.output)
-        self._lock: Optional[RunLock] = None
+        self._lock: Optional[OutputLock] = None
         try:
             self.output.parent.mkdir(parents=True, exist_ok=True)
-            self._lock = RunLock(self.output, self.shard, self.n_shards)
+            self._lock = OutputLock(self.output, self.shard, self.n_shards)
         except OutputBusy as err:
             raise EmbedError(str(err)) from None
         except OSError as err:

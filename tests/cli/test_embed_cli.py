@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo import embed_layers
 from spacy_elmo.embedding.embedder import Embedder
-from spacy_elmo.embedding.corpus import embed_corpus
-from spacy_elmo.embedding.store import SENTENCE_INDEX, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.job import embed_corpus
+from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.corpora.keyed_sentences import read_sentences
 
@@ -157,7 +157,7 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     complete = tmp_path / "complete.hdf5"
     embed_corpus(Embedder(bilm), read_sentences(source), complete, chunk_tokens=10, progress=False)
     crashed = tmp_path / "crashed.hdf5"
-    import spacy_elmo.embedding.store as module
+    import spacy_elmo.vector_file.parts as module
 
     real_write = module.write_bytes_atomically
     calls = []

@@ -9,7 +9,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from spacy_elmo.corpora.files import list_corpus_files
-from spacy_elmo.pretrain.records import ReadStats, RecordPosition, RecordReader
+from spacy_elmo.corpora.record_stream import ReadStats, RecordPosition, RecordReader
 
 
 def read_all(files, stats=None, start=RecordPosition(), **kwargs):

@@ -12,7 +12,7 @@ from spacy.tokens import Doc
 
 from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.models import build_bilm_model, set_bilm
-from spacy_elmo.models.bilm import get_embedder
+from spacy_elmo.models.doc_layers import get_embedder
 
 from ..conftest import random_tiny_bilm
 

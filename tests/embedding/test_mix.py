@@ -6,7 +6,7 @@ import spacy
 from thinc.api import NumpyOps
 
 from spacy_elmo import embed, embed_layers, mix_layers
-from spacy_elmo.embedding.corpus import reduce_layers
+from spacy_elmo.vector_file.job import reduce_layers
 from spacy_elmo.models.scalar_mix import scalar_mix
 
 from ..conftest import random_tiny_bilm

@@ -9,10 +9,10 @@ from spacy.tokens import Doc
 from spacy.util import registry
 
 import spacy_elmo.embedding.embedder as embedder_module
-import spacy_elmo.models.torch_bilm as torch_bilm_module
+import spacy_elmo.models.pytorch_wrapper as torch_bilm_module
 from spacy_elmo import BiLM, embed_layers
 from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
-from spacy_elmo.models.bilm import get_embedder
+from spacy_elmo.models.doc_layers import get_embedder
 from spacy_elmo.config import TINY_CONFIG
 
 TINY_SIZES = dict(

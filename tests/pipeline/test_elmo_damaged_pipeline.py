@@ -10,7 +10,7 @@ import pytest
 import spacy
 import torch
 
-from spacy_elmo.models.bilm import set_bilm
+from spacy_elmo.models.doc_layers import set_bilm
 
 from ..conftest import MANY_LANGS_FIXTURES, random_tiny_bilm
 

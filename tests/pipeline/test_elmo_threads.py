@@ -11,7 +11,7 @@ import spacy
 import torch
 
 from spacy_elmo.embedding.word_cache import WordVectorCache
-from spacy_elmo.models.bilm import get_embedder
+from spacy_elmo.models.doc_layers import get_embedder
 
 N_THREADS = 2
 N_DOCS = 60  # per thread

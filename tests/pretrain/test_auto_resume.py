@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import PretrainError, pretrain
-from spacy_elmo.pretrain.auto_resume import content_digest, describe_inputs, resume_or_start_over
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.resume import content_digest, describe_inputs, resume_or_start_over
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import TINY_CONFIG, tiny_settings
 

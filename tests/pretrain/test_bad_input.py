@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import TINY_CONFIG, tiny_settings
 

@@ -8,7 +8,8 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.pretrain.checkpoint import CheckpointError, capture_rng, load_checkpoint, restore_rng, save_checkpoint
+from spacy_elmo.pretrain.errors import CheckpointError
+from spacy_elmo.pretrain.checkpoint import capture_rng, load_checkpoint, restore_rng, save_checkpoint
 
 
 def draws(generator):

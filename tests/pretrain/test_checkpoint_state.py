@@ -10,9 +10,8 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.checkpoint import load_checkpoint, save_checkpoint
-from spacy_elmo.pretrain.checkpoint_state import CheckpointState, Progress
-from spacy_elmo.pretrain.stream import ShardState
+from spacy_elmo.pretrain.checkpoint import CheckpointState, Progress, load_checkpoint, save_checkpoint
+from spacy_elmo.pretrain.data.batches import ShardState
 
 from .conftest import tiny_settings
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.pretrain.encoding import BatchEncoder
-from spacy_elmo.pretrain.objective import (
+from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
+from spacy_elmo.pretrain.language_model_objective import (
     LanguageModelObjective,
     UniqueWordEncoding,
     directional_predictions,
@@ -30,7 +30,7 @@ def model_and_batch(request):
     objective = None
     if request.param == "training_hooks":
         objective = LanguageModelObjective(model, SoftmaxLoss(len(vocab)), dropout=0.3).eval()
-    yield model, BatchEncoder(vocab).encode(SENTENCES)
+    yield model, StepInputBuilder(vocab).encode(SENTENCES)
     if objective is not None:
         objective.close()
 
@@ -130,7 +130,7 @@ def test_distinct_word_encoding_changes_nothing_but_the_cost():
     torch.manual_seed(0)
     vocab = Vocabulary(list(SPECIALS) + WORDS)
     model = BiLM(TINY_CONFIG, vocab=vocab.words)
-    batch = BatchEncoder(vocab).encode(SENTENCES + [["the", "the", "cat", "the"]])
+    batch = StepInputBuilder(vocab).encode(SENTENCES + [["the", "the", "cat", "the"]])
 
     def run():
         model.zero_grad()

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 from spacy_elmo.pretrain.perplexity import saved_model_perplexity
 
 from .conftest import TINY_CONFIG

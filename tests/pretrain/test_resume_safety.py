@@ -11,8 +11,9 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from spacy_elmo.pretrain.resume_settings import ResumeSettingsError
+from spacy_elmo.pretrain.errors import CheckpointError
+from spacy_elmo.pretrain.checkpoint import load_checkpoint, save_checkpoint
+from spacy_elmo.pretrain.errors import ResumeSettingsError
 
 from ..conftest import full_disk_for
 from .conftest import TINY_CONFIG, tiny_settings

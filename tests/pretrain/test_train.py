@@ -9,7 +9,7 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import PretrainError, pretrain
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import tiny_settings
 

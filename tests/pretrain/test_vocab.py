@@ -52,7 +52,7 @@ def test_a_given_word_list_trains_exactly_like_the_built_vocabulary(corpus_dir, 
     from .conftest import tiny_settings
 
     from spacy_elmo.pretrain import pretrain
-    from spacy_elmo.pretrain.metrics import read_metrics
+    from spacy_elmo.pretrain.output_folder import read_metrics
 
     fast = {"training__max_steps": 3, "training__eval_every": 1, "softmax__n_negatives": 16}
     settings, _ = tiny_settings(corpus_dir, **fast)

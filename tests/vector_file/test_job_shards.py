@@ -13,8 +13,8 @@ import pytest
 
 from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embedding.embedder import Embedder
-from spacy_elmo.embedding.corpus import embed_corpus, parse_shard
-from spacy_elmo.embedding.store import SENTENCE_INDEX, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.job import embed_corpus, parse_shard
+from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
 from spacy_elmo.nn import BiLM
 
 from ..conftest import random_tiny_bilm

@@ -7,26 +7,26 @@ import os
 
 import pytest
 
-from spacy_elmo.embedding import run_lock
-from spacy_elmo.embedding.run_lock import OutputBusy, RunLock, lock_path
+from spacy_elmo.vector_file import output_lock as run_lock
+from spacy_elmo.vector_file.output_lock import OutputBusy, OutputLock, lock_path
 
 
 def test_a_second_run_of_one_shard_is_refused_and_others_are_not(tmp_path):
     output = tmp_path / "out.hdf5"
-    first = RunLock(output, 0, 2)
+    first = OutputLock(output, 0, 2)
     with pytest.raises(OutputBusy, match=f"another spacy-elmo embed \\(process {os.getpid()}\\) is writing shard 0/2 of"):
-        RunLock(output, 0, 2)
-    other_shard = RunLock(output, 1, 2)
+        OutputLock(output, 0, 2)
+    other_shard = OutputLock(output, 1, 2)
     other_shard.release()
     first.release()
     assert not lock_path(output, 0).exists() and not lock_path(output, 1).exists()
-    RunLock(output, 0, 2).release()  # free again once released
+    OutputLock(output, 0, 2).release()  # free again once released
 
 
 def test_a_lock_file_left_by_a_killed_run_blocks_nothing(tmp_path):
     output = tmp_path / "out.hdf5"
     lock_path(output, 0).write_text("12345\n")  # the file stays after kill -9; its lock does not
-    lock = RunLock(output, 0, 1)
+    lock = OutputLock(output, 0, 1)
     assert lock_path(output, 0).read_text() == f"{os.getpid()}\n"
     lock.release()
 
@@ -37,5 +37,5 @@ def test_without_locks_the_run_goes_on_with_a_warning(tmp_path, monkeypatch, cap
 
     monkeypatch.setattr(run_lock.fcntl, "flock", no_locks)
     with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
-        RunLock(tmp_path / "out.hdf5", 0, 1).release()
+        OutputLock(tmp_path / "out.hdf5", 0, 1).release()
     assert "cannot be locked (No locks available)" in caplog.text

@@ -13,10 +13,11 @@ import pytest
 
 from spacy_elmo import embed_layers
 from spacy_elmo.corpora.keyed_sentences import read_sentences
-from spacy_elmo.embedding import store as store_module
-from spacy_elmo.embedding.corpus import embed_corpus, parse_shard
+from spacy_elmo.vector_file import parts as store_module
+from spacy_elmo.vector_file.job import embed_corpus, parse_shard
 from spacy_elmo.embedding.embedder import Embedder
-from spacy_elmo.embedding.store import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, PartStore, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.parts import PartStore
 
 from ..conftest import full_disk_for, random_tiny_bilm
 
@@ -177,8 +178,8 @@ import torch
 from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.nn import BiLM
 from spacy_elmo.corpora.keyed_sentences import read_sentences
-from spacy_elmo.embedding import store
-from spacy_elmo.embedding.corpus import embed_corpus
+from spacy_elmo.vector_file import parts as store
+from spacy_elmo.vector_file.job import embed_corpus
 from spacy_elmo.embedding.embedder import Embedder
 mount = Path(sys.argv[1])
 source = mount / "in.txt"

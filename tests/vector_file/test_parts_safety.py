@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from spacy_elmo import embed_layers
 from spacy_elmo.cli import app
 from spacy_elmo.embedding.embedder import Embedder
-from spacy_elmo.embedding.corpus import embed_corpus
-from spacy_elmo.embedding.store import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.job import embed_corpus
+from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 

@@ -14,9 +14,9 @@ from typing import Optional, Sequence, Union
 
 from thinc.api import Config
 
-from ..embedding.embedder import DEFAULT_WORD_CACHE_WORDS
-from .elmo import DEFAULT_ELMO_MODEL
-from .task_models import LAYER_NORM, TASK_MODELS, refusal
+from ...embedding.embedder import DEFAULT_WORD_CACHE_WORDS
+from ...pipeline.elmo import DEFAULT_ELMO_MODEL
+from .task_blocks import LAYER_NORM, TASK_MODELS, refusal
 
 TOK2VEC = """
 [components.$name.model.tok2vec]

@@ -14,9 +14,9 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Iterator, Sequence
 
-from ..embedding.batching import length_sorted_batches
-from .records import ReadStats, RecordPosition, RecordReader
-from .text_sentences import SentenceSplitter, Tokens
+from ...embedding.batching import length_sorted_batches
+from ...corpora.record_stream import ReadStats, RecordPosition, RecordReader
+from .sentences import SentenceSplitter, Tokens
 
 
 class EmptyCorpusError(ValueError):

@@ -8,11 +8,11 @@ from typing import Iterator, Union
 
 from tqdm import tqdm
 
-from ..corpora.files import guess_format, list_corpus_files
-from .records import ReadStats, RecordReader
-from .settings import CorpusSettings
-from .text_sentences import SentenceSplitter, SentenceStats, Tokens
-from .vocab import WordCounter
+from ...corpora.files import guess_format, list_corpus_files
+from ...corpora.record_stream import ReadStats, RecordReader
+from ..settings import CorpusSettings
+from .sentences import SentenceSplitter, SentenceStats, Tokens
+from ..vocab import WordCounter
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 

@@ -16,8 +16,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, TypeVar
 
-from ..corpora.pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
-from .settings import CorpusSettings
+from ...corpora.pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
+from ..settings import CorpusSettings
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 

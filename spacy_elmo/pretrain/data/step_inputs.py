@@ -7,14 +7,14 @@ from typing import Sequence
 import numpy
 import torch
 
-from ..nn.words.word_batch import encode_padded
-from .vocab import Vocabulary
+from ...nn.words.word_batch import encode_padded
+from ..vocab import Vocabulary
 
 PAD_TARGET = -1
 
 
 @dataclass
-class EncodedBatch:
+class StepInputs:
     """``char_ids`` (B, T, 50) and ``targets`` (B, T) of ``<S> w1 .. wn </S>``, padded with
     zeros and ``PAD_TARGET``; ``lengths`` count BOS and EOS; ``n_tokens`` is the number of
     predictions each direction makes (words + 1 per sentence)."""
@@ -24,8 +24,8 @@ class EncodedBatch:
     targets: torch.Tensor
     n_tokens: int
 
-    def to(self, device: torch.device) -> "EncodedBatch":
-        return EncodedBatch(
+    def to(self, device: torch.device) -> "StepInputs":
+        return StepInputs(
             self.char_ids.to(device, non_blocking=True),
             self.lengths,
             self.targets.to(device, non_blocking=True),
@@ -33,7 +33,7 @@ class EncodedBatch:
         )
 
 
-class BatchEncoder:
+class StepInputBuilder:
     """Encodes batches: char ids from each distinct word once
     (:func:`~spacy_elmo.nn.words.word_batch.encode_padded`, a few numpy calls per batch), target
     ids from the vocabulary."""
@@ -41,13 +41,13 @@ class BatchEncoder:
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
 
-    def encode(self, sentences: Sequence[Sequence[str]]) -> EncodedBatch:
+    def encode(self, sentences: Sequence[Sequence[str]]) -> StepInputs:
         char_ids, lengths = encode_padded(sentences)
         steps = char_ids.shape[1]
         targets = numpy.full((len(sentences), steps), PAD_TARGET, dtype=numpy.int64)
         for row, sentence in enumerate(sentences):
             targets[row, : len(sentence) + 2] = self.vocab.framed_ids(sentence)
-        return EncodedBatch(
+        return StepInputs(
             torch.from_numpy(char_ids),
             torch.from_numpy(lengths),
             torch.from_numpy(targets),

@@ -6,10 +6,11 @@ from collections import Counter
 
 import pytest
 
-from spacy_elmo.pretrain.records import RecordReader
+from spacy_elmo.corpora.record_stream import RecordReader
 from spacy_elmo.pretrain.settings import CorpusSettings
-from spacy_elmo.pretrain.stream import BatchPlan, EmptyCorpusError, RankStream, ShardStream, shards_of_rank
-from spacy_elmo.pretrain.text_sentences import SentenceSplitter
+from spacy_elmo.pretrain.data.batches import BatchPlan, RankStream, ShardStream, shards_of_rank
+from spacy_elmo.pretrain.errors import EmptyCorpusError
+from spacy_elmo.pretrain.data.sentences import SentenceSplitter
 
 PLAN = BatchPlan(batch_tokens=40, max_sentences=8, chunk_sentences=10)
 

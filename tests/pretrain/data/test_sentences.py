@@ -4,7 +4,7 @@ from __future__ import annotations
 import spacy
 
 from spacy_elmo.pretrain.settings import CorpusSettings
-from spacy_elmo.pretrain.text_sentences import SentenceSplitter
+from spacy_elmo.pretrain.data.sentences import SentenceSplitter
 
 
 def split(settings, payloads):
