@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -37,11 +36,10 @@ def pretrain_cli(
     Under torchrun (torchrun --nproc_per_node N -m spacy_elmo pretrain ...) each process trains
     on its own shard of the text with DistributedDataParallel.
     """
-    from ..pretrain.resume import describe_inputs
     from ..pretrain.errors import PretrainError
     from ..pretrain.output_folder import MODEL_BEST, MODEL_LAST
+    from ..pretrain.resume import describe_inputs
     from ..pretrain.settings import load_config, settings_from_config
-    from ..pretrain.errors import EmptyCorpusError
     from ..pretrain.train import pretrain
 
     _setup_logging()
@@ -57,7 +55,7 @@ def pretrain_cli(
         settings = settings_from_config(config)
         inputs = describe_inputs(config_path, _as_given(ctx.args, init_from, device)) if auto_resume else None
         result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs)
-    except (PretrainError, EmptyCorpusError, OSError, ValueError) as err:  # OSError: CheckpointError, a full disk
+    except PretrainError as err:  # every problem with the inputs or the output folder, named (pretrain/errors.py)
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1)
     if result.stopped_by_signal is not None:
@@ -97,16 +95,18 @@ def parse_overrides(args: Sequence[str]) -> dict[str, Any]:
 
     A flag with no value (followed by another ``--`` option or nothing) means ``true``.
     """
+    from ..pretrain.errors import ConfigError
+
     result: dict[str, Any] = {}
     items = list(args)
     index = 0
     while index < len(items):
         option = items[index]
         if not option.startswith("--"):
-            raise ValueError(f"Unexpected argument {option!r}: overrides look like --section.key value")
+            raise ConfigError(f"Unexpected argument {option!r}: overrides look like --section.key value")
         name, has_value, value = option[2:].partition("=")
         if "." not in name:
-            raise ValueError(f"Unknown option --{name}: config overrides need a section, like --training.{name}")
+            raise ConfigError(f"Unknown option --{name}: config overrides need a section, like --training.{name}")
         if not has_value:
             following = items[index + 1] if index + 1 < len(items) else None
             if following is None or following.startswith("--"):

@@ -6,7 +6,7 @@ batches (by length under a padded-token budget, long sentences as windows), so m
 is bounded whatever the Docs' lengths. One engine each way: prediction runs the batches through
 the embedder (no autograd, layer 0 from its word cache) and writes them into the per-Doc arrays
 on the device (CuPy arrays share the torch memory, no copy through the host); training runs the
-same batches through the PyTorch wrapper (:mod:`.torch_bilm`), whose backward pass reaches the
+same batches through the PyTorch wrapper (:mod:`.pytorch_wrapper`), whose backward pass reaches the
 torch parameters.
 """
 from __future__ import annotations

@@ -100,10 +100,11 @@ def init(model: Model, X: Optional[List[Floats3d]] = None, Y: Optional[object] =
     model.set_param("gamma", gamma)
 
 
-def layer_weights(model: Model, mask=None):
-    """softmax(a) over the layers that are kept (all of them unless ``mask`` says otherwise).
+def mix_softmax_weights(model: Model, mask=None):
+    """The weights the mix gives each layer: softmax(a) over the layers that are kept (all of
+    them unless ``mask`` says otherwise); with fixed weights, those weights as given.
 
-    With fixed weights: those weights, as given.
+    Not the ``elmo`` component's ``layer_weights`` setting (the fixed mix behind ``token._.elmo``).
     """
     fixed = model.attrs["fixed_layer_weights"]
     if fixed is not None:
@@ -126,7 +127,7 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
     if model.attrs["layer_norm"]:
         H, backprop_norm = _normalize(H)
     mask = _layer_mask(model) if is_train else None
-    weights = layer_weights(model, mask)
+    weights = mix_softmax_weights(model, mask)
     learned = model.attrs["fixed_layer_weights"] is None
     gamma = model.get_param("gamma")
     mixed = weighted_sum(H, weights, xp)

@@ -9,7 +9,7 @@ Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
    :mod:`.words.char_cnn` (:mod:`.words.char_cnn_tables` without autograd,
    :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);
 3. the backward direction's rows reversed and both directions stacked: :mod:`.bilm`;
-4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``run`` module
+4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``dispatch`` module
    picks the loop: in place, CUDA graphs, autograd-safe fused, or the reference);
 5. rows put back in input order, BOS/EOS dropped, layer 0 doubled: :mod:`.bilm`.
 

@@ -10,11 +10,11 @@ import torch
 
 from ..embedding.batching import length_sorted_batches
 from ..nn.bilm import BiLM
-from .distributed import Distributed
+from .data.sentences import Tokens
 from .data.step_inputs import StepInputBuilder, StepInputs
+from .distributed import Distributed
 from .language_model_objective import exact_direction_nll
 from .settings import TrainingSettings
-from .data.sentences import Tokens
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ..config import BYTE_ENCODING, BiLMConfig
 from ..formats.resolve import messages_for
 from ..loading import load_bilm
 from ..nn.bilm import BiLM
+from .errors import InputError, reading
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -30,9 +31,13 @@ INIT_FROM_MESSAGES = messages_for("--init-from")
 
 def load_existing_model(path: Union[str, Path]) -> BiLM:
     """The :class:`BiLM` at ``path``, output softmax and vocabulary included (when it has them)."""
-    model = load_bilm(path, messages=INIT_FROM_MESSAGES)
+    try:
+        with reading(path):
+            model = load_bilm(path, messages=INIT_FROM_MESSAGES)
+    except ValueError as err:  # the weight readers' errors name the file
+        raise InputError(str(err)) from err
     if model.config.char_encoding != BYTE_ENCODING:
-        raise ValueError(
+        raise InputError(
             f"--init-from: {path} holds a {model.config.char_encoding} biLM (ELMoForManyLangs'); "
             "pretraining continues byte-encoded biLMs only"
         )

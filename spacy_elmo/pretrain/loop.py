@@ -19,15 +19,14 @@ import torch
 from tqdm import tqdm
 
 from .checkpoint import CheckpointState, capture_rng, save_model
+from .data.batches import ShardState
 from .data.step_inputs import StepInputs
 from .errors import PretrainError
 from .evaluate import DevScores, dev_perplexity
-from .output_folder import append_metrics
 from .optim import decay_progress, learning_rate_at, set_learning_rate
-from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary
+from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
 from .setup import TrainingRun
 from .stop_signals import StopRequest
-from .data.batches import ShardState
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -109,7 +108,7 @@ class TrainingLoop:
             return self.progress.elapsed_seconds
         return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
 
-    def run_record(self) -> RunSummary:
+    def run_summary(self) -> RunSummary:
         """How this session ended, for ``run.json``."""
         progress = self.progress
         return RunSummary.of_session(

@@ -1,23 +1,84 @@
-"""``run.json``: how a pretraining run ended, in numbers and in one plain sentence.
+"""What a pretraining run writes into its ``OUTPUT_DIR``: the file names, ``metrics.jsonl`` and
+``run.json``.
 
-Written at the end of every session of a run (a resumed one rewrites it), so that a report
-can say whether the biLM got the budget it was asked for or was cut short by the wall-clock
-guard or a signal.
+The run, ``--resume``, ``--auto-resume``, ``spacy-elmo perplexity`` and ``plot-training`` all
+find these files by the names defined here; nothing else spells them.
+
+- ``metrics.jsonl``: one JSON object per evaluation, appended (and flushed) as training goes, so
+  a killed run keeps every finished evaluation; a resume cuts it back to its checkpoint
+  (:func:`.resume.truncate_metrics`).
+- ``run.json`` (:class:`RunSummary`): how the run ended, in numbers and in one plain sentence.
+  Written at the end of every session (a resumed one rewrites it), so that a report can say
+  whether the biLM got the budget it was asked for or was cut short by the wall-clock guard or
+  a signal.
 """
 from __future__ import annotations
 
 import json
+import math
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..durable import write_bytes_atomically
-from .output_folder import RUN_FILE
+from .errors import InputError, reading, writing
 from .settings import TrainingSettings
+
+CONFIG_FILE = "config.cfg"  # the config of the run's first session, as run
+VOCAB_FILE = "vocab.json"  # the output vocabulary
+STATS_FILE = "corpus_stats.json"  # what the vocabulary pass read, skipped and cut
+CHECKPOINT_FILE = "checkpoint.pt"  # everything a resume needs
+METRICS_FILE = "metrics.jsonl"  # one line per evaluation
+RUN_FILE = "run.json"  # how the last session ended
+INPUTS_FILE = "inputs.json"  # what --auto-resume compares: config, overrides, input files
+MODEL_LAST = "model-last"
+MODEL_BEST = "model-best"
+
+# Files that only a pretraining run writes: a folder holding one of them is a run's folder.
+RUN_MARKERS = (INPUTS_FILE, CHECKPOINT_FILE, METRICS_FILE, RUN_FILE, STATS_FILE)
 
 STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
 
 
+def is_run_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a pretraining run (finished, interrupted or just started)."""
+    return folder.is_dir() and any((folder / name).exists() for name in RUN_MARKERS)
+
+
+# ---------------------------------------------------------------- metrics.jsonl
+def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
+    """Append one line and flush it, so that a killed run keeps every finished evaluation. A
+    failed write (a full disk) names the file; a resume drops the line it may have cut short."""
+    with writing(path):
+        with open(path, "a", encoding="utf8") as handle:
+            handle.write(json.dumps(_finite(record)) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def read_metrics(path: Union[str, Path]) -> list[dict[str, Any]]:
+    """The records, skipping a last line cut short by a crash."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf8").splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def _finite(record: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no NaN or infinity: write those as null."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+
+
+# ---------------------------------------------------------------- run.json
 @dataclass(frozen=True)
 class RunSummary:
     stopped_by: str
@@ -34,7 +95,7 @@ class RunSummary:
 
     @classmethod
     def of_session(cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float) -> "RunSummary":
-        """The record of a session that ended at ``steps``/``tokens``: a signal, else the budget
+        """The summary of a session that ended at ``steps``/``tokens``: a signal, else the budget
         that was used up, else the time guard (the only other way a session ends)."""
         if signalled:
             reason = "signal"
@@ -47,16 +108,19 @@ class RunSummary:
         return cls(reason, steps, tokens, training.max_steps, training.max_tokens, training.max_minutes, minutes)
 
     def to_disk(self, folder: Path) -> None:
-        write_bytes_atomically(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
+        path = Path(folder) / RUN_FILE
+        with writing(path):
+            write_bytes_atomically(path, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
     @classmethod
     def from_disk(cls, folder: Path) -> "RunSummary":
         path = Path(folder) / RUN_FILE
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))
+            with reading(path):
+                data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))
             return cls(**data)
         except (ValueError, TypeError) as err:
-            raise ValueError(f"{path} is not a pretraining run record: {err}") from err
+            raise InputError(f"{path} is not a pretraining run record: {err}") from err
 
     def describe(self) -> Optional[str]:
         """One line for a run that the guard or a signal cut short; None for a full run."""

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .data.passes import read_dev_sentences
-from .distributed import Distributed
+from .data.sentences import SentenceSplitter
 from .data.step_inputs import StepInputBuilder
+from .distributed import Distributed
 from .evaluate import DevScores, dev_batches, dev_perplexity
 from .initialization import load_existing_model, vocabulary_of
 from .output_folder import CONFIG_FILE, MODEL_BEST, is_run_folder
 from .settings import CorpusSettings, TrainingSettings, load_config, settings_from_config
-from .data.sentences import SentenceSplitter
 
 
 @dataclass(frozen=True)

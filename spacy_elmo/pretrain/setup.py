@@ -1,13 +1,19 @@
 """A run made ready to train: output folder, vocabulary, model, objective, optimizer and data.
 
-A new run writes its config into ``OUTPUT_DIR``; a resumed one (``--resume``) checks the current
-settings against that config, restores the checkpoint and cuts ``metrics.jsonl`` back to it.
-The steps run in the order of the random draws they make (the model's initial weights, then the
-dropout seed, then the sampler's): keep that order, or a run no longer reproduces.
+A new run writes its config into ``OUTPUT_DIR``; a resumed one (``--resume``) is opened by
+:mod:`.resume`, which checks the current settings against that config and restores the
+checkpoint. The steps run in the order of the random draws they make (the model's initial
+weights, then the dropout seed, then the sampler's): keep that order, or a run no longer
+reproduces.
+
+The output vocabulary (:func:`run_vocabulary`) is a given word list, the initial model's, or
+one built from the training text (with ``corpus_stats.json`` beside it); under torchrun rank 0
+counts the text and writes ``vocab.json``, the others read it.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,26 +22,31 @@ from typing import Callable, ContextManager, Optional
 import torch
 
 from ..config import BiLMConfig
+from ..corpora.record_stream import ReadStats
 from ..nn.bilm import BiLM
-from .checkpoint import CheckpointState, Progress, restore_rng, save_model
-from .data.passes import make_reader, read_dev_sentences
-from .distributed import Distributed
+from .checkpoint import CheckpointState, Progress, save_model
+from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
+from .data.passes import count_words, make_reader, read_dev_sentences
+from .data.sentences import SentenceSplitter
 from .data.step_inputs import StepInputBuilder, StepInputs
-from .errors import PretrainError
+from .distributed import Distributed, run_on_main
+from .errors import EmptyCorpusError, PretrainError, writing
 from .evaluate import dev_batches
-from .initialization import fresh_model, load_existing_model, same_architecture, with_vocabulary
-from .resume import truncate_metrics
+from .initialization import fresh_model, load_existing_model, same_architecture, vocabulary_of, with_vocabulary
 from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
-from .resume import compare_resumed_settings, compare_training_text
-from .output_folder import CHECKPOINT_FILE, CONFIG_FILE, METRICS_FILE, MODEL_LAST
-from .setup import run_vocabulary
+from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE
+from .resume import (
+    FileFingerprint,
+    compare_training_text,
+    open_output,
+    restore_random_states,
+    saved_vocabulary,
+    shared_fingerprint,
+)
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
-from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
-from .resume import FileFingerprint, shared_fingerprint
-from .data.sentences import SentenceSplitter
-from .vocab import Vocabulary
+from .vocab import Vocabulary, WordCounter, build_vocabulary, with_counts
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -60,7 +71,7 @@ class TrainingRun:
     stream: RankStream
     dev_batches: list[StepInputs]
     progress: Progress
-    train_files: list[FileFingerprint]  # what the data positions point into (text_fingerprint.py)
+    train_files: list[FileFingerprint]  # what the data positions point into (resume.py)
 
 
 def set_up_run(
@@ -69,7 +80,7 @@ def set_up_run(
     """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
     if not settings.paths.train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
-    resumed = _open_output(settings, out, context, resume, config_text)
+    resumed = open_output(settings, out, context, resume, config_text)
     train_files = shared_fingerprint(context, settings.paths.train)
     if resumed is not None:
         for message in compare_training_text(resumed.train_files, train_files, out / CHECKPOINT_FILE):
@@ -81,7 +92,10 @@ def set_up_run(
         if not same_architecture(initial.config, settings.model):
             logger.info("Architecture taken from %s; the [model] section is not used", settings.paths.init_from)
     show_progress = show_progress and context.is_main
-    vocab = run_vocabulary(settings, out, context, splitter, initial, resumed is not None, show_progress)
+    if resumed is not None:
+        vocab = saved_vocabulary(out)
+    else:
+        vocab = run_vocabulary(settings, out, context, splitter, initial, show_progress)
     model = _start_model(settings, vocab, resumed, initial, context.rank)
     loss = SoftmaxLoss(len(vocab), settings.softmax.n_negatives, settings.system.seed * 7919 + context.rank)
     training = settings.training
@@ -100,7 +114,7 @@ def set_up_run(
     if resumed is not None:
         optimizer.load_state_dict(resumed.optimizer)
         progress = resumed.progress
-        _restore_random_states(resumed, loss, context.rank)
+        restore_random_states(resumed, loss, context.rank)
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
@@ -112,33 +126,60 @@ def set_up_run(
     )
 
 
-def _open_output(
-    settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str
-) -> Optional[CheckpointState]:
-    """The checkpoint to resume from (None for a new run, whose folder is made here)."""
-    checkpoint_path = out / CHECKPOINT_FILE
-    if resume:
-        if not checkpoint_path.is_file():
-            raise PretrainError(f"--resume: no checkpoint in {out} ({CHECKPOINT_FILE} is missing)")
-        resumed = CheckpointState.load(checkpoint_path)
-        step = resumed.progress.step
-        for message in compare_resumed_settings(out / CONFIG_FILE, settings, step):
-            logger.warning(message)
-        if context.is_main:
-            truncate_metrics(out / METRICS_FILE, step)
-        logger.info("Resuming from step %d of %s", step, checkpoint_path)
-        return resumed
-    if checkpoint_path.exists():
-        raise PretrainError(
-            f"{out} already holds a pretraining run ({CHECKPOINT_FILE}); "
-            "pass --resume to continue it or choose another output folder"
+def run_vocabulary(
+    settings: PretrainSettings,
+    out: Path,
+    context: Distributed,
+    splitter: SentenceSplitter,
+    initial: Optional[BiLM],
+    show_progress: bool,
+) -> Vocabulary:
+    """The vocabulary a new run predicts, written to ``OUTPUT_DIR/vocab.json`` (by rank 0)."""
+    if settings.paths.vocab:
+        vocab = Vocabulary.from_disk(settings.paths.vocab)
+        if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
+            vocab = with_counts(vocab, _count(settings, splitter, show_progress)[0])
+    elif initial is not None and vocabulary_of(initial) is not None:
+        vocab = vocabulary_of(initial)
+        logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
+    else:
+        return run_on_main(
+            context,
+            lambda: _build(settings, out, splitter, show_progress),
+            lambda: Vocabulary.from_disk(out / VOCAB_FILE),
         )
     if context.is_main:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / METRICS_FILE).unlink(missing_ok=True)
-        if config_text:
-            (out / CONFIG_FILE).write_text(config_text, encoding="utf8")
-    return None
+        with writing(out / VOCAB_FILE):
+            vocab.to_disk(out / VOCAB_FILE)
+    return vocab
+
+
+def _count(settings: PretrainSettings, splitter: SentenceSplitter, show_progress: bool) -> tuple[WordCounter, ReadStats]:
+    return count_words(settings.paths.train, settings.corpus, splitter, settings.vocab.max_tracked_types, show_progress)
+
+
+def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool) -> Vocabulary:
+    counter, stats = _count(settings, splitter, show_progress)
+    if counter.sentences == 0:
+        raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
+    vocab = build_vocabulary(counter, settings.vocab.size, settings.vocab.min_count)
+    coverage = 1.0 - vocab.counts[vocab.unk_id] / max(1, counter.tokens)
+    logger.info("Vocabulary: %d words, covering %.1f%% of %s training tokens", len(vocab), 100 * coverage, f"{counter.tokens:,}")
+    with writing(out / VOCAB_FILE):
+        vocab.to_disk(out / VOCAB_FILE)
+    summary = {
+        "sentences": counter.sentences,
+        "tokens": counter.tokens,
+        "distinct_words": len(counter.counts),
+        "vocab_size": len(vocab),
+        "vocab_coverage": coverage,
+        "reading": stats.to_dict(),
+        "cut_tokens": splitter.stats.cut_tokens,
+        "split_sentences": splitter.stats.split_sentences,
+    }
+    with writing(out / STATS_FILE):
+        (out / STATS_FILE).write_text(json.dumps(summary, indent=2), encoding="utf8")
+    return vocab
 
 
 def _start_model(
@@ -182,13 +223,6 @@ def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optiona
             "use a number of processes that divides training.shards"
         )
     return n
-
-
-def _restore_random_states(resumed: CheckpointState, loss: SoftmaxLoss, rank: int) -> None:
-    if rank < len(resumed.rng):
-        restore_rng(resumed.rng[rank], loss.generator)
-    else:
-        logger.warning("The checkpoint has no random state for process %d: reseeded", rank)
 
 
 def _stream(

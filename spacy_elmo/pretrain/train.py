@@ -1,11 +1,11 @@
 """One pretraining run: set up (or resume), train for ``max_steps``/``max_tokens``, save.
 
-Layout of ``OUTPUT_DIR`` (names in :mod:`.run_files`): ``config.cfg`` (as run), ``vocab.json``,
+Layout of ``OUTPUT_DIR`` (names in :mod:`.output_folder`): ``config.cfg`` (as run), ``vocab.json``,
 ``corpus_stats.json``, ``checkpoint.pt``, ``metrics.jsonl``, ``run.json`` (why and where it
 stopped), ``model-last/`` and ``model-best/``, and ``inputs.json`` with ``--auto-resume``.
-Set-up is :mod:`.run_setup`, the loop :mod:`.loop`, the checkpoint's content
-:mod:`.checkpoint_state`. Under torchrun only rank 0 writes; every process reads its own shards
-and all of them take every step together.
+Set-up is :mod:`.setup`, resuming :mod:`.resume`, the loop :mod:`.loop`, the checkpoint
+:mod:`.checkpoint`. Under torchrun only rank 0 writes; every process reads its own shards and
+all of them take every step together.
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from typing import Optional, Union
 
 import torch
 
-from .resume import RunInputs, resume_or_start_over
 from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .loop import TrainingLoop
-from .setup import set_up_run
+from .resume import RunInputs, resume_or_start_over
 from .settings import PretrainSettings
+from .setup import set_up_run
 from .stop_signals import catch_stop_signals
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -48,7 +48,7 @@ def pretrain(
     """Pretrain a biLM as ``settings`` say; see the module docstring for what is written.
 
     ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` (the inputs from
-    :func:`~.auto_resume.describe_inputs`) decides that itself: resume when the saved run was
+    :func:`~.resume.describe_inputs`) decides that itself: resume when the saved run was
     started with these inputs, else delete it and start over.
     """
     if resume and auto_resume is not None:
@@ -67,13 +67,13 @@ def pretrain(
                 loop.train()
             finally:
                 run.objective.close()
-            record = loop.run_record()
+            summary = loop.run_summary()
             if context.is_main:
-                record.to_disk(out)
-                message = record.describe()
-                if message and record.stopped_by == "max_minutes":
+                summary.to_disk(out)
+                message = summary.describe()
+                if message and summary.stopped_by == "max_minutes":
                     logger.warning(message)
-            return RunResult(out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, record.stopped_by)
+            return RunResult(out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by)
     finally:
         teardown_distributed(context)
 

@@ -1,17 +1,17 @@
 """Embedding a whole corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
 
 The driver behind ``spacy-elmo embed``: it reads the sentences in chunks of about
-``chunk_tokens`` tokens, has the :class:`~.embedder.Embedder` plan each chunk into groups
-(sentences batched by length; a sentence over ``max_tokens`` tokens read as windows and stored
-as one dataset), skips the groups whose sentences are already stored with the same tokens, and
-hands each finished group to the crash-safe store (:mod:`.store`) as one part. The file layout,
-resuming and joining are the store's; what the vectors depend on (the weights' content hash,
-the settings) is recorded here in the manifest.
+``chunk_tokens`` tokens, has the :class:`~spacy_elmo.embedding.embedder.Embedder` plan each
+chunk into groups (sentences batched by length; a sentence over ``max_tokens`` tokens read as
+windows and stored as one dataset), skips the groups whose sentences are already stored with the
+same tokens, and hands each finished group to the crash-safe parts folder (:mod:`.parts`) as one
+part. Resuming is the parts folder's, the file layout and the join :mod:`.join`'s; what the
+vectors depend on (the weights' content hash, the settings) is recorded here in the manifest.
 
 Scaling out: with ``shard=(k, n)`` a process computes only the groups whose number is ``k``
 modulo ``n``. Groups depend on the input only, so the split is the same in every process, and
 so are the vectors: each group is computed exactly as one process would. The shard that
-finishes last joins the parts (see :mod:`.store`); any scheduler can run the shards (torchrun,
+finishes last joins the parts (see :mod:`.parts`); any scheduler can run the shards (torchrun,
 Slurm arrays, Ray, Spark), and a shard that dies is rerun alone.
 """
 from __future__ import annotations
@@ -27,12 +27,12 @@ from typing import Iterable, Iterator, Optional, Protocol, Sequence, Union
 
 import numpy
 
-from ..nn.bilm import BiLM
 from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
+from ..embedding.word_cache import WordCacheStats
+from ..nn.bilm import BiLM
 from .join import FORMAT_VERSION
 from .parts import PartStore
-from ..embedding.word_cache import WordCacheStats
 
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")

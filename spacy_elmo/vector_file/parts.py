@@ -1,27 +1,16 @@
-"""The crash-safe, sharded HDF5 store behind ``spacy-elmo embed``: parts, manifest, join.
-
-Layout of the result: one float32 dataset per sentence, named by its key (see
-:mod:`spacy_elmo.corpora.keyed_sentences`), shaped ``(L+1, n_tokens, 2P)`` for ``layers="all"``
-and ``(n_tokens, 2P)`` otherwise; plus ``sentence_to_index``, a one-element string dataset
-holding the JSON map from sentence text to key. The root attribute ``spacy_elmo_embed`` (JSON)
-marks the file as ours and records the manifest: a hash of the weights and the settings that
-change the vectors (see :mod:`.corpus`); each dataset's attribute ``spacy_elmo_tokens`` is a
-hash of the sentence's tokens.
+"""The parts folder behind ``spacy-elmo embed``: finished batches kept safe until the join.
 
 Crash safety: while a run is under way, every finished group goes into its own small HDF5 file
 in ``OUTPUT.parts/``, built in memory, written under a temporary name, flushed to disk and only
 then renamed into place; a kill, a crash or a full disk at any moment therefore loses at most
-the group in flight, and never touches what is already there. At the end the parts (and the
-still valid datasets of an earlier ``OUTPUT``) are joined into a temporary file that replaces
-``OUTPUT`` in one rename, and the folder is removed. ``OUTPUT`` is thus always either the
-previous complete result or the new one.
+the group in flight, and never touches what is already there. At the end the parts are joined
+into ``OUTPUT`` (:mod:`.join`, which also describes the result's layout).
 
-Resuming: the driver forms the same groups on a rerun and skips every sentence stored with the
-same tokens. A sentence whose tokens changed (an edited line) is computed again; sentences no
-longer in the input are dropped at the join. Another manifest (other weights or settings) is
-refused, with the message saying how to start over (delete ``OUTPUT`` and ``OUTPUT.parts``, or
-choose another output file); so is an existing HDF5 file without the ``spacy_elmo_embed``
-attribute, which this store never writes into.
+Resuming: the driver (:mod:`.job`) forms the same groups on a rerun and skips every sentence
+stored with the same tokens. A sentence whose tokens changed (an edited line) is computed again;
+sentences no longer in the input are dropped at the join. A folder begun with another manifest
+(other weights or settings) is refused, with the message saying how to start over (delete
+``OUTPUT`` and ``OUTPUT.parts``, or choose another output file).
 
 Shards: each shard ``k`` of ``n`` writes and resumes its own parts and, when done, leaves
 ``done-K-of-N`` in the folder; the shard that finds all ``n`` of them joins the parts (an
@@ -29,53 +18,31 @@ exclusive lock makes sure only one does), so the result is the same single file.
 the file system is shared. The folder records ``n``: a shard of another count is refused.
 
 One run per output and shard: a run locks ``OUTPUT.embed-K.lock`` for its whole length
-(:mod:`.run_lock`), and the join checks every dataset's token hash against the sentences whose
-index it writes, so vectors of another run can never end up under this run's sentences.
-
-A full disk: parts are built in memory and written as plain bytes; the join reserves the space
-it needs before HDF5 writes into the file (HDF5 handles failed writes badly, up to crashing the
-process). Whatever fails, the command stops with one line naming the file, and removes its
-temporary files; the finished parts stay for the next run.
+(:mod:`.output_lock`). Whatever fails, the command stops with one line naming the file, and
+removes its temporary files; the finished parts stay for the next run.
 """
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 import h5py
 import numpy
 
-from ..durable import io_error_reason, sync_file, sync_folder, write_bytes_atomically
-from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image, open_safe_hdf5
+from ..durable import io_error_reason, sync_folder, write_bytes_atomically
+from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image
+from .join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, Join, check_manifest, open_output_file, parts_dir
 from .output_lock import OutputBusy, OutputLock
 
-PathLike = Union[str, Path]
-SENTENCE_INDEX = "sentence_to_index"
-MARKER_ATTR = "spacy_elmo_embed"
-TOKENS_ATTR = "spacy_elmo_tokens"
-FORMAT_VERSION = 2
-_OLD_OPTIONS_ATTR = "spacy_elmo_embed_options"  # files from before the fingerprints
 _MANIFEST = "manifest.json"
 _PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
 _JOIN_LOCK = "join.lock"
 _SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does not depend on it
-_JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
-
-
-class EmbedError(ValueError):
-    """A run that cannot go on as asked; the message says what to do."""
-
-
-def parts_dir(output: PathLike) -> Path:
-    """The folder holding a run's finished batches until they are joined into ``output``."""
-    output = Path(output)
-    return output.with_name(output.name + ".parts")
 
 
 @dataclass
@@ -123,7 +90,7 @@ class PartStore:
 
     # ----------------------------------------------------------------- reading what is there
     def _read_output(self) -> None:
-        with _open_ours(self.output, self.manifest) as handle:
+        with open_output_file(self.output, self.manifest) as handle:
             for key, dataset in handle.items():
                 if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset):
                     self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
@@ -171,7 +138,7 @@ class PartStore:
         """The folder must hold parts of these settings, split into as many shards as this run's."""
         recorded = dict(found) if isinstance(found, dict) else found
         n_shards = recorded.pop(_SHARDS_KEY, None) if isinstance(recorded, dict) else None
-        _check_manifest(recorded, self.manifest, self.parts)
+        check_manifest(recorded, self.manifest, self.parts)
         if n_shards == self.n_shards:
             return
         if not isinstance(n_shards, int):
@@ -264,149 +231,9 @@ class PartStore:
             return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
-        """Write ``output`` from the stored datasets of the ``wanted`` keys; return how many
-        stored datasets were left out because their key is gone from the input."""
-        dropped = sum(1 for key in self._found if key not in wanted)
-        sources = {key: dict(pairs) for key, pairs in self._found.items()}
-        missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
-        if missing:
-            raise EmbedError(
-                f"{len(missing)} sentence(s) (first: {missing[0]!r}) have no vectors in {self.parts} for their "
-                "current tokens: the input changed while shards ran, or a shard stopped; run every shard again"
-            )
-        current_output = all(sources[key][digest] == self.output for key, digest in wanted.items())
-        if current_output and dropped == 0 and self._output_is_current(sentence_to_index):
-            shutil.rmtree(self.parts, ignore_errors=True)
-            return 0
-        by_source: dict[Path, list[str]] = {}
-        for key, digest in wanted.items():
-            by_source.setdefault(sources[key][digest], []).append(key)
-        index = json.dumps(sentence_to_index, ensure_ascii=False)
-        needed = sum(source.stat().st_size for source in by_source) + len(index.encode("utf8")) + _JOIN_MARGIN
-        self._check_space(needed)
-        staging = self.output.with_name(self.output.name + ".joining.tmp")
-        try:
-            self._write_joined(staging, by_source, wanted, index, needed)
-        except BaseException as err:
-            staging.unlink(missing_ok=True)
-            if isinstance(err, EmbedError) or not isinstance(err, Exception):
-                raise
-            raise EmbedError(
-                f"could not write {staging} while joining the parts into {self.output} ({io_error_reason(err)}); "
-                f"every finished batch is kept in {self.parts}: free some space and run the same command again"
-            ) from err
-        os.replace(staging, self.output)
-        sync_folder(self.output.parent)
-        shutil.rmtree(self.parts, ignore_errors=True)
-        return dropped
-
-    def _write_joined(
-        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
-    ) -> None:
-        """The joined file at ``staging``, its space reserved first; every dataset copied must still
-        carry the token hash of the sentence it is stored for."""
-        with h5py.File(staging, "w"):
-            pass
-        self._reserve(staging, needed)
-        with h5py.File(staging, "r+") as target:
-            for source, keys in by_source.items():
-                with h5py.File(source, "r") as handle:
-                    for key in keys:
-                        dataset = handle.get(key)
-                        stored = None if dataset is None else str(dataset.attrs.get(TOKENS_ATTR, ""))
-                        if stored != wanted[key]:
-                            raise EmbedError(
-                                f"{source} no longer holds this run's vectors of sentence {key!r}: another run "
-                                f"wrote into {self.parts} meanwhile. {self.output} was not changed; run the same "
-                                "command again (one run at a time)"
-                            )
-                        target.copy(dataset, target, name=key)
-            dataset = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
-            dataset[0] = index
-            target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
-        sync_file(staging)
-
-    def _reserve(self, staging: Path, needed: int) -> None:
-        """Claim the disk space of the joined file before HDF5 writes into it: another process
-        filling the disk meanwhile then cannot make an HDF5 write fail (HDF5 gives the unused
-        rest back when it closes the file). Skipped where the file system cannot reserve."""
-        descriptor = os.open(staging, os.O_RDWR)
-        try:
-            os.posix_fallocate(descriptor, 0, needed)
-        except OSError as err:
-            if err.errno == errno.ENOSPC:
-                raise self._no_room(needed) from err
-            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise
-        finally:
-            os.close(descriptor)
-
-    def _output_is_current(self, sentence_to_index: dict[str, str]) -> bool:
-        if not self.output.exists():
-            return False
-        try:
-            return read_sentence_index(self.output) == sentence_to_index
-        except (OSError, KeyError, ValueError):
-            return False
-
-    def _check_space(self, needed: int) -> None:
-        """Refuse to start a join the disk cannot hold."""
-        if needed > shutil.disk_usage(self.output.parent).free:
-            raise self._no_room(needed)
-
-    def _no_room(self, needed: int) -> EmbedError:
-        free = shutil.disk_usage(self.output.parent).free
-        return EmbedError(
-            f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
-            f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
-            "free some space and run the same command again"
-        )
-
-
-def _open_ours(path: Path, manifest: dict) -> h5py.File:
-    """``path`` opened for reading, after checking it is an embedding file of these settings."""
-
-    def unreadable(err: OSError) -> Exception:
-        return EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over")
-
-    return open_safe_hdf5(path, unreadable, lambda handle: _check_ours(handle, path, manifest))
-
-
-def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
-    """Refuse a file that embed did not write, or wrote with other settings."""
-    found = handle.attrs.get(MARKER_ATTR)
-    if found is None:
-        if _OLD_OPTIONS_ATTR in handle.attrs:
-            raise EmbedError(
-                f"{path} was written by an older spacy-elmo embed, which recorded neither the weights "
-                f"nor the sentences' tokens, so it cannot be resumed safely: move it away (or delete it) to start over"
-            )
-        raise EmbedError(
-            f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
-            "refusing to write into it: choose another output file"
-        )
-    try:
-        recorded = json.loads(found)
-    except ValueError as err:
-        raise EmbedError(f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over") from err
-    _check_manifest(recorded, manifest, path)
-
-
-def _check_manifest(found: object, expected: dict, where: Path) -> None:
-    if found == expected:
-        return
-    if not isinstance(found, dict) or found.get("format") != expected["format"]:
-        raise EmbedError(f"{where} has another layout version; delete it to start over, or choose another output file")
-    differences = []
-    if found.get("weights") != expected["weights"]:
-        differences.append("the weights")
-    old, new = found.get("settings") or {}, expected["settings"]
-    differences += [f"{name} ({old.get(name)!r}, now {new[name]!r})" for name in new if old.get(name) != new[name]]
-    output = where if where.suffix != ".parts" else where.with_name(where.name[: -len(".parts")])
-    raise EmbedError(
-        f"{where} was written with other {', '.join(differences) or 'settings'}; its vectors would not match "
-        f"new ones. To start over delete {output} and {parts_dir(output)}, or choose another output file"
-    )
+        """Write ``output`` from the stored datasets of the ``wanted`` keys (see :class:`.join.Join`);
+        return how many stored datasets were left out because their key is gone from the input."""
+        return Join(self.output, self.parts, self.manifest).run(self._found, wanted, sentence_to_index)
 
 
 def _part_number(path: Path) -> Optional[tuple[int, int]]:
@@ -420,11 +247,3 @@ def _part_number(path: Path) -> Optional[tuple[int, int]]:
 
 def _done_name(shard: int, n_shards: int) -> str:
     return f"done-{shard:04d}-of-{n_shards:04d}"
-
-
-def read_sentence_index(output: PathLike) -> dict[str, str]:
-    """The ``sentence_to_index`` map of an embedding file."""
-    with h5py.File(output, "r") as handle:
-        check_hdf5_safe(handle, output)
-        raw = handle[SENTENCE_INDEX][0]
-    return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)

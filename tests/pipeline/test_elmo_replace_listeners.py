@@ -39,7 +39,7 @@ def assert_same_features(a, b):
 
 
 def bilm_copy(nlp):
-    """The ner's own biLM (the BiLM.v1 model inside its elmo_layers_node node)."""
+    """The ner's own biLM (the BiLM.v1 model inside its elmo_layers_node)."""
     nodes = [node for node in nlp.get_pipe("ner").model.walk() if node.name == "elmo_layers"]
     assert len(nodes) == 1
     return nodes[0].layers[0]

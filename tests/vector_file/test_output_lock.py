@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from spacy_elmo.vector_file import output_lock as run_lock
+from spacy_elmo.vector_file import output_lock
 from spacy_elmo.vector_file.output_lock import OutputBusy, OutputLock, lock_path
 
 
@@ -35,7 +35,7 @@ def test_without_locks_the_run_goes_on_with_a_warning(tmp_path, monkeypatch, cap
     def no_locks(*args):
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(run_lock.fcntl, "flock", no_locks)
+    monkeypatch.setattr(output_lock.fcntl, "flock", no_locks)
     with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
         OutputLock(tmp_path / "out.hdf5", 0, 1).release()
     assert "cannot be locked (No locks available)" in caplog.text

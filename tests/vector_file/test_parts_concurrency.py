@@ -13,7 +13,6 @@ import pytest
 
 from spacy_elmo import embed_layers
 from spacy_elmo.corpora.keyed_sentences import read_sentences
-from spacy_elmo.vector_file import parts as store_module
 from spacy_elmo.vector_file.job import embed_corpus, parse_shard
 from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index

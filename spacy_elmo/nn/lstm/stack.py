@@ -1,7 +1,7 @@
 """The parameters of ELMo's LSTMs: one projected layer, and a stack of them reading one way.
 
-Nothing here runs a time loop, so nothing here imports one: :func:`.run.run_stacks` runs these
-parameters, on the loop it picks (see :mod:`.run` for which one runs when). The loops import
+Nothing here runs a time loop, so nothing here imports one: :func:`.dispatch.run_stacks` runs these
+parameters, on the loop it picks (see :mod:`.dispatch` for which one runs when). The loops import
 this module, never the reverse.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ class ProjectedLstmLayer(nn.Module):
 
 class LstmStack(nn.Module):
     """The parameters of an L-layer LSTM language model reading in one direction (run them with
-    :func:`.run.run_stacks`; a stack is not called itself)."""
+    :func:`.dispatch.run_stacks`; a stack is not called itself)."""
 
     def __init__(
         self,

@@ -14,13 +14,10 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Iterator, Sequence
 
-from ...embedding.batching import length_sorted_batches
 from ...corpora.record_stream import ReadStats, RecordPosition, RecordReader
+from ...embedding.batching import length_sorted_batches
+from ..errors import EmptyCorpusError, reading
 from .sentences import SentenceSplitter, Tokens
-
-
-class EmptyCorpusError(ValueError):
-    """A whole pass over (a shard of) the corpus produced no sentence."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +98,13 @@ class ShardStream:
         )
         sentences: list[Tokens] = []
         end = start
-        for position, record_sentences in self.splitter.split(own):
-            sentences.extend(record_sentences)
-            end = position
-            if len(sentences) >= self.plan.chunk_sentences:
-                return sentences, end, False
+        files = self.reader.files
+        with reading(files[start.file_index] if start.file_index < len(files) else "the training text"):
+            for position, record_sentences in self.splitter.split(own):
+                sentences.extend(record_sentences)
+                end = position
+                if len(sentences) >= self.plan.chunk_sentences:
+                    return sentences, end, False
         return sentences, end, True
 
     def _batches(self, sentences: list[Tokens], state: ShardState) -> list[list[Tokens]]:

@@ -10,15 +10,18 @@ from tqdm import tqdm
 
 from ...corpora.files import guess_format, list_corpus_files
 from ...corpora.record_stream import ReadStats, RecordReader
+from ..errors import reading
 from ..settings import CorpusSettings
-from .sentences import SentenceSplitter, SentenceStats, Tokens
 from ..vocab import WordCounter
+from .sentences import SentenceSplitter, SentenceStats, Tokens
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 
 def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter) -> RecordReader:
-    files = list_corpus_files(path)
+    """A reader of the text at ``path`` (a file or a folder); a missing path is an error naming it."""
+    with reading(path):
+        files = list_corpus_files(path)
     needs_spacy = any(guess_format(f) == "spacy" for f in files)
     return RecordReader(
         files,
@@ -42,7 +45,7 @@ def count_words(
     reader = make_reader(path, settings, splitter)
     counter = WordCounter(max_types)
     sentences = iter_sentences(reader, splitter, stats)
-    with tqdm(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
+    with reading(path), tqdm(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
         for sentence in bar:
             counter.add(sentence)
     logger.info("Training text: %s; %s", stats.summary(), splitter.stats.summary())
@@ -55,6 +58,7 @@ def read_dev_sentences(
     """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
     stats = ReadStats(warn=True)
     reader = make_reader(path, settings, splitter)
-    sentences = list(itertools.islice(iter_sentences(reader, splitter, stats), limit))
+    with reading(path):
+        sentences = list(itertools.islice(iter_sentences(reader, splitter, stats), limit))
     logger.info("Dev text: %s; %d sentences used", stats.summary(), len(sentences))
     return sentences, stats

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, TypeVar
 
 from ...corpora.pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
+from ..errors import reading
 from ..settings import CorpusSettings
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -52,7 +53,8 @@ def load_sentence_pipeline(settings: CorpusSettings) -> Any:
     import spacy
 
     if settings.pipeline:
-        nlp = spacy.load(settings.pipeline)
+        with reading(settings.pipeline):  # spaCy's "can't find model" is an OSError
+            nlp = spacy.load(settings.pipeline)
         if not splits_sentences(nlp):
             logger.warning("Pipeline %s has no sentencizer, senter or parser: each record is one sentence", settings.pipeline)
     else:
