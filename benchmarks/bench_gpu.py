@@ -76,10 +76,10 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
     """Seconds spent in each stage of one ``embed()`` pass (synchronised around each call)."""
     import torch
 
-    from spacy_elmo.embedding import batch_forward as batch_run
+    from spacy_elmo.embedding import batch_forward
 
     parts = {"layer0": 0.0, "lstm": 0.0, "gather": 0.0}
-    originals = {"layer0": batch_run.layer0_table, "lstm": batch_run.run_time_major, "gather": batch_run._gather_tokens}
+    originals = {"layer0": batch_forward.layer0_table, "lstm": batch_forward.run_time_major, "gather": batch_forward._gather_tokens}
 
     def timing(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -91,9 +91,9 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
             return result
         return wrapped
 
-    batch_run.layer0_table = timing("layer0", originals["layer0"])
-    batch_run.run_time_major = timing("lstm", originals["lstm"])
-    batch_run._gather_tokens = timing("gather", originals["gather"])
+    batch_forward.layer0_table = timing("layer0", originals["layer0"])
+    batch_forward.run_time_major = timing("lstm", originals["lstm"])
+    batch_forward._gather_tokens = timing("gather", originals["gather"])
     try:
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -101,9 +101,9 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
         torch.cuda.synchronize()
         parts["total"] = time.perf_counter() - start
     finally:
-        batch_run.layer0_table = originals["layer0"]
-        batch_run.run_time_major = originals["lstm"]
-        batch_run._gather_tokens = originals["gather"]
+        batch_forward.layer0_table = originals["layer0"]
+        batch_forward.run_time_major = originals["lstm"]
+        batch_forward._gather_tokens = originals["gather"]
     parts["host_copy_and_python"] = parts["total"] - parts["layer0"] - parts["lstm"] - parts["gather"]
     return parts
 

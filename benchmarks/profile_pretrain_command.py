@@ -67,8 +67,8 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
 
     from spacy_elmo.nn.lstm import backward as lstm_backward
     from spacy_elmo.nn.words import char_cnn, char_cnn_training
-    from spacy_elmo.pretrain.data import step_inputs as encoding, batches as stream
-    from spacy_elmo.pretrain import language_model_objective as objective, softmax
+    from spacy_elmo.pretrain import language_model_objective, softmax
+    from spacy_elmo.pretrain.data import batches, step_inputs
 
     def patch_static(cls: type, name: str, label: str) -> None:
         setattr(cls, name, staticmethod(clock.wrap(label, getattr(cls, name))))
@@ -80,12 +80,14 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
     patch_static(softmax._FusedSoftmaxNllSum, "forward", "softmax (forward and its gradients)")
     patch_static(char_cnn_training._PooledLookup, "backward", "char-CNN backward (lookups)")
     char_cnn.CharEncoder.forward = clock.wrap("char-CNN forward", char_cnn.CharEncoder.forward)
-    objective.LanguageModelObjective.forward = clock.wrap("forward: the rest (sorting, gathers, dropout)", objective.LanguageModelObjective.forward)
-    encoding.StepInputBuilder.encode = clock.wrap("char ids and targets (encode)", encoding.StepInputBuilder.encode)
+    language_model_objective.LanguageModelObjective.forward = clock.wrap(
+        "forward: the rest (sorting, gathers, dropout)", language_model_objective.LanguageModelObjective.forward
+    )
+    step_inputs.StepInputBuilder.encode = clock.wrap("char ids and targets (encode)", step_inputs.StepInputBuilder.encode)
     torch.Tensor.backward = clock.wrap("backward: the rest (autograd, char-CNN, highway)", torch.Tensor.backward)
     torch.nn.utils.clip_grad_norm_ = clock.wrap("gradient clipping", torch.nn.utils.clip_grad_norm_)
 
-    original_iter = stream.RankStream.__iter__
+    original_iter = batches.RankStream.__iter__
 
     def timed_iter(self: Any) -> Iterator[Any]:
         inner = original_iter(self)
@@ -94,7 +96,7 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
                 item = next(inner)
             yield item
 
-    stream.RankStream.__iter__ = timed_iter
+    batches.RankStream.__iter__ = timed_iter
     held: dict[str, Any] = {}
 
     def before(optimizer: Any, *_: Any) -> None:

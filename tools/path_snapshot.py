@@ -6,14 +6,15 @@ the raw bytes, NaN-safe), every written file by its SHA-256, and every JSON reco
 field. The harness reaches the package only through entry points a user has (``BiLM`` and its
 file methods, ``embed``, the ``elmo`` component and listeners, ``spacy-elmo embed`` and
 ``spacy-elmo pretrain``), through small adapters where a name changed, so the same file runs on
-both trees.
+both trees. Run it from the repository's root:
 
-    python -m tools.path_snapshot save /tmp/before
+    python -m tools.path_snapshot save /tmp/before --tree /path/to/the/old/checkout
     python -m tools.path_snapshot save /tmp/after
     python -m tools.path_snapshot compare /tmp/before /tmp/after
 
-To snapshot another checkout with this environment: ``PYTHONPATH=/that/checkout python ...``.
-Optional: ``--fixtures`` (AllenNLP's test fixtures; default ``../shared/fixtures/allennlp-elmo``).
+``--tree`` snapshots another checkout with this environment: its ``spacy_elmo`` is imported
+here and in the commands the harness runs (default: this checkout). Optional: ``--fixtures``
+(AllenNLP's test fixtures; default ``../shared/fixtures/allennlp-elmo``).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ import numpy
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "allennlp-elmo"
+TREE = REPO  # the checkout whose spacy_elmo is snapshot (see use_tree)
 
 SENTENCES = [
     ["The", "bank", "raised", "interest", "rates", "."],
@@ -71,6 +73,21 @@ class Snapshot:
         self.folder.mkdir(parents=True, exist_ok=True)
         numpy.savez(self.folder / "arrays.npz", **{k.replace("/", "__"): v for k, v in self.arrays.items()})
         (self.folder / "records.json").write_text(json.dumps(self.records, indent=1, sort_keys=True, default=str))
+
+
+# ---------------------------------------------------------------- the tree under test
+def use_tree(tree: Path) -> None:
+    """Import ``spacy_elmo`` from ``tree``, here and in the commands run below (their working
+    folder is ``tree``), never through an editable install's import hook."""
+    global TREE
+    TREE = tree.resolve()
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__ + repr(f)]
+    sys.path.insert(0, str(TREE))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TREE), os.environ.get("PYTHONPATH")]))
+
+
+def run_command(cmd: list[str]) -> None:
+    subprocess.run(cmd, check=True, capture_output=True, cwd=TREE)
 
 
 # ---------------------------------------------------------------- adapters (names that moved)
@@ -189,7 +206,6 @@ def snapshot_files(snap: Snapshot, name: str, bilm, tmp: Path) -> None:
 
 def snapshot_component(snap: Snapshot, weights: Path, tmp: Path) -> None:
     import spacy
-    import torch
 
     texts = [
         "The bank raised interest rates. They sat by the river bank.",
@@ -282,7 +298,7 @@ def snapshot_embed_cli(snap: Snapshot, weights: Path, tmp: Path) -> None:
             out = tmp / f"embed-{mode}-{cache}.hdf5"
             cmd = [sys.executable, "-m", "spacy_elmo", "embed", str(text), str(out), "--weights", str(weights), "--layers", mode,
                    "--max-tokens", "64", "--batch-tokens", "200", "--cache-words", cache, "--no-progress", "--threads", "1", *extra]
-            subprocess.run(cmd, check=True, capture_output=True)
+            run_command(cmd)
             with h5py.File(out, "r") as handle:
                 for key in sorted(handle):
                     value = handle[key][()]
@@ -302,7 +318,7 @@ def snapshot_pretrain(snap: Snapshot, tmp: Path) -> None:
     vocab = "the a cat dog bird sees chases likes in garden house river big small red .".split()
     for split, n in (("train", 600), ("dev", 60)):
         (tmp / f"{split}.txt").write_text("\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 14))) for _ in range(n)) + "\n")
-    config = REPO / "configs" / "bilm_tiny.cfg"
+    config = TREE / "configs" / "bilm_tiny.cfg"
     base = [sys.executable, "-m", "spacy_elmo", "pretrain", str(config)]
     common = ["--paths.train", str(tmp / "train.txt"), "--paths.dev", str(tmp / "dev.txt"), "--training.eval_every", "3",
               "--training.checkpoint_every", "3", "--quiet", "--system.bf16", "false"]
@@ -316,7 +332,7 @@ def snapshot_pretrain(snap: Snapshot, tmp: Path) -> None:
         for call in calls:
             resume = "--resume" in call
             args = [a for a in call if a != "--resume"]
-            subprocess.run(base + [str(out)] + (["--resume"] if resume else []) + common + args, check=True, capture_output=True)
+            run_command(base + [str(out)] + (["--resume"] if resume else []) + common + args)
         with h5py.File(out / "model-last" / "weights.hdf5", "r") as handle:
             handle.visititems(lambda key, obj: snap.array(f"pretrain/{name}/last/{key}", obj[()]) if isinstance(obj, h5py.Dataset) else None)
         metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -388,11 +404,14 @@ def main() -> None:
     save_parser = sub.add_parser("save")
     save_parser.add_argument("folder", type=Path)
     save_parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
+    save_parser.add_argument("--tree", type=Path, default=None, help="another checkout to snapshot (default: this one)")
     compare_parser = sub.add_parser("compare")
     compare_parser.add_argument("before", type=Path)
     compare_parser.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "save":
+        if args.tree is not None:
+            use_tree(args.tree)
         save(args.folder, args.fixtures)
     else:
         raise SystemExit(compare(args.before, args.after))
