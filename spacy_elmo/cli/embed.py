@@ -39,9 +39,9 @@ def embed_cli(
 
     from ..corpora.keyed_sentences import SkippedLines, read_sentences
     from ..corpora.pipelines import load_pipeline
-    from ..vector_file.job import embed_corpus, parse_shard
     from ..embedding.embedder import DEFAULT_BATCH_TOKENS, Embedder
     from ..loading import load_bilm
+    from ..vector_file.job import embed_corpus, parse_shard
 
     if threads:
         torch.set_num_threads(threads)

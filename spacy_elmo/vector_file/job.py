@@ -133,7 +133,7 @@ def embed_corpus(
     shard_index, n_shards = shard
     if not (n_shards >= 1 and 0 <= shard_index < n_shards):
         raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
-    store = PartStore(Path(output), _manifest(bilm, layers, mix_weights, gamma, max_tokens), shard_index, n_shards)
+    parts = PartStore(Path(output), _manifest(bilm, layers, mix_weights, gamma, max_tokens), shard_index, n_shards)
     try:
         summary = EmbedSummary()
         wanted: dict[str, str] = {}
@@ -151,7 +151,7 @@ def embed_corpus(
                     number += 1
                     if number % n_shards != shard_index:
                         continue
-                    todo = [i for i in group.sentences if not store.has(chunk[i].key, hashes[i])]
+                    todo = [i for i in group.sentences if not parts.has(chunk[i].key, hashes[i])]
                     summary.sentences += len(group.sentences)
                     summary.skipped += len(group.sentences) - len(todo)
                     if not todo:
@@ -163,15 +163,15 @@ def embed_corpus(
                         (chunk[i].key, hashes[i], reduce_layers(a, layers, mix_weights, gamma))
                         for i, a in zip(group.sentences, arrays)
                     ]
-                    store.write_part(items)
+                    parts.write_part(items)
                     n_tokens = sum(len(tokens[i]) for i in todo)
                     summary.embedded += len(todo)
                     summary.tokens_embedded += n_tokens
                     bar.update(n_tokens)
                     bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
-        summary.joined, summary.dropped = store.finish(wanted, sentence_to_index)
+        summary.joined, summary.dropped = parts.finish(wanted, sentence_to_index)
     finally:
-        store.close()
+        parts.close()
     summary.seconds = time.perf_counter() - start
     summary.word_cache = embedder.word_cache_stats()
     return summary

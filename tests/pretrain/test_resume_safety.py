@@ -89,7 +89,8 @@ def test_a_real_full_disk_while_saving(tmp_path):
         pytest.skip("no mount namespaces here")
     script = (
         "import sys, torch\n"
-        "from spacy_elmo.pretrain.checkpoint import CheckpointError, save_checkpoint\n"
+        "from spacy_elmo.pretrain.errors import CheckpointError\n"
+        "from spacy_elmo.pretrain.checkpoint import save_checkpoint\n"
         "try:\n"
         "    save_checkpoint(sys.argv[1] + '/checkpoint.pt', {'w': torch.zeros(100000)})\n"
         "except CheckpointError as err:\n"

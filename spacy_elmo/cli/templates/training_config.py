@@ -163,7 +163,7 @@ def training_config(
     lang: str = "en",
 ) -> Config:
     """The filled config for ``elmo`` followed by ``pipeline``: any of
-    :data:`~.task_models.TASK_MODELS` (e.g. ``["parser", "ner", "textcat"]``), each with its
+    :data:`~.task_blocks.TASK_MODELS` (e.g. ``["parser", "ner", "textcat"]``), each with its
     own ELMo listener.
 
     weights: the default of ``[paths] elmo`` (``None``: give ``--paths.elmo`` to spacy train).
