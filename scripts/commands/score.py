@@ -62,6 +62,8 @@ def report(
                                     help="Where report.md, results.json and the plots go"),
     step_times: Optional[Path] = typer.Option(None, "--step-times",
                                               help="The step times the run-workflow command records"),
+    bilm_cpu_time: Optional[Path] = typer.Option(None, "--bilm-cpu-time", show_default="BILM_DIR/cpu_time.json",
+                                                 help="The CPU time of the biLM's pretraining (the `timed` command's)"),
     command: str = typer.Option("python -m spacy project run all", "--command",
                                 help="The command that ran the workflow, as the report should quote it"),
     readme: str = typer.Option("", "--readme", help="README to update between the results markers (empty: none)"),
@@ -75,7 +77,7 @@ def report(
 
     inputs = ReportInputs(metrics_dir=metrics_dir, training_dir=training_dir, bilm_dir=bilm_dir,
                           adapted_bilm_dirs=adapted_bilm_dir or [], spacy_pretrain_dirs=spacy_pretrain_dir or [],
-                          output_dir=output_dir, step_times=step_times,
+                          output_dir=output_dir, step_times=step_times, bilm_cpu_time=bilm_cpu_time,
                           command=command, readme=Path(readme) if readme else None, resamples=resamples,
                           rounds=rounds)
     try:

@@ -22,10 +22,18 @@ STEP_PROCESS = "import json, sys; from weasel.cli.run import run_commands; run_c
 
 def load_project(project_dir: Path, overrides: Mapping[str, Any]) -> Dict[str, Any]:
     """project.yml of ``project_dir``, validated, with its variables filled in and ``overrides``
-    (``{"vars.NAME": value}``) applied, as ``spacy project run`` reads it."""
+    (``{"vars.NAME": value}``) applied, as ``spacy project run`` reads it. Weasel fills the
+    overrides into the commands but leaves the ``vars`` section as written; here that section
+    gets them too, so that what the runner reads from it is what the commands see."""
     from weasel.util import load_project_config
 
-    return load_project_config(Path(project_dir), overrides=dict(overrides))
+    config = load_project_config(Path(project_dir), overrides=dict(overrides))
+    variables = config.setdefault("vars", {})
+    for key, value in overrides.items():
+        name = key[len("vars."):] if key.startswith("vars.") else ""
+        if name in variables:
+            variables[name] = value
+    return config
 
 
 def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:

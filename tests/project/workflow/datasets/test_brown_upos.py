@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts.workflow.corpora import brown as brown_corpus
-from scripts.workflow.corpora import brown_upos
+from scripts.workflow.datasets import brown as brown_corpus
+from scripts.workflow.datasets import brown_upos
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -55,7 +55,7 @@ def test_brown_upos_context_rules(tags, expected):
 def test_every_real_brown_tag_maps():
     brown_dir = ROOT / "assets" / "brown"
     if not brown_dir.is_dir() or not brown_corpus.brown_files(brown_dir):
-        pytest.skip("real Brown corpus not fetched (scripts/fetch_data.py)")
+        pytest.skip("real Brown corpus not fetched (python -m scripts fetch)")
     tags = set()
     problems = Counter()
     for path in brown_corpus.brown_files(brown_dir):

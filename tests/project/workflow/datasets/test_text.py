@@ -1,5 +1,5 @@
 """Sentence splitting and line cutting of the pretraining text (scripts/workflow/corpora/text.py)."""
-from scripts.workflow.corpora import text as text_corpus
+from scripts.workflow.datasets import text as text_corpus
 
 
 def test_sentence_splitting_and_length_limit():

@@ -1,4 +1,5 @@
-"""evaluate_all.py's per-document counts: summed, they give spaCy's own scores back.
+"""The evaluate command (scripts/workflow/evaluation/scoring.py): its per-document counts,
+summed, give spaCy's own scores back.
 
 A small NER + tagger pipeline (spaCy's default CPU models, trained a few steps so that it
 makes mistakes) is scored on a test file that also holds the awkward cases of spaCy's
@@ -20,7 +21,6 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
-from scripts import evaluate_all
 from scripts.workflow.evaluation import paired_stats
 
 NAMES = [["Mary"], ["John", "Smith"], ["Paris"], ["New", "York"], ["Google"]]
@@ -58,7 +58,7 @@ def awkward_docs(vocab) -> list:
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory, run_command):
-    """evaluate_all.py run on an NER and a tagger setting; returns the metrics folder and files."""
+    """The evaluate command run on an NER and a tagger setting; returns the metrics folder and files."""
     base = tmp_path_factory.mktemp("evaluate")
     fix_random_seed(0)
     rng = random.Random(0)
@@ -78,7 +78,7 @@ def scored(tmp_path_factory, run_command):
     nlp.to_disk(training / "ner-small-x" / "model-best")
     shutil.copytree(training / "ner-small-x" / "model-best", training / "tagger-x" / "seed3" / "model-best")
     metrics = base / "metrics"
-    assert run_command(evaluate_all.app, [str(training), str(metrics), "--ner-test", str(test_path), "--tagger-test",
+    assert run_command(["evaluate", str(training), str(metrics), "--ner-test", str(test_path), "--tagger-test",
                                           str(test_path), "--setting", "ner-small-x", "--setting", "tagger-x"]) == 0
     return {"metrics": metrics, "training": training, "test": test_path, "n_docs": len(test_docs)}
 
@@ -128,10 +128,10 @@ def test_rerun_skips_and_missing_counts_rescore(scored, capsys, run_command):
             "--tagger-test", str(scored["test"]), "--setting", "ner-small-x"]
     docs_file = scored["metrics"] / "ner-small-x.docs.json"
     before = docs_file.read_text()
-    assert run_command(evaluate_all.app, args) == 0
+    assert run_command(["evaluate", *args]) == 0
     assert "scored earlier" in capsys.readouterr().out
     docs_file.unlink()  # scores from before per-document counts existed: scored again
-    assert run_command(evaluate_all.app, args) == 0
+    assert run_command(["evaluate", *args]) == 0
     assert "scored earlier" not in capsys.readouterr().out
     assert docs_file.read_text() == before
 
@@ -143,9 +143,9 @@ def test_optional_setting_is_scored_only_if_trained(scored, capsys, run_command)
     args = [str(scored["training"]), str(scored["metrics"]), "--ner-test", str(scored["test"]),
             "--tagger-test", str(scored["test"]), "--optional-setting", "ner-gone",
             "--optional-setting", "tagger-x"]
-    assert run_command(evaluate_all.app, args) == 0
+    assert run_command(["evaluate", *args]) == 0
     out = capsys.readouterr().out
     assert "'ner-gone' was not trained" in out and "tagger-x.seed3: scored earlier" in out
     assert not stale.exists() and not (scored["metrics"] / "ner-gone.seed0.docs.json").exists()
     with pytest.raises(SystemExit):  # a required setting without a pipeline is an error
-        run_command(evaluate_all.app, args[:6] + ["--setting", "ner-gone"])
+        run_command(["evaluate", *args[:6], "--setting", "ner-gone"])

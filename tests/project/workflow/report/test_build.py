@@ -1,4 +1,5 @@
-"""report.py on a small constructed metrics folder: comparisons, verdicts, wording, plots."""
+"""The report command (scripts/workflow/report/) on a small constructed metrics folder:
+comparisons, verdicts, wording, plots."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ from types import SimpleNamespace
 import numpy
 import pytest
 
-from scripts import report
 from scripts.workflow.evaluation import paired_stats
 from scripts.workflow.report import data as report_data
 from scripts.workflow.report import rows as report_rows
@@ -109,7 +109,7 @@ def built(metrics_folder, tmp_path_factory, run_command) -> dict:
     readme = base / "README.md"
     readme.write_text(README)
     out = base / "reports"
-    assert run_command(report.app, ["--metrics-dir", str(metrics_folder), "--training-dir", str(base / "training"),
+    assert run_command(["report", "--metrics-dir", str(metrics_folder), "--training-dir", str(base / "training"),
                                     "--bilm-dir", str(bilm), "--adapted-bilm-dir", str(adapted),
                                     "--spacy-pretrain-dir", str(spacy_pretrain),
                                     "--spacy-pretrain-dir", str(base / "not-run"), "--step-times", str(step_times),
@@ -250,7 +250,7 @@ def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys, run_command):
     (tmp_path / "metrics").mkdir()
     (tmp_path / "metrics" / "ner-elmo.seed0.json").write_text("[1, 2]")
     with pytest.raises(SystemExit):
-        run_command(report.app, ["--metrics-dir", str(tmp_path / "metrics"), "--training-dir", str(tmp_path),
+        run_command(["report", "--metrics-dir", str(tmp_path / "metrics"), "--training-dir", str(tmp_path),
                                  "--bilm-dir", str(tmp_path / "bilm"), "--output-dir", str(tmp_path / "out")])
     assert "ner-elmo.seed0.json: expected a JSON object" in " ".join(capsys.readouterr().out.split())
 
@@ -304,3 +304,44 @@ def test_budgets_and_elapsed_time_are_reported(built):
     assert built["results"]["cpu_seconds"] == pytest.approx(449.8 + 480.0 + 451.0)
     assert "and 17.8 min from the first one's start to the last one's end (26.2 min of wall time summed" in \
         built["section"]
+
+
+def test_without_step_times_the_report_says_they_are_missing(metrics_folder, tmp_path, run_command):
+    """`spacy project run` records no step times: the report says so instead of failing, and the
+    budget table takes the biLM's CPU time from its cpu_time.json and spaCy's from its run.json."""
+    from scripts.workflow.process_times import ProcessTimes, write_cpu_record
+
+    bilm = write_bilm(tmp_path / "bilm", {"stopped_by": "max_tokens", "steps": 300, "tokens": 600000,
+                                          "max_steps": 0, "max_tokens": 600000, "minutes": 9.0})
+    write_cpu_record(bilm / "cpu_time.json", ProcessTimes(0, 600.0, 430.2), ["python", "-m", "spacy_elmo"])
+    spacy_pretrain = tmp_path / "spacy-pretrain-ner"
+    spacy_pretrain.mkdir()
+    (spacy_pretrain / "run.json").write_text(json.dumps({**SPACY_PRETRAIN_RUN, "cpu_seconds_budget": 430.2,
+                                                         "cpu_seconds": 431.4}))
+    out = tmp_path / "reports"
+    assert run_command(["report", "--metrics-dir", str(metrics_folder), "--training-dir", str(tmp_path / "training"),
+                        "--bilm-dir", str(bilm), "--spacy-pretrain-dir", str(spacy_pretrain),
+                        "--step-times", str(tmp_path / "never-written.json"), "--output-dir", str(out),
+                        "--resamples", "200", "--rounds", "200"]) == 0
+    report_md = (out / "report.md").read_text()
+    results = json.loads((out / "results.json").read_text())
+    assert report_md.count(report_text.TIMES_MISSING) == 2  # under the title and under "Time per step"
+    assert results["step_times"] == {} and results["cpu_seconds"] is None
+    assert "| biLM (pretrain) | 430 s | token budget | 300 | 600,000 tokens |" in report_md
+    assert "| spacy pretrain (spacy-pretrain-ner) | 431 s | CPU-time budget (430 s; the process stopped at 431 s)" \
+        in report_md
+
+
+def test_the_textcat_report_says_when_step_times_are_missing(tmp_path):
+    from scripts.workflow.report.textcat import TextcatReportInputs, build_textcat_report
+
+    (tmp_path / "metrics").mkdir()
+    inputs = TextcatReportInputs(metrics_dir=tmp_path / "metrics", output_dir=tmp_path / "out",
+                                 corpus_stats=tmp_path / "stats.json", step_times=tmp_path / "none.json")
+    report_md, section, results = build_textcat_report(inputs)
+    assert report_md.count(report_text.TIMES_MISSING) == 2 and results["step_times"] == {}
+    (tmp_path / "times.json").write_text(json.dumps({"train-textcat-elmo": {"seconds": 90.0, "cpu_seconds": 80.0,
+                                                                             "started_unix": 5.0}}))
+    report_md, _, _ = build_textcat_report(TextcatReportInputs(
+        metrics_dir=tmp_path / "metrics", output_dir=tmp_path / "out", step_times=tmp_path / "times.json"))
+    assert report_text.TIMES_MISSING not in report_md and "| train-textcat-elmo | 90 s | 80 s |" in report_md
