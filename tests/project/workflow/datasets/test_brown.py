@@ -1,4 +1,4 @@
-"""Reading and splitting the Brown files (scripts/workflow/corpora/brown.py)."""
+"""Reading and splitting the Brown files (scripts/workflow/datasets/brown.py)."""
 from collections import Counter
 
 from scripts.workflow.datasets import brown as brown_corpus

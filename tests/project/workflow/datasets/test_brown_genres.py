@@ -1,4 +1,4 @@
-"""Brown paragraphs -> genre classification Docs (scripts/workflow/corpora/brown_genres.py)."""
+"""Brown paragraphs -> genre classification Docs (scripts/workflow/datasets/brown_genres.py)."""
 from pathlib import Path
 
 from spacy.tokens import DocBin

@@ -1,4 +1,4 @@
-"""The Brown tag -> UPOS mapping (scripts/workflow/corpora/brown_upos.py); one test reads the
+"""The Brown tag -> UPOS mapping (scripts/workflow/datasets/brown_upos.py); one test reads the
 real Brown corpus if fetched."""
 from collections import Counter
 from pathlib import Path

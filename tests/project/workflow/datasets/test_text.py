@@ -1,4 +1,4 @@
-"""Sentence splitting and line cutting of the pretraining text (scripts/workflow/corpora/text.py)."""
+"""Sentence splitting and line cutting of the pretraining text (scripts/workflow/datasets/text.py)."""
 from scripts.workflow.datasets import text as text_corpus
 
 
