@@ -33,10 +33,10 @@ def command(name: str, wait: float, deps=(), fail: str = "") -> dict:
 
 def write_project(folder: Path, fail: str = "", variables: dict = None) -> None:
     """a -> (b, c side by side) -> d; each step sleeps, then records when it ran. c also burns
-    CPU in a process of its own."""
+    CPU in a process of its own, after it recorded when it slept."""
     commands = [command("a", 0.1, fail=fail), command("b", 2.0, ["out/a.json"], fail),
                 command("c", 2.0, ["out/a.json"], fail), command("d", 0.1, ["out/b.json", "out/c.json"], fail)]
-    commands[2]["script"].insert(0, f"python -c \"{BURN.format(seconds=CPU_SECONDS)}\"")
+    commands[2]["script"].append(f"python -c \"{BURN.format(seconds=CPU_SECONDS)}\"")
     srsly.write_yaml(folder / "project.yml", {"title": "t", "vars": variables or {},
                                               "workflows": {"all": ["a", "b", "c", "d"]}, "commands": commands})
 
