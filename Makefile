@@ -36,7 +36,7 @@ test: install
 # The independent steps of the `all` workflow run side by side, one per core
 # (`python -m spacy project run all` runs the same steps one after another).
 all: install
-	$(PY) -m scripts.run_workflow all
+	$(PY) -m scripts run-workflow all
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -18,6 +18,7 @@ from typing import Any, Optional
 import torch
 from tqdm import tqdm
 
+from ..progress import progress_bar
 from .checkpoint import CheckpointState, capture_rng, save_model
 from .data.batches import ShardState
 from .data.step_inputs import StepInputs
@@ -92,7 +93,7 @@ class TrainingLoop:
     def _progress_bar(self, by_tokens: bool) -> tqdm:
         """The bar counts what the budget counts: tokens when max_tokens is set, else steps."""
         training, progress = self.run.settings.training, self.progress
-        return tqdm(
+        return progress_bar(
             total=(training.max_tokens if by_tokens else training.max_steps) or None,
             initial=progress.tokens if by_tokens else progress.step,
             unit="tok" if by_tokens else "step",

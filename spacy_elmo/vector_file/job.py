@@ -122,7 +122,7 @@ def embed_corpus(
     ``embedder`` turns sentences into layers (its windows, batches and word cache).
 
     ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
-    from tqdm import tqdm
+    from ..progress import progress_bar
 
     bilm, max_tokens = embedder.bilm, embedder.max_tokens
     if layers not in LAYER_MODES:
@@ -140,7 +140,7 @@ def embed_corpus(
         sentence_to_index: dict[str, str] = {}
         start = time.perf_counter()
         number = -1  # groups seen so far, in every shard: the split depends on the input only
-        with tqdm(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
+        with progress_bar(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
             for chunk in _chunks(sentences, chunk_tokens):
                 hashes = [tokens_hash(s.tokens) for s in chunk]
                 for sentence, digest in zip(chunk, hashes):

@@ -5,7 +5,9 @@ Reads the ``evaluate`` step's JSON files and per-document counts (``metrics_dir`
 ELMo pipelines (``training_dir``, for their learned layer weights and gamma), the pretrained
 biLM (``bilm_dir``: ``metrics.jsonl``, ``run.json`` and ``model-best``), the domain-adapted
 biLMs if any (``adapted_bilm_dirs``), spaCy's own pretraining runs if any
-(``spacy_pretrain_dirs``: ``run.json``) and the steps' wall and CPU times (``step_times``).
+(``spacy_pretrain_dirs``: ``run.json``), the CPU time of the biLM's pretraining (``bilm_cpu_time``,
+their budget) and the steps' wall and CPU times that the parallel runner recorded
+(``step_times``; the report says so when there are none).
 Every number in the report and the README comes from those files.
 
 Settings are compared as ``data.comparisons`` pairs them (each variant with the baseline of
@@ -28,7 +30,7 @@ from . import plots
 from . import user_choice
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
-from .text import (METHOD_NOTE, comparison_sentence, comparisons_table, duration, markdown_table,
+from .text import (METHOD_NOTE, TIMES_MISSING, comparison_sentence, comparisons_table, duration, markdown_table,
                    per_type_table, settings_table, step_times_table)
 
 
@@ -43,6 +45,7 @@ class ReportInputs:
     spacy_pretrain_dirs: List[Path] = field(default_factory=list)
     output_dir: Path = Path("reports")
     step_times: Optional[Path] = None
+    bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
     command: str = "python -m spacy project run all"
     readme: Optional[Path] = None  # None: leave every README alone
     resamples: int = 10_000
@@ -175,13 +178,16 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
                    else " The steps took")
         header += f" and {duration(elapsed)} from the first one's start to the last one's end"
         header += f" ({duration(total_seconds)} of wall time summed over the steps, which may run side by side)."
+    else:
+        header += " " + TIMES_MISSING
     spacy_runs = user_choice.read_spacy_pretrain_runs(inputs.spacy_pretrain_dirs)
     choice = user_choice.choice_sentence(rows)
-    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times) if spacy_runs else ""
+    bilm_cpu = user_choice.read_cpu_time(inputs.bilm_cpu_time or inputs.bilm_dir / "cpu_time.json")
+    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times, bilm_cpu) if spacy_runs else ""
     choice_md = ([choice, ""] if choice else []) + ([
         "spaCy's pretraining (`spacy pretrain` of the baseline config's own tok2vec, spaCy's characters "
         "objective and defaults, on the biLM's pretraining text) stops when its process has used the CPU "
-        "time of the biLM's `pretrain` step in the same run; the `*-spacy-pretrain` settings are the "
+        "time of the biLM's pretraining in the same run; the `*-spacy-pretrain` settings are the "
         "baseline configs with `[initialize] init_tok2vec` set to its weights, trained with the same seeds.",
         "", budgets, ""] if budgets else [])
     loud = [f"> **Warning:** {warning}" for warning in warnings]
@@ -213,10 +219,10 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
                f"Cosine similarity of `bank` in \"{data.BANK_TEXTS[0]}\" and \"{data.BANK_TEXTS[1]}\" "
                f"(pretrained biLM, model-best). Layer 0 is a static vector.", "",
                markdown_table(["representation", "cosine"], [[name, f"{value:.4f}"] for name, value in bank]), ""]
-    if step_times:
-        md += ["## Time per step", "",
-               "Wall time, and the CPU time of the step's processes (user + system; on a machine "
-               "shared with other work this is closer to what the step takes alone).", "", times_md, ""]
+    md += ["## Time per step", ""]
+    md += ["Wall time, and the CPU time of the step's processes (user + system; on a machine "
+           "shared with other work this is closer to what the step takes alone).", "", times_md, ""] \
+        if step_times else [TIMES_MISSING, ""]
     report_md = "\n".join(md)
 
     readme_rel = Path(os.path.relpath(out, inputs.readme.parent)) if inputs.readme else out

@@ -108,6 +108,11 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+# what a report says when no step times were recorded
+TIMES_MISSING = ("Step times were not recorded: `spacy project run` does not time its steps; `make all` "
+                 "(`python -m scripts run-workflow all`) records each step's wall and CPU time.")
+
+
 def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], float]:
     """Markdown table of the steps' wall and CPU times; the wall seconds summed over the steps,
     the CPU seconds summed (None if one is unknown), and the seconds from the first step's

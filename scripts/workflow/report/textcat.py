@@ -18,7 +18,8 @@ from typing import Dict, List, Optional
 from . import data, plots
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows
-from .text import comparison_sentence, comparisons_table, markdown_table, settings_table, step_times_table
+from .text import (TIMES_MISSING, comparison_sentence, comparisons_table, markdown_table, settings_table,
+                   step_times_table)
 
 README_SECTION = "textcat-results"
 METHOD = (
@@ -87,6 +88,8 @@ def build_textcat_report(inputs: TextcatReportInputs) -> tuple[str, str, dict]:
     if wall:
         header += f" Wall time of its steps: {wall / 60:.1f} min" + (f" ({cpu / 60:.1f} min of CPU time)" if cpu else "")
         header += f", {elapsed / 60:.1f} min from the first one's start to the last one's end."
+    else:
+        header += " " + TIMES_MISSING
     corpus = data_sentence(inputs.corpus_stats)
     figure = plots.plot_scores([("genre classification", [(r["variant"], r["summary"]) for r in listed])],
                                out / "textcat_scores.png") if listed else None
@@ -96,8 +99,7 @@ def build_textcat_report(inputs: TextcatReportInputs) -> tuple[str, str, dict]:
           "## F1 per genre (test split)", "", genre_table(settings), ""]
     if figure is not None:
         md += [f"![scores]({figure.name})", ""]
-    if times:
-        md += ["## Time per step", "", times, ""]
+    md += ["## Time per step", "", times if step_times else TIMES_MISSING, ""]
     report_path = (Path(os.path.relpath(out, inputs.readme.parent)) if inputs.readme else out) / "textcat.md"
     section = [header, "", corpus, "", *tables, "", f"Full report: [{report_path.as_posix()}]({report_path.as_posix()})."]
     results = {

@@ -6,9 +6,8 @@ import logging
 from pathlib import Path
 from typing import Iterator, Union
 
-from tqdm import tqdm
-
 from ...corpora.files import guess_format, list_corpus_files
+from ...progress import progress_bar
 from ...corpora.record_stream import ReadStats, RecordReader
 from ..errors import reading
 from ..settings import CorpusSettings
@@ -45,7 +44,7 @@ def count_words(
     reader = make_reader(path, settings, splitter)
     counter = WordCounter(max_types)
     sentences = iter_sentences(reader, splitter, stats)
-    with reading(path), tqdm(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
+    with reading(path), progress_bar(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
         for sentence in bar:
             counter.add(sentence)
     logger.info("Training text: %s; %s", stats.summary(), splitter.stats.summary())
