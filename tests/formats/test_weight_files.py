@@ -67,6 +67,13 @@ def test_native_round_trip_with_vocab(tmp_path):
     numpy.testing.assert_array_equal(embed_layers(model, sentence)[0], embed_layers(loaded, sentence)[0])
 
 
+def test_only_a_model_with_a_softmax_writes_vocab_json(tmp_path):
+    """A biLM read from AllenNLP files has no output vocabulary: its directory has no vocab.json."""
+    random_bilm().to_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    BiLM.from_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5").to_disk(tmp_path / "native")
+    assert sorted(path.name for path in (tmp_path / "native").iterdir()) == ["config.json", "weights.hdf5"]
+
+
 def test_default_config_is_the_original_elmo():
     config = BiLMConfig()
     assert (config.lstm_dim, config.projection_dim, config.n_highway, config.n_filters) == (4096, 512, 2, 2048)

@@ -153,7 +153,7 @@ def test_the_torch_minimum_has_no_known_weights_only_hole():
     (torch_requirement,) = [r for r in requirements if r.startswith("torch")]
     minimum = tuple(int(part) for part in re.search(r">=\s*([\d.]+)", torch_requirement).group(1).split("."))
     assert minimum >= (2, 10)
-    assert "CVE-2026-24747" in (root / "README.md").read_text()
+    assert "CVE-2026-24747" in (root / "docs" / "reliability.md").read_text()
 
 
 def test_a_rewritten_training_text_is_refused_on_resume(corpus_dir, tmp_path, caplog):
