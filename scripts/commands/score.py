@@ -67,7 +67,9 @@ def report(
                                                  help="The CPU time of the biLM's pretraining (the `timed` command's)"),
     command: str = typer.Option("python -m spacy project run all", "--command",
                                 help="The command that ran the workflow, as the report should quote it"),
-    readme: str = typer.Option("", "--readme", help="README to update between the results markers (empty: none)"),
+    readme: str = typer.Option("", "--readme", help="Landing page whose headline section is rewritten (empty: none)"),
+    results_page: str = typer.Option("", "--results-page",
+                                     help="Docs page whose results section is rewritten (empty: none)"),
 ) -> None:
     """The report step: report.md, plots, results.json, the README's results.
 
@@ -79,7 +81,8 @@ def report(
     inputs = ReportInputs(metrics_dir=metrics_dir, training_dir=training_dir, bilm_dir=bilm_dir,
                           adapted_bilm_dirs=adapted_bilm_dir or [], spacy_pretrain_dirs=spacy_pretrain_dir or [],
                           output_dir=output_dir, step_times=step_times, bilm_cpu_time=bilm_cpu_time,
-                          command=command, readme=Path(readme) if readme else None, resamples=resamples,
+                          command=command, readme=Path(readme) if readme else None,
+                          results_page=Path(results_page) if results_page else None, resamples=resamples,
                           rounds=rounds)
     try:
         readme_section, table, results = write_report(inputs)
@@ -92,7 +95,8 @@ def report(
     print(table)
     print()
     msg.good(f"Report: {output_dir / 'report.md'}"
-             + (f"; README results section updated: {readme}" if readme else ""))
+             + (f"; results section updated: {results_page}" if results_page else "")
+             + (f"; headline updated: {readme}" if readme else ""))
 
 
 def report_textcat(
@@ -104,7 +108,7 @@ def report_textcat(
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples per comparison"),
     rounds: int = typer.Option(10_000, "--rounds", help="Approximate randomization rounds per comparison"),
     command: str = typer.Option("python -m spacy project run textcat", "--command", help="The command the report quotes"),
-    readme: str = typer.Option("", "--readme", help="README whose textcat-results section is rewritten (empty: none)"),
+    readme: str = typer.Option("", "--readme", help="Docs page whose textcat-results section is rewritten (empty: none)"),
 ) -> None:
     """The report-textcat step: the genre classification report.
 

@@ -162,7 +162,7 @@ def tiny_vars(assets_file: Path, **extra: str) -> List[str]:
         "pretrain_eval_every": "5", "adapt_max_tokens": "1000", "adapt_eval_every": "2",
         "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
         "tagger_max_steps": "6", "tagger_small_max_steps": "4", "tagger_eval_frequency": "3",
-        "tagger_dev_limit": "0", "readme": "README.md", "report_command": "pytest test_workflow.py",
+        "tagger_dev_limit": "0", "readme": "README.md", "results_page": "README.md", "report_command": "pytest test_workflow.py",
         **extra,
     }
     return [f"--vars.{key}={value}" for key, value in values.items()]

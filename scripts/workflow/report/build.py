@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from . import data
 from . import plots
 from . import user_choice
+from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
 from .text import (METHOD_NOTE, TIMES_MISSING, comparison_sentence, comparisons_table, duration, markdown_table,
@@ -47,7 +48,8 @@ class ReportInputs:
     step_times: Optional[Path] = None
     bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
     command: str = "python -m spacy project run all"
-    readme: Optional[Path] = None  # None: leave every README alone
+    readme: Optional[Path] = None  # the landing page whose headline section is rewritten; None: none
+    results_page: Optional[Path] = None  # the docs page whose results section is rewritten; None: none
     resamples: int = 10_000
     rounds: int = 10_000
 
@@ -225,7 +227,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         if step_times else [TIMES_MISSING, ""]
     report_md = "\n".join(md)
 
-    readme_rel = Path(os.path.relpath(out, inputs.readme.parent)) if inputs.readme else out
+    readme_rel = Path(os.path.relpath(out, inputs.results_page.parent)) if inputs.results_page else out
     links = ", ".join(f"[{name.replace('_', ' ')}]({(readme_rel / path.name).as_posix()})"
                       for name, path in figures.items())
     section = [header, ""] + [line for w in loud for line in (w, "")]
@@ -278,6 +280,8 @@ def write_report(inputs: ReportInputs) -> Tuple[str, str, dict]:
     report_md, readme_section, table, results = build(inputs)
     (inputs.output_dir / "report.md").write_text(report_md + "\n", encoding="utf-8")
     (inputs.output_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if inputs.results_page:
+        update_readme(inputs.results_page, readme_section)
     if inputs.readme:
-        update_readme(inputs.readme, readme_section)
+        update_readme(inputs.readme, headline_section(results), name="headline")
     return readme_section, table, results

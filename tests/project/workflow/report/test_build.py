@@ -108,16 +108,19 @@ def built(metrics_folder, tmp_path_factory, run_command) -> dict:
     step_times.write_text(json.dumps(STEP_TIMES))
     readme = base / "README.md"
     readme.write_text(README)
+    landing = base / "LANDING.md"
+    landing.write_text("# Landing\n\n<!-- headline:start -->\nold\n<!-- headline:end -->\n\nMore.\n")
     out = base / "reports"
     assert run_command(["report", "--metrics-dir", str(metrics_folder), "--training-dir", str(base / "training"),
                                     "--bilm-dir", str(bilm), "--adapted-bilm-dir", str(adapted),
                                     "--spacy-pretrain-dir", str(spacy_pretrain),
                                     "--spacy-pretrain-dir", str(base / "not-run"), "--step-times", str(step_times),
-                                    "--output-dir", str(out), "--command", "make all", f"--readme={readme}",
+                                    "--output-dir", str(out), "--command", "make all", f"--results-page={readme}",
+                                    f"--readme={landing}",
                                     "--resamples", "1000", "--rounds", "1000"]) == 0
     text = readme.read_text()
     return {"out": out, "results": json.loads((out / "results.json").read_text()),
-            "report": (out / "report.md").read_text(), "readme": text,
+            "report": (out / "report.md").read_text(), "readme": text, "landing": landing.read_text(),
             "section": text.split("<!-- results:start -->")[1].split("<!-- results:end -->")[0]}
 
 
@@ -345,3 +348,16 @@ def test_the_textcat_report_says_when_step_times_are_missing(tmp_path):
     report_md, _, _ = build_textcat_report(TextcatReportInputs(
         metrics_dir=tmp_path / "metrics", output_dir=tmp_path / "out", step_times=tmp_path / "times.json"))
     assert report_text.TIMES_MISSING not in report_md and "| train-textcat-elmo | 90 s | 80 s |" in report_md
+
+
+def test_the_landing_page_gets_the_headline_and_nothing_else(built):
+    landing = built["landing"]
+    assert landing.startswith("# Landing\n\n<!-- headline:start -->\nRun of ") and landing.endswith("\n\nMore.\n")
+    assert "\nold\n" not in landing and "<!-- results:start -->" not in landing
+    headline = landing.split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    compared = [c for c in built["results"]["comparisons"]
+                if c["other"].endswith("-elmo") and c["baseline"].endswith("-baseline")]
+    rows = [line for line in headline.splitlines() if line.startswith("| ")][2:]  # after header and rule
+    assert len(rows) == len(compared) > 0
+    for row, comparison in zip(rows, compared):
+        assert (f"{comparison['delta']:+.2f} (" in row) if comparison["test"] else row.endswith("| n/a | n/a | n/a |")
