@@ -15,6 +15,7 @@ index arithmetic for the backward direction (here: the rows are reversed).
 
 It reads the weights of a :class:`spacy_elmo.nn.BiLM`, so both compute the same function.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -104,7 +105,10 @@ def _run_layer(stack, layer, inputs: torch.Tensor, lengths: torch.Tensor) -> tor
         projected_state = F.linear(previous_state, layer.recurrent_weight, bias)
 
         def gate(k: int) -> torch.Tensor:
-            return projected_input[:, k * cell_dim : (k + 1) * cell_dim] + projected_state[:, k * cell_dim : (k + 1) * cell_dim]
+            return (
+                projected_input[:, k * cell_dim : (k + 1) * cell_dim]
+                + projected_state[:, k * cell_dim : (k + 1) * cell_dim]
+            )
 
         i, j, f, o = torch.sigmoid(gate(0)), torch.tanh(gate(1)), torch.sigmoid(gate(2)), torch.sigmoid(gate(3))
         new_memory = i * j + f * previous_memory

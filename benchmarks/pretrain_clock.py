@@ -13,6 +13,7 @@ After each optimizer step it notes the process CPU time, the wall time, the CPU 
 far in ``StepInputBuilder.encode`` and the tokens (predictions per direction) of the batch that
 step trained on.
 """
+
 from __future__ import annotations
 
 import json

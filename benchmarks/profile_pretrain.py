@@ -7,6 +7,7 @@ dropout), as in training. Use one thread; process CPU time is what is reported.
 
     OMP_NUM_THREADS=1 python -m benchmarks.profile_pretrain [--config PATH] [--steps 5] [--full-softmax] [--autograd-lstm]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,8 @@ from typing import Callable
 
 import torch
 
-from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.bilm import reverse_padded
+from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.lstm import run_stacks
 from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
@@ -52,7 +53,9 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=REPO / "configs" / "bilm_small.cfg")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--full-softmax", action="store_true")
-    parser.add_argument("--autograd-lstm", action="store_true", help="the LSTM loop recorded by autograd (no hand-written backward)")
+    parser.add_argument(
+        "--autograd-lstm", action="store_true", help="the LSTM loop recorded by autograd (no hand-written backward)"
+    )
     args = parser.parse_args()
     lstm_fused.USE_CUSTOM_BACKWARD = not args.autograd_lstm
     torch.set_num_threads(1)
@@ -106,7 +109,9 @@ def main() -> None:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
         clip = settings.training.grad_clip
-        timer.run("clip + optimizer", lambda: (torch.nn.utils.clip_grad_norm_(objective.parameters(), clip), optimizer.step()))
+        timer.run(
+            "clip + optimizer", lambda: (torch.nn.utils.clip_grad_norm_(objective.parameters(), clip), optimizer.step())
+        )
         optimizer.zero_grad(set_to_none=True)
 
     full_step(batches[0])
@@ -118,7 +123,11 @@ def main() -> None:
     n = args.steps
     total = clock.seconds.pop("full step")
     backward = "hand-written" if lstm_fused.USE_CUSTOM_BACKWARD else "autograd-recorded"
-    softmax = f"sampled softmax ({settings.softmax.n_negatives} negatives)" if settings.softmax.n_negatives else "full softmax"
+    softmax = (
+        f"sampled softmax ({settings.softmax.n_negatives} negatives)"
+        if settings.softmax.n_negatives
+        else "full softmax"
+    )
     print(f"{softmax}, {backward} LSTM backward, {n} steps, one thread, CPU seconds per step:")
     print(f"  full step: {total / n:.3f}")
     for name, seconds in clock.seconds.items():

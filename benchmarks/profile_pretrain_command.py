@@ -13,6 +13,7 @@ allocations and the first chunk of the corpus). One torch thread::
 The clocks nest (the LSTM's forward is inside the objective's forward); the table gives each
 part's own time, without the parts inside it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,7 +84,9 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
     language_model_objective.LanguageModelObjective.forward = clock.wrap(
         "forward: the rest (sorting, gathers, dropout)", language_model_objective.LanguageModelObjective.forward
     )
-    step_inputs.StepInputBuilder.encode = clock.wrap("char ids and targets (encode)", step_inputs.StepInputBuilder.encode)
+    step_inputs.StepInputBuilder.encode = clock.wrap(
+        "char ids and targets (encode)", step_inputs.StepInputBuilder.encode
+    )
     torch.Tensor.backward = clock.wrap("backward: the rest (autograd, char-CNN, highway)", torch.Tensor.backward)
     torch.nn.utils.clip_grad_norm_ = clock.wrap("gradient clipping", torch.nn.utils.clip_grad_norm_)
 
@@ -127,9 +130,23 @@ def main() -> None:
     overrides = [f"--{item.split('=', 1)[0]}={item.split('=', 1)[1]}" for item in args.set]
     with tempfile.TemporaryDirectory() as out:
         sys.argv = [
-            "spacy-elmo", "pretrain", str(args.config), str(Path(out) / "run"), "--paths.train", str(args.train),
-            "--corpus.pretokenized", "true", "--training.max_steps", str(args.steps), "--training.eval_every", "100000",
-            "--training.checkpoint_every", "100000", "--system.threads", "1", *overrides,
+            "spacy-elmo",
+            "pretrain",
+            str(args.config),
+            str(Path(out) / "run"),
+            "--paths.train",
+            str(args.train),
+            "--corpus.pretokenized",
+            "true",
+            "--training.max_steps",
+            str(args.steps),
+            "--training.eval_every",
+            "100000",
+            "--training.checkpoint_every",
+            "100000",
+            "--system.threads",
+            "1",
+            *overrides,
         ]
         load = os.getloadavg()[0]
         try:
@@ -138,7 +155,9 @@ def main() -> None:
             pass
     n = args.steps - args.skip
     total = marks[args.steps - 1] - marks[args.skip - 1]
-    print(f"\nsteps {args.skip + 1}-{args.steps}, one torch thread ({torch.get_num_threads()}), load {load:.2f} -> {os.getloadavg()[0]:.2f}")
+    print(
+        f"\nsteps {args.skip + 1}-{args.steps}, one torch thread ({torch.get_num_threads()}), load {load:.2f} -> {os.getloadavg()[0]:.2f}"
+    )
     print(f"CPU seconds per step: {total / n:.4f}")
     for name, seconds in sorted(clock.own.items(), key=lambda item: -item[1]):
         print(f"  {name:52s} {seconds / n:.4f}  {100 * seconds / total:5.1f}%")

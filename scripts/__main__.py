@@ -6,6 +6,7 @@ run-workflow all``. The commands are thin (``scripts.commands``): they read thei
 call the ``scripts.workflow`` package, importing it only when they run, so ``--help`` is quick.
 ``--threads N`` before the command sets its torch threads (``scripts.workflow.threads``).
 """
+
 from __future__ import annotations
 
 import typer
@@ -13,13 +14,21 @@ import typer
 from scripts.commands import orchestrate, prepare, score, train
 from scripts.workflow.training.options import SPACY_OVERRIDES
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="The spacy-elmo project's workflow steps (project.yml runs each as one command).")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="The spacy-elmo project's workflow steps (project.yml runs each as one command).",
+)
 
 
 @app.callback()
-def main(threads: int = typer.Option(0, "--threads", min=0,
-                                     help="torch threads of the command (0: torch's default, one per core)")) -> None:
+def main(
+    threads: int = typer.Option(
+        0, "--threads", min=0, help="torch threads of the command (0: torch's default, one per core)"
+    ),
+) -> None:
     """The spacy-elmo project's workflow steps (project.yml runs each as one command)."""
     from scripts.workflow.threads import set_threads
 
@@ -28,8 +37,12 @@ def main(threads: int = typer.Option(0, "--threads", min=0,
 
 # data: the fetch and preprocess steps
 app.command("fetch")(prepare.fetch)
-preprocess = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                         help="The preprocess steps: the fetched files -> .spacy splits and the pretraining text.")
+preprocess = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="The preprocess steps: the fetched files -> .spacy splits and the pretraining text.",
+)
 preprocess.command("brown")(prepare.preprocess_brown)
 preprocess.command("wnut")(prepare.preprocess_wnut)
 preprocess.command("text")(prepare.preprocess_text)

@@ -4,6 +4,7 @@ break (embed's parts and joined output, pretraining checkpoints).
 The recipe is the usual one: write a temporary file beside the target, flush it to disk, rename
 it over the target (atomic on POSIX), then sync the folder so that the rename survives a crash.
 """
+
 from __future__ import annotations
 
 import os

@@ -6,6 +6,7 @@ its own (886 lines of pretraining progress in the first minutes of a ``make all`
 the stream is not a terminal, the bar redraws at most every ``summary_seconds`` and each redraw
 is written as one whole line.
 """
+
 from __future__ import annotations
 
 import sys
@@ -39,8 +40,13 @@ def is_terminal(stream: Any) -> bool:
         return False
 
 
-def progress_bar(iterable: Optional[Iterable[Any]] = None, *, file: Optional[TextIO] = None,
-                 summary_seconds: float = SUMMARY_SECONDS, **options: Any) -> tqdm:
+def progress_bar(
+    iterable: Optional[Iterable[Any]] = None,
+    *,
+    file: Optional[TextIO] = None,
+    summary_seconds: float = SUMMARY_SECONDS,
+    **options: Any,
+) -> tqdm:
     """``tqdm(iterable, **options)`` writing to ``file`` (default: stderr); a live bar on a
     terminal, one plain line at most every ``summary_seconds`` elsewhere (and at the end)."""
     stream = file if file is not None else sys.stderr
@@ -49,5 +55,4 @@ def progress_bar(iterable: Optional[Iterable[Any]] = None, *, file: Optional[Tex
     interval = max(summary_seconds, float(options.pop("mininterval", 0.0) or 0.0))
     options.pop("dynamic_ncols", None)
     options.pop("maxinterval", None)
-    return tqdm(iterable, file=_SummaryLines(stream), mininterval=interval, maxinterval=interval, ascii=True,
-                **options)
+    return tqdm(iterable, file=_SummaryLines(stream), mininterval=interval, maxinterval=interval, ascii=True, **options)

@@ -1,5 +1,6 @@
 """Shared test setup: one torch thread (the CI machine has two cores), fixture locations,
 the tiny random biLM and the tiny listening tagger that tests in several folders use."""
+
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,7 +113,12 @@ TINY_TAGGER_MODEL = {
             "rows": [100],
             "include_static_vectors": False,
         },
-        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "depth": 1, "window_size": 1, "maxout_pieces": 2},
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": 8,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
+        },
     },
 }
-

@@ -1,4 +1,5 @@
 """Atomic writes: the target is the old file or the new one, never a part, and nothing is left over."""
+
 from pathlib import Path
 
 import pytest

@@ -1,6 +1,7 @@
 """``make install`` takes torch's CPU build from PyTorch's CPU wheel index when that answers,
 else from pip's configured index (this machine's, say, which has the CPU wheel as a local
 file), and says which happened. Run with a stand-in python that records the pip calls."""
+
 import http.server
 import shutil
 import subprocess
@@ -35,7 +36,9 @@ def make_torch(tmp_path: Path, index: str) -> str:
     venv = stand_in_python(tmp_path)
     result = subprocess.run(
         ["make", "-s", "-C", str(REPO_ROOT), "torch", f"VENV={venv}", f"TORCH_CPU_INDEX={index}"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout

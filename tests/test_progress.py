@@ -1,4 +1,5 @@
 """Progress bars (spacy_elmo/progress.py): live on a terminal, a few whole lines in a log."""
+
 from __future__ import annotations
 
 import io

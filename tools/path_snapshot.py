@@ -16,6 +16,7 @@ both trees. Run it from the repository's root:
 here and in the commands the harness runs (default: this checkout). Optional: ``--fixtures``
 (AllenNLP's test fixtures; default ``../shared/fixtures/allennlp-elmo``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,7 +58,11 @@ class Snapshot:
         import torch
 
         if isinstance(value, torch.Tensor):
-            value = value.detach().to("cpu").float().numpy() if value.dtype == torch.bfloat16 else value.detach().cpu().numpy()
+            value = (
+                value.detach().to("cpu").float().numpy()
+                if value.dtype == torch.bfloat16
+                else value.detach().cpu().numpy()
+            )
         value = numpy.asarray(value)
         if name in self.arrays:
             raise KeyError(f"saved twice: {name}")
@@ -115,11 +120,19 @@ def with_word_cache(bilm, words: int = 1000):
 # ---------------------------------------------------------------- the paths
 def tiny_bilm(seed: int = 0):
     import torch
+
     from spacy_elmo import BiLM, BiLMConfig
 
     config = BiLMConfig(
-        char_embed_dim=4, filters=((1, 8), (2, 8), (3, 16)), n_highway=1, lstm_dim=24, projection_dim=8,
-        n_layers=2, cell_clip=0.6, proj_clip=0.6, vocab_size=0,
+        char_embed_dim=4,
+        filters=((1, 8), (2, 8), (3, 16)),
+        n_highway=1,
+        lstm_dim=24,
+        projection_dim=8,
+        n_layers=2,
+        cell_clip=0.6,
+        proj_clip=0.6,
+        vocab_size=0,
     )
     torch.manual_seed(seed)
     bilm = BiLM(config)
@@ -132,6 +145,7 @@ def tiny_bilm(seed: int = 0):
 def snapshot_bilm(snap: Snapshot, name: str, bilm) -> None:
     """forward with autograd (each loop), gradients, layer dropout, embed_layers variants, embed()."""
     import torch
+
     from spacy_elmo import embed
 
     nonempty = [s for s in SENTENCES if s]
@@ -157,7 +171,11 @@ def snapshot_bilm(snap: Snapshot, name: str, bilm) -> None:
     states = bilm.contextualize(*_char_ids(nonempty, framed=True), layer_dropout=0.3)
     for j, t in enumerate(states.forward + states.backward):
         snap.array(f"{name}/contextualize_dropout/{j}", t)
-    for kw_name, kw in {"b1": dict(batch_size=1), "b2_t20": dict(batch_size=2, max_batch_tokens=20), "none": dict(max_batch_tokens=None)}.items():
+    for kw_name, kw in {
+        "b1": dict(batch_size=1),
+        "b2_t20": dict(batch_size=2, max_batch_tokens=20),
+        "none": dict(max_batch_tokens=None),
+    }.items():
         for i, layers in enumerate(embed_layers(bilm, SENTENCES, **kw)):
             snap.array(f"{name}/embed_layers/{kw_name}/{i}", layers)
     cached = with_word_cache(bilm)
@@ -250,7 +268,18 @@ def _snapshot_training(snap: Snapshot, weights: Path) -> None:
     from thinc.api import fix_random_seed
 
     words = ["the", "cat", "sat", "on", "a", "mat", "dogs", "run", "fast", "."]
-    tags = {"the": "DET", "a": "DET", "cat": "NOUN", "mat": "NOUN", "dogs": "NOUN", "sat": "VERB", "run": "VERB", "on": "ADP", "fast": "ADV", ".": "PUNCT"}
+    tags = {
+        "the": "DET",
+        "a": "DET",
+        "cat": "NOUN",
+        "mat": "NOUN",
+        "dogs": "NOUN",
+        "sat": "VERB",
+        "run": "VERB",
+        "on": "ADP",
+        "fast": "ADV",
+        ".": "PUNCT",
+    }
     for grad_factor in (0.0, 1.0):
         fix_random_seed(0)
         torch.manual_seed(0)
@@ -260,9 +289,25 @@ def _snapshot_training(snap: Snapshot, weights: Path) -> None:
             "@architectures": "spacy.Tagger.v2",
             "tok2vec": {
                 "@architectures": "spacy_elmo.ElmoTok2Vec.v1",
-                "elmo": {"@architectures": "spacy_elmo.ElmoListener.v1", "upstream": "elmo", "grad_factor": grad_factor},
-                "embed": {"@architectures": "spacy.MultiHashEmbed.v2", "width": 8, "attrs": ["NORM"], "rows": [100], "include_static_vectors": False},
-                "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "depth": 1, "window_size": 1, "maxout_pieces": 2},
+                "elmo": {
+                    "@architectures": "spacy_elmo.ElmoListener.v1",
+                    "upstream": "elmo",
+                    "grad_factor": grad_factor,
+                },
+                "embed": {
+                    "@architectures": "spacy.MultiHashEmbed.v2",
+                    "width": 8,
+                    "attrs": ["NORM"],
+                    "rows": [100],
+                    "include_static_vectors": False,
+                },
+                "encode": {
+                    "@architectures": "spacy.MaxoutWindowEncoder.v2",
+                    "width": 8,
+                    "depth": 1,
+                    "window_size": 1,
+                    "maxout_pieces": 2,
+                },
             },
         }
         nlp.add_pipe("tagger", config={"model": model})
@@ -279,7 +324,10 @@ def _snapshot_training(snap: Snapshot, weights: Path) -> None:
         for node in nlp.get_pipe("tagger").model.walk():
             for pname in node.param_names:
                 if node.has_param(pname):
-                    snap.array(f"train/{grad_factor}/tagger/{node.name}/{node.id - nlp.get_pipe('tagger').model.id}/{pname}", node.get_param(pname))
+                    snap.array(
+                        f"train/{grad_factor}/tagger/{node.name}/{node.id - nlp.get_pipe('tagger').model.id}/{pname}",
+                        node.get_param(pname),
+                    )
         bilm = nlp.get_pipe("elmo").bilm
         for key, value in bilm.state_dict().items():
             snap.array(f"train/{grad_factor}/bilm/{key}", value)
@@ -293,35 +341,79 @@ def snapshot_embed_cli(snap: Snapshot, weights: Path, tmp: Path) -> None:
     text = tmp / "corpus.txt"
     lines = [" ".join(s) for s in SENTENCES if s] + [" ".join(f"x{i % 11}" for i in range(300)), "A final line ."]
     text.write_text("\n".join(lines) + "\n", encoding="utf8")
-    for mode, extra in {"all": [], "top": [], "average": [], "mix": ["--mix-weights", "0.1,0.2,0.7", "--gamma", "1.5"]}.items():
+    for mode, extra in {
+        "all": [],
+        "top": [],
+        "average": [],
+        "mix": ["--mix-weights", "0.1,0.2,0.7", "--gamma", "1.5"],
+    }.items():
         for cache in ("0", "100"):
             out = tmp / f"embed-{mode}-{cache}.hdf5"
-            cmd = [sys.executable, "-m", "spacy_elmo", "embed", str(text), str(out), "--weights", str(weights), "--layers", mode,
-                   "--max-tokens", "64", "--batch-tokens", "200", "--cache-words", cache, "--no-progress", "--threads", "1", *extra]
+            cmd = [
+                sys.executable,
+                "-m",
+                "spacy_elmo",
+                "embed",
+                str(text),
+                str(out),
+                "--weights",
+                str(weights),
+                "--layers",
+                mode,
+                "--max-tokens",
+                "64",
+                "--batch-tokens",
+                "200",
+                "--cache-words",
+                cache,
+                "--no-progress",
+                "--threads",
+                "1",
+                *extra,
+            ]
             run_command(cmd)
             with h5py.File(out, "r") as handle:
                 for key in sorted(handle):
                     value = handle[key][()]
                     if key == "sentence_to_index":
-                        snap.record(f"embed_cli/{mode}/{cache}/{key}", value[0].decode() if isinstance(value[0], bytes) else value[0])
+                        snap.record(
+                            f"embed_cli/{mode}/{cache}/{key}",
+                            value[0].decode() if isinstance(value[0], bytes) else value[0],
+                        )
                     else:
                         snap.array(f"embed_cli/{mode}/{cache}/{key}", value)
-                        snap.record(f"embed_cli/{mode}/{cache}/{key}/attrs", {k: str(v) for k, v in handle[key].attrs.items()})
+                        snap.record(
+                            f"embed_cli/{mode}/{cache}/{key}/attrs", {k: str(v) for k, v in handle[key].attrs.items()}
+                        )
                 snap.record(f"embed_cli/{mode}/{cache}/attrs", {k: str(v) for k, v in handle.attrs.items()})
 
 
 def snapshot_pretrain(snap: Snapshot, tmp: Path) -> None:
-    import h5py
     import random
+
+    import h5py
 
     rng = random.Random(4)
     vocab = "the a cat dog bird sees chases likes in garden house river big small red .".split()
     for split, n in (("train", 600), ("dev", 60)):
-        (tmp / f"{split}.txt").write_text("\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 14))) for _ in range(n)) + "\n")
+        (tmp / f"{split}.txt").write_text(
+            "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 14))) for _ in range(n)) + "\n"
+        )
     config = TREE / "configs" / "bilm_tiny.cfg"
     base = [sys.executable, "-m", "spacy_elmo", "pretrain", str(config)]
-    common = ["--paths.train", str(tmp / "train.txt"), "--paths.dev", str(tmp / "dev.txt"), "--training.eval_every", "3",
-              "--training.checkpoint_every", "3", "--quiet", "--system.bf16", "false"]
+    common = [
+        "--paths.train",
+        str(tmp / "train.txt"),
+        "--paths.dev",
+        str(tmp / "dev.txt"),
+        "--training.eval_every",
+        "3",
+        "--training.checkpoint_every",
+        "3",
+        "--quiet",
+        "--system.bf16",
+        "false",
+    ]
     runs = {
         "straight": [["--training.max_steps", "6"]],
         "resumed": [["--training.max_steps", "3"], ["--training.max_steps", "6", "--resume"]],
@@ -334,7 +426,11 @@ def snapshot_pretrain(snap: Snapshot, tmp: Path) -> None:
             args = [a for a in call if a != "--resume"]
             run_command(base + [str(out)] + (["--resume"] if resume else []) + common + args)
         with h5py.File(out / "model-last" / "weights.hdf5", "r") as handle:
-            handle.visititems(lambda key, obj: snap.array(f"pretrain/{name}/last/{key}", obj[()]) if isinstance(obj, h5py.Dataset) else None)
+            handle.visititems(
+                lambda key, obj: (
+                    snap.array(f"pretrain/{name}/last/{key}", obj[()]) if isinstance(obj, h5py.Dataset) else None
+                )
+            )
         metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
         for row in metrics:
             for key in list(row):

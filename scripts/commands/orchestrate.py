@@ -1,6 +1,7 @@
 """Commands around the steps: ``run-workflow`` runs a workflow's independent steps side by side
 and records each step's times (``scripts.workflow.parallel``); ``timed`` runs one command and
 records its CPU time in a file that later steps declare (``scripts.workflow.process_times``)."""
+
 from __future__ import annotations
 
 import signal
@@ -22,14 +23,18 @@ VAR_OVERRIDES = {"allow_extra_args": True, "ignore_unknown_options": True}
 def run_workflow(
     ctx: typer.Context,
     workflow: str = typer.Argument(..., help="The workflow of project.yml to run, e.g. all"),
-    project_dir: Path = typer.Argument(Path("."), help="The project folder (holding project.yml)",
-                                       exists=True, file_okay=False),
+    project_dir: Path = typer.Argument(
+        Path("."), help="The project folder (holding project.yml)", exists=True, file_okay=False
+    ),
     jobs: int = typer.Option(0, "--jobs", min=0, help="Steps at a time (0: one per core)"),
     force: bool = typer.Option(False, "--force", help="Rerun every step, even if nothing changed"),
     step_times: Optional[Path] = typer.Option(
-        None, "--step-times", show_default="project.yml's WORKFLOW_step_times or step_times variable",
+        None,
+        "--step-times",
+        show_default="project.yml's WORKFLOW_step_times or step_times variable",
         help="Where each step's wall and CPU time is recorded (relative to PROJECT_DIR); the last "
-             "run's times there also start long chains first"),
+        "run's times there also start long chains first",
+    ),
 ) -> None:
     """Run a workflow's steps side by side and record their times (make all).
 
@@ -54,8 +59,9 @@ def run_workflow(
     times_file = project_dir / (step_times or times_file_for(config.get("vars", {}), workflow))
     set_priorities(steps, step_costs(times_file))
     n_jobs = jobs_for(jobs)
-    msg.info(f"Running workflow '{workflow}': {len(steps)} steps, up to {n_jobs} at a time; "
-             f"step times go to {times_file}")
+    msg.info(
+        f"Running workflow '{workflow}': {len(steps)} steps, up to {n_jobs} at a time; step times go to {times_file}"
+    )
     started = time.time()
     try:
         run_steps(project_dir, steps, n_jobs, force=force, times_file=times_file)
@@ -66,8 +72,9 @@ def run_workflow(
 
 def timed(
     record: Path = typer.Argument(..., help="The JSON file the command's CPU and wall time go to"),
-    command: List[str] = typer.Argument(..., metavar="-m MODULE [ARGS]...",
-                                        help="The module to run and its arguments, as after `python`"),
+    command: List[str] = typer.Argument(
+        ..., metavar="-m MODULE [ARGS]...", help="The module to run and its arguments, as after `python`"
+    ),
 ) -> None:
     """Run python -m MODULE and record its CPU time in a file (the pretrain budget).
 

@@ -1,6 +1,7 @@
 """The training steps' commands: ``train-seeds``, ``train-probes``, ``spacy-pretrain`` and
 ``tune-recipe`` (the code: ``scripts.workflow.training``). Options a command does not declare
 are spaCy config overrides (``--paths.train corpus/ner/train.spacy``)."""
+
 from __future__ import annotations
 
 from enum import Enum
@@ -21,10 +22,14 @@ def train_seeds(
     config: Path = typer.Argument(..., help="The spaCy training config"),
     output_dir: Path = typer.Argument(..., help="One folder per seed goes here: seed{N}/model-best"),
     seeds: str = typer.Option("0,1,2", "--seeds", help="Comma-separated seeds"),
-    gpu_choice: str = typer.Option("-1", "--gpu", help="GPU id for spacy train, -1 for the CPU, or auto "
-                                                "(a GPU when torch sees one and CuPy is installed)"),
-    jobs_choice: int = typer.Option(1, "--jobs", help="Seeds trained at a time, each in its own process "
-                                                      "(0: one per core; on a GPU one at a time)"),
+    gpu_choice: str = typer.Option(
+        "-1",
+        "--gpu",
+        help="GPU id for spacy train, -1 for the CPU, or auto (a GPU when torch sees one and CuPy is installed)",
+    ),
+    jobs_choice: int = typer.Option(
+        1, "--jobs", help="Seeds trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
+    ),
 ) -> None:
     """The training steps: one spacy train run per seed.
 
@@ -32,7 +37,8 @@ def train_seeds(
     given. A seed that finished earlier with the same inputs is skipped, so a rerun after a failure
     continues with the seed that failed."""
     from scripts.workflow.training.options import gpu, int_list, jobs
-    from scripts.workflow.training.runs import parse_overrides, train_seeds as train
+    from scripts.workflow.training.runs import parse_overrides
+    from scripts.workflow.training.runs import train_seeds as train
 
     overrides = parse_overrides(ctx.args)
     if "system.seed" in overrides:
@@ -65,8 +71,10 @@ def spacy_pretrain(
     output_dir: Path = typer.Argument(..., help="model-last.bin, run.json and spaCy's log go here"),
     text: Path = typer.Option(..., "--text", help="The pretraining text, one sentence (or text) per line"),
     cpu_seconds_from: Optional[Path] = typer.Option(
-        None, "--cpu-seconds-from",
-        help="Stop at the CPU seconds this file records (written by `python -m scripts timed`)"),
+        None,
+        "--cpu-seconds-from",
+        help="Stop at the CPU seconds this file records (written by `python -m scripts timed`)",
+    ),
     cpu_seconds: float = typer.Option(0.0, "--cpu-seconds", help="Stop at this many CPU seconds (0: not set)"),
     max_steps: int = typer.Option(0, "--max-steps", help="Stop after this many updates (0: not set)"),
 ) -> None:
@@ -89,10 +97,12 @@ def spacy_pretrain(
         except ValueError as e:
             msg.fail(str(e), exits=1)
     if budget is None and not max_steps:
-        raise typer.BadParameter("give --cpu-seconds-from, --cpu-seconds or --max-steps",
-                                 param_hint="--cpu-seconds-from")
-    pretrain_within_budget(config, output_dir, text, parse_overrides(ctx.args), cpu_seconds=budget,
-                           max_steps=max_steps or None)
+        raise typer.BadParameter(
+            "give --cpu-seconds-from, --cpu-seconds or --max-steps", param_hint="--cpu-seconds-from"
+        )
+    pretrain_within_budget(
+        config, output_dir, text, parse_overrides(ctx.args), cpu_seconds=budget, max_steps=max_steps or None
+    )
 
 
 def tune_recipe(
@@ -101,9 +111,12 @@ def tune_recipe(
     output_dir: Path = typer.Argument(..., help="NAME/seed{N} per variant, and dev_scores.json, go here"),
     component: Component = typer.Option(..., "--component", help="The pipe whose dev score is compared"),
     seeds: str = typer.Option("0,1", "--seeds", help="Comma-separated seeds"),
-    variant: List[str] = typer.Option(..., "--variant", metavar='"NAME KEY=VALUE ..."',
-                                      help="A variant: its name and its config overrides, in one "
-                                           "argument (repeatable)"),
+    variant: List[str] = typer.Option(
+        ...,
+        "--variant",
+        metavar='"NAME KEY=VALUE ..."',
+        help="A variant: its name and its config overrides, in one argument (repeatable)",
+    ),
 ) -> None:
     """Not a workflow step: compare listener recipe variants on the dev split.
 
@@ -118,7 +131,6 @@ def tune_recipe(
         variants = parse_variants([item.split() for item in variant])
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--variant") from e
-    table = tune(config, output_dir, component.value, int_list(seeds, "--seeds"), variants,
-                 parse_overrides(ctx.args))
+    table = tune(config, output_dir, component.value, int_list(seeds, "--seeds"), variants, parse_overrides(ctx.args))
     for line in table_lines(table):
         print(line)

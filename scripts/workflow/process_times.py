@@ -10,6 +10,7 @@ The ``timed`` command writes such a record to a JSON file (``write_cpu_record``)
 ``pretrain`` step records its CPU time in its own output folder, and the spaCy-pretraining
 steps, which declare that file as a dependency, read their budget from it (``read_cpu_seconds``).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,9 @@ class ProcessTimes:
     cpu_seconds: Optional[float]  # user + system, the child and its reaped descendants; None: unknown
 
 
-def reap(process: "subprocess.Popen[str] | subprocess.Popen[bytes]", started: float,
-         block: bool = True) -> Optional[ProcessTimes]:
+def reap(
+    process: "subprocess.Popen[str] | subprocess.Popen[bytes]", started: float, block: bool = True
+) -> Optional[ProcessTimes]:
     """Wait for ``process`` (or, with ``block=False``, only look); its exit code and times, or
     None while it runs. ``started``: ``time.perf_counter()`` when it was started.
 
@@ -56,9 +58,12 @@ def finished_now() -> str:
 
 def write_cpu_record(path: Path, times: ProcessTimes, command: Sequence[str]) -> dict:
     """Write the times of a finished command to ``path`` (JSON, atomically); returns the record."""
-    record = {"cpu_seconds": None if times.cpu_seconds is None else round(times.cpu_seconds, 1),
-              "wall_seconds": round(times.wall_seconds, 1), "command": list(command),
-              "finished": finished_now()}
+    record = {
+        "cpu_seconds": None if times.cpu_seconds is None else round(times.cpu_seconds, 1),
+        "wall_seconds": round(times.wall_seconds, 1),
+        "command": list(command),
+        "finished": finished_now(),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
@@ -76,6 +81,8 @@ def read_cpu_seconds(path: Path) -> float:
         raise ValueError(f"{path} is not a CPU-time record: {e}") from None
     seconds = record.get("cpu_seconds") if isinstance(record, dict) else None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
-        raise ValueError(f"{path} holds no CPU time (cpu_seconds: {seconds!r}); it is measured where the "
-                         "OS reports a child's resource usage (Linux, macOS)")
+        raise ValueError(
+            f"{path} holds no CPU time (cpu_seconds: {seconds!r}); it is measured where the "
+            "OS reports a child's resource usage (Linux, macOS)"
+        )
     return float(seconds)

@@ -6,6 +6,7 @@ With one thread per core they are fast on an idle machine but collapse (tens of 
 measured) when other processes share the cores, as the OpenMP threads wait for each other.
 One thread is the safe default for the workflow's steps (project.yml's ``threads``).
 """
+
 from __future__ import annotations
 
 import os

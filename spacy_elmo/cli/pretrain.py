@@ -1,4 +1,5 @@
 """``spacy-elmo pretrain``: train a biLM on raw text, as a config describes."""
+
 from __future__ import annotations
 
 import json
@@ -19,16 +20,28 @@ from ._app import app
 )
 def pretrain_cli(
     ctx: typer.Context,
-    config_path: Path = typer.Argument(..., help="Pretraining config (.cfg), e.g. configs/bilm_small.cfg", exists=True, dir_okay=False),
+    config_path: Path = typer.Argument(
+        ..., help="Pretraining config (.cfg), e.g. configs/bilm_small.cfg", exists=True, dir_okay=False
+    ),
     output_dir: Path = typer.Argument(..., help="Where checkpoints, metrics.jsonl, model-last and model-best go"),
-    resume: bool = typer.Option(False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"
+    ),
     auto_resume: bool = typer.Option(
-        False, "--auto-resume", help="Continue OUTPUT_DIR's interrupted run if it was started with the same config, "
+        False,
+        "--auto-resume",
+        help="Continue OUTPUT_DIR's interrupted run if it was started with the same config, "
         "overrides and input files (recorded in OUTPUT_DIR/inputs.json); otherwise delete that run and start over. "
         "A folder that holds no pretraining run is never deleted",
     ),
-    init_from: Optional[Path] = typer.Option(None, "--init-from", help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5"),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda, cuda:N or auto (a GPU if torch sees one; overrides system.device)"),
+    init_from: Optional[Path] = typer.Option(
+        None,
+        "--init-from",
+        help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5",
+    ),
+    device: Optional[str] = typer.Option(
+        None, "--device", help="cpu, cuda, cuda:N or auto (a GPU if torch sees one; overrides system.device)"
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
 ) -> None:
     """Pretrain a biLM. Config overrides follow, e.g. --paths.train corpus/train.txt --training.max_steps 100.
@@ -54,7 +67,9 @@ def pretrain_cli(
         config = load_config(config_path, overrides)
         settings = settings_from_config(config)
         inputs = describe_inputs(config_path, _as_given(ctx.args, init_from, device)) if auto_resume else None
-        result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs)
+        result = pretrain(
+            settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs
+        )
     except PretrainError as err:  # every problem with the inputs or the output folder, named (pretrain/errors.py)
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1)

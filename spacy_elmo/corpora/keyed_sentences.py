@@ -19,6 +19,7 @@ be stored under the line's key as if they were the whole line's. A line that is 
 object with a string ``text`` stops the read with an error naming the file and line, and so
 does a binary (NUL bytes) or damaged file: the input is then probably not what was meant.
 """
+
 from __future__ import annotations
 
 import logging
@@ -110,7 +111,9 @@ def _text_lines(lines: Iterable[Line]) -> Iterator[tuple[int, str, Optional[list
             yield line.number - 1, text, None
 
 
-def _jsonl_records(path: Path, lines: Iterable[Line], skipped: SkippedLines) -> Iterator[tuple[int, str, Optional[list[str]]]]:
+def _jsonl_records(
+    path: Path, lines: Iterable[Line], skipped: SkippedLines
+) -> Iterator[tuple[int, str, Optional[list[str]]]]:
     for line in lines:
         if not line.text.strip():
             continue

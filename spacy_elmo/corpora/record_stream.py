@@ -6,6 +6,7 @@ invalid UTF-8 and bad JSONL lines are skipped, and lines over ``max_line_bytes``
 each case is counted in :class:`ReadStats`. Every record carries the position just after it
 (byte offset, or Doc index), so a reader can restart there.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,7 +56,11 @@ class ReadStats:
 
     def summary(self) -> str:
         parts = [f"{self.records:,} records from {self.files_read} file(s)"]
-        for name, items in (("empty", self.empty_files), ("binary", self.binary_files), ("unreadable", self.unreadable_files)):
+        for name, items in (
+            ("empty", self.empty_files),
+            ("binary", self.binary_files),
+            ("unreadable", self.unreadable_files),
+        ):
             if items:
                 parts.append(f"{len(items)} {name} file(s) skipped")
         if self.invalid_utf8_lines:
@@ -145,7 +150,11 @@ class RecordReader:
                     text = parse_jsonl_line(text, self.jsonl_field).text
                 except BadJsonLine:
                     stats.bad_json_lines += 1
-                    stats.note("json", path, f"line {line.number} is not a JSON object with a string {self.jsonl_field!r}; skipped")
+                    stats.note(
+                        "json",
+                        path,
+                        f"line {line.number} is not a JSON object with a string {self.jsonl_field!r}; skipped",
+                    )
                     continue
                 if has_lone_surrogate(text):  # a "\ud800" escape: no UTF-8 form, cannot be encoded
                     stats.invalid_utf8_lines += 1

@@ -13,6 +13,7 @@ precision are decided once:
 
 Writing a whole corpus into an HDF5 file (``spacy-elmo embed``) is :mod:`spacy_elmo.vector_file`'s job.
 """
+
 from .embedder import Embedder, embed, embed_layers
 from .mix import mix_layers
 

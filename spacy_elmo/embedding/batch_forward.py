@@ -13,6 +13,7 @@ Per batch (sequences sorted longest first, as :mod:`.plan` makes them):
 :func:`to_host` brings such a tensor to the CPU as float32 (from a GPU through a pinned buffer)
 for callers that want numpy arrays; the others keep it on the device.
 """
+
 from __future__ import annotations
 
 import threading

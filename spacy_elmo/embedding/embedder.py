@@ -10,6 +10,7 @@ or precision change lands once:
 - layer 0 from the word cache the embedder owns (:mod:`.word_cache`), when it has one;
 - precision is the model's forward option (``BiLM.use_autocast``), read here, never set.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence

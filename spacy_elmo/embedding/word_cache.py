@@ -15,13 +15,13 @@ lock is released (a row may be handed to another word right after), and the enco
 the misses outside the lock. Vectors computed under a version that has since changed are
 returned to their caller but never stored.
 """
+
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Hashable, Optional, Sequence
-
-import threading
 
 import torch
 

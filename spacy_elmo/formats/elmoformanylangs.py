@@ -30,6 +30,7 @@ The mapping onto our model, for each piece:
   ``state_projection``; gates in the order input, forget, candidate, output, where ours are
   input, candidate, forget, output. Layers above the first add their input (skip connections).
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,11 @@ _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() remo
 _SAMPLE = {
     "encoder": {"name": "elmo", "projection_dim": 512, "cell_clip": 3, "proj_clip": 3, "dim": 4096, "n_layers": 2},
     "token_embedder": {
-        "name": "cnn", "activation": "relu", "n_highway": 2, "word_dim": 100, "char_dim": 50,
+        "name": "cnn",
+        "activation": "relu",
+        "n_highway": 2,
+        "word_dim": 100,
+        "char_dim": 50,
         "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
         "max_characters_per_token": 50,
     },

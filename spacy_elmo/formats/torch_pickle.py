@@ -15,6 +15,7 @@ in the file. :func:`read_state_dict` compares that with the shapes the caller ex
 then lets ``torch.load(weights_only=True)`` read the data (a small file claiming a huge tensor
 would otherwise make the legacy reader allocate it before noticing).
 """
+
 from __future__ import annotations
 
 import collections
@@ -33,8 +34,16 @@ LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 #: Bytes per element of the storage types a state dict may name.
 STORAGE_BYTES = {
-    "DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
-    "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1, "ByteStorage": 1, "BoolStorage": 1,
+    "DoubleStorage": 8,
+    "FloatStorage": 4,
+    "HalfStorage": 2,
+    "BFloat16Storage": 2,
+    "LongStorage": 8,
+    "IntStorage": 4,
+    "ShortStorage": 2,
+    "CharStorage": 1,
+    "ByteStorage": 1,
+    "BoolStorage": 1,
 }
 FLOAT_STORAGES = ("DoubleStorage", "FloatStorage", "HalfStorage", "BFloat16Storage")
 MAX_PICKLE_BYTES = 64 << 20  # the object pickle of a state dict is small; its data is elsewhere
@@ -65,9 +74,13 @@ class _Refused(Exception):
 
 def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> StoredTensor:
     """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built."""
-    if not isinstance(storage, _Storage) or not all(
-        isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride)
-    ) or type(offset) is not int or offset < 0 or len(size) != len(stride):
+    if (
+        not isinstance(storage, _Storage)
+        or not all(isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride))
+        or type(offset) is not int
+        or offset < 0
+        or len(size) != len(stride)
+    ):
         raise _Refused("a tensor with a malformed storage, offset, size or stride")
     if 0 not in size and offset + sum((n - 1) * step for n, step in zip(size, stride)) >= storage.numel:
         raise _Refused(f"a tensor of shape {size} that reaches past its storage of {storage.numel} elements")
@@ -186,10 +199,14 @@ def read_state_dict(
     found = stored_tensors(path)
     missing, unused = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
     if missing or unused:
-        raise ValueError(f"{path}: tensors missing: {missing or 'none'}; tensors the config does not use: {unused or 'none'}")
+        raise ValueError(
+            f"{path}: tensors missing: {missing or 'none'}; tensors the config does not use: {unused or 'none'}"
+        )
     for name, shape in expected.items():
         if found[name].shape != tuple(shape):
-            raise ValueError(f"{path}: tensor {name!r} has shape {found[name].shape}, but the config implies {tuple(shape)}")
+            raise ValueError(
+                f"{path}: tensor {name!r} has shape {found[name].shape}, but the config implies {tuple(shape)}"
+            )
         if found[name].storage_type not in FLOAT_STORAGES:
             raise ValueError(f"{path}: tensor {name!r} is a {found[name].storage_type}, not floating point")
     try:

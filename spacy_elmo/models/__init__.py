@@ -13,6 +13,7 @@
 - :mod:`.tok2vec_objectives`: ``spacy_elmo.PretrainCharacters.v1``, the characters objective of
   ``spacy pretrain`` for any tok2vec.
 """
+
 from .doc_layers import build_bilm_model, get_bilm, set_bilm
 from .listener import ElmoLayersListener, build_elmo_listener
 from .scalar_mix import mix_softmax_weights, scalar_mix

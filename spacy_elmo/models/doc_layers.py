@@ -9,6 +9,7 @@ on the device (CuPy arrays share the torch memory, no copy through the host); tr
 same batches through the PyTorch wrapper (:mod:`.pytorch_wrapper`), whose backward pass reaches the
 torch parameters.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence

@@ -8,6 +8,7 @@ time the listener reads ``doc._.elmo_layers``. Each listener then applies its ow
 single layer). With ``grad_factor = 0`` (the default) no gradient reaches the biLM and it stays
 frozen.
 """
+
 from __future__ import annotations
 
 import copy
@@ -177,8 +178,8 @@ def _warn_if_unannotated(model: ElmoLayersListener, docs: List[Doc]) -> None:
         f"The ELMo listener {who} found no elmo layers on {missing} of {len(docs)} Docs and uses "
         "all-zero ELMo features for them: the elmo component did not run before it (disabled, "
         "excluded or removed?). Keep it enabled, or give this component its own biLM copy with "
-        f"nlp.replace_listeners(\"{upstream}\", \"{model._component or 'COMPONENT'}\", "
-        "[\"model.tok2vec.elmo\"]). Warned once.",
+        f'nlp.replace_listeners("{upstream}", "{model._component or "COMPONENT"}", '
+        '["model.tok2vec.elmo"]). Warned once.',
         UserWarning,
         stacklevel=3,
     )

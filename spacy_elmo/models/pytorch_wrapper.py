@@ -7,6 +7,7 @@ pipeline never allocates a biLM it will throw away. Serialized, the module is ou
 directory (``config.json`` + HDF5 weights) packed into bytes: no pickle anywhere, and the sizes
 travel with the weights.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -19,7 +20,6 @@ from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs
 from ..formats.native import model_files, packed_model
 from ..nn.bilm import BiLM
 from ..nn.words.word_batch import encode_padded
-
 
 PACKED_NAME = "biLM"  # how errors name the model files packed into a component's model
 

@@ -14,6 +14,7 @@ paper's downstream recipe: ``mix_dropout`` on the mixed vector in training steps
 parameters that pulls the mix towards the even average (``a = 0``), as bilm-tf's ``l2_coef``.
 Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
 """
+
 from __future__ import annotations
 
 import math

@@ -8,6 +8,7 @@ hooks, both defined here: :func:`replace_listener_cfg` rewrites the listener's c
 follows the listener stays where it is, with its weights. The path ``model.tok2vec`` (the
 spacy-transformers habit) also works; other paths are refused with the listener's path.
 """
+
 from __future__ import annotations
 
 import copy
@@ -52,7 +53,9 @@ def build_elmo_standalone(
     )
 
 
-def elmo_layers_node(bilm: Model[List[Doc], List[Floats3d]], grad_factor: float = 0.0) -> Model[List[Doc], List[Floats3d]]:
+def elmo_layers_node(
+    bilm: Model[List[Doc], List[Floats3d]], grad_factor: float = 0.0
+) -> Model[List[Doc], List[Floats3d]]:
     """Every biLM layer of every token, from the ``bilm`` child; the gradient scaled by ``grad_factor``."""
     if grad_factor < 0:
         raise ValueError(f"grad_factor must not be negative, not {grad_factor}")

@@ -11,6 +11,7 @@ The paper also adds ELMo at the output of the task's encoder for some tasks: ``e
 (a second listener with its own mix) is concatenated with the encoder's output and a second
 Maxout layer projects the pair back to the encoder's width.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional

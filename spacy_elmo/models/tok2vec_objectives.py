@@ -14,6 +14,7 @@ per-Doc arrays is concatenated in Doc order, one array is taken as it is. The we
 ``spacy pretrain`` writes are then the reference named in ``[pretraining] layer``, which
 ``[initialize] init_tok2vec`` loads back at training time.
 """
+
 from __future__ import annotations
 
 from functools import partial

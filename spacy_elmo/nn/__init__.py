@@ -20,7 +20,8 @@ when a weight changes (:mod:`.derived_cache`).
 :mod:`spacy_elmo.config` holds the sizes; reading and writing weight files is
 :mod:`spacy_elmo.formats`' job (plain configs and arrays), which ``BiLM``'s file methods call.
 """
-from .bilm import BiLM, BiLMStates
+
 from ..config import TINY_CONFIG, BiLMConfig
+from .bilm import BiLM, BiLMStates
 
 __all__ = ["BiLM", "BiLMStates", "BiLMConfig", "TINY_CONFIG"]

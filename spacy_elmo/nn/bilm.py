@@ -1,4 +1,5 @@
 """The bidirectional language model: a shared char encoder and two separate LSTM stacks."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -129,7 +130,11 @@ class BiLM(nn.Module):
         be detected."""
         tensors = list(self.parameters()) + list(self.buffers())
         versions = parameter_versions(tensors)
-        return None if versions is None else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
+        return (
+            None
+            if versions is None
+            else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
+        )
 
     def register_derived_cache(self, cache: object) -> None:
         """Have ``cache`` (anything with a ``clear()`` method, e.g. an embedder's word cache)

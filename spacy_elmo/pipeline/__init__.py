@@ -11,6 +11,7 @@
 
 ``spacy-elmo init-config``'s templates are the CLI's (:mod:`spacy_elmo.cli.templates`).
 """
+
 from .doc_attributes import install_extensions, set_vector_hooks
 from .elmo import DEFAULT_ELMO_MODEL, Elmo, make_elmo
 from .weights import load_bilm_weights

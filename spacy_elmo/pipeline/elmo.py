@@ -5,6 +5,7 @@ Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) use
 ``nlp.update`` and read ``doc._.elmo_layers`` at prediction time. Each listener learns its own
 mix of the layers; the biLM itself only changes if some listener has ``grad_factor > 0``.
 """
+
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -425,4 +426,3 @@ class Elmo(TrainablePipe):
             self._sync_listener_dims()
             self._describe_weights()
         return self
-

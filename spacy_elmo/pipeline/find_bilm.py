@@ -1,6 +1,7 @@
 """The biLMs inside a trained pipeline: each ``elmo`` component's, and the copy a component got
 from ``nlp.replace_listeners``. ``spacy-elmo export-allennlp`` writes one of them out, so a biLM
 fine-tuned inside a pipeline (``grad_factor > 0``) can leave it."""
+
 from __future__ import annotations
 
 from typing import Dict, Optional
@@ -21,7 +22,11 @@ def pipeline_bilms(nlp: Language) -> Dict[str, BiLM]:
             bilm = component.bilm
         else:
             model = getattr(component, "model", None)
-            copies = [node.layers[0] for node in model.walk() if node.name == "elmo_layers"] if isinstance(model, Model) else []
+            copies = (
+                [node.layers[0] for node in model.walk() if node.name == "elmo_layers"]
+                if isinstance(model, Model)
+                else []
+            )
             bilm = get_bilm(copies[0]) if len(copies) == 1 else None
         if bilm is not None:
             found[name] = bilm

@@ -3,6 +3,7 @@
 ELMo's paper reads these to see which layers a task uses (syntax low, semantics high);
 ``spacy-elmo inspect`` prints them and the project's report plots them.
 """
+
 from __future__ import annotations
 
 import math

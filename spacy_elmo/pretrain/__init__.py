@@ -19,8 +19,9 @@
 - :mod:`.perplexity` and :mod:`.plot`: a saved run scored and drawn afterwards;
 - :mod:`.errors`: :class:`PretrainError` and the one hierarchy under it.
 """
-from .settings import PretrainSettings, load_config, settings_from_config
+
 from .errors import PretrainError
+from .settings import PretrainSettings, load_config, settings_from_config
 from .train import RunResult, pretrain
 
 __all__ = ["PretrainError", "PretrainSettings", "RunResult", "load_config", "pretrain", "settings_from_config"]

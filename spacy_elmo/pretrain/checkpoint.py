@@ -15,6 +15,7 @@ moment leaves either the old or the new checkpoint, never half of one.
 Failures are one :class:`~.errors.CheckpointError` naming the file: a full disk while saving (the
 old checkpoint is still there), and a missing, empty, truncated or foreign file when resuming.
 """
+
 from __future__ import annotations
 
 import random
@@ -40,7 +41,9 @@ class Progress:
     step: int = 0
     tokens: int = 0
     best_score: Optional[float] = None  # the lowest dev (or train) perplexity so far: model-best's
-    since_eval: list[float] = field(default_factory=lambda: [0.0, 0.0])  # summed loss and predictions since the last evaluation
+    since_eval: list[float] = field(
+        default_factory=lambda: [0.0, 0.0]
+    )  # summed loss and predictions since the last evaluation
     elapsed_seconds: float = 0.0  # wall seconds of training, all sessions (in the loop: the earlier ones)
     decay_start_tokens: Optional[int] = None  # tokens done when the warm-up ended
 
@@ -67,21 +70,24 @@ class CheckpointState:
     def save(self, path: Union[str, Path]) -> None:
         """Write atomically (see :func:`save_checkpoint`)."""
         progress = self.progress
-        save_checkpoint(path, {
-            "step": progress.step,
-            "tokens": progress.tokens,
-            "best_score": progress.best_score,
-            "since_eval": list(progress.since_eval),
-            "elapsed_seconds": progress.elapsed_seconds,
-            "decay_start_tokens": progress.decay_start_tokens,
-            "n_shards": self.n_shards,
-            "shards": {str(shard): state.to_dict() for shard, state in self.shards.items()},
-            "rng": self.rng,
-            "model_config": self.model_config,
-            "model": self.model,
-            "optimizer": self.optimizer,
-            "train_files": self.train_files,
-        })
+        save_checkpoint(
+            path,
+            {
+                "step": progress.step,
+                "tokens": progress.tokens,
+                "best_score": progress.best_score,
+                "since_eval": list(progress.since_eval),
+                "elapsed_seconds": progress.elapsed_seconds,
+                "decay_start_tokens": progress.decay_start_tokens,
+                "n_shards": self.n_shards,
+                "shards": {str(shard): state.to_dict() for shard, state in self.shards.items()},
+                "rng": self.rng,
+                "model_config": self.model_config,
+                "model": self.model,
+                "optimizer": self.optimizer,
+                "train_files": self.train_files,
+            },
+        )
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "CheckpointState":
@@ -184,7 +190,9 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ForeignCheckpointError(f"{path} is not a spacy-elmo pretraining checkpoint")
     if payload.get("version", 0) > VERSION:
-        raise ForeignCheckpointError(f"{path} was written by a newer spacy-elmo (checkpoint version {payload['version']})")
+        raise ForeignCheckpointError(
+            f"{path} was written by a newer spacy-elmo (checkpoint version {payload['version']})"
+        )
     return payload
 
 

@@ -3,6 +3,7 @@
 ``torchrun`` sets ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``; without them (or with a world of
 one) everything here is a no-op, so the single-process path has no distributed code in it.
 """
+
 from __future__ import annotations
 
 import datetime

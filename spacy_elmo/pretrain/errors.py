@@ -7,6 +7,7 @@ deeper down reaches the user as a bare ``OSError``. Each subclass keeps the buil
 errors had before (``OSError`` for files, ``ValueError`` for content that cannot be used), so
 code that catches those still does.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

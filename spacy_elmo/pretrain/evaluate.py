@@ -1,10 +1,11 @@
 """Dev perplexity of each direction, with the exact full softmax, and the dev batches it reads."""
+
 from __future__ import annotations
 
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import ContextManager, Callable, Optional, Sequence
+from typing import Callable, ContextManager, Optional, Sequence
 
 import torch
 
@@ -30,7 +31,11 @@ class DevScores:
 
 
 def dev_batches(
-    sentences: Sequence[Tokens], encoder: StepInputBuilder, training: TrainingSettings, rank: int = 0, world_size: int = 1
+    sentences: Sequence[Tokens],
+    encoder: StepInputBuilder,
+    training: TrainingSettings,
+    rank: int = 0,
+    world_size: int = 1,
 ) -> list[StepInputs]:
     """This process's share of the dev sentences (every ``world_size``-th from ``rank``), grouped
     by length into batches of twice the training token budget (no gradients to hold)."""

@@ -7,6 +7,7 @@ The output layer is kept when the vocabulary matches; otherwise it is rebuilt fo
 vocabulary and everything below it is kept. Pretraining reads text in the byte encoding only:
 a code-point model (ELMoForManyLangs') is refused.
 """
+
 from __future__ import annotations
 
 import logging
@@ -58,7 +59,9 @@ def with_vocabulary(model: BiLM, vocab: Vocabulary, seed: int) -> BiLM:
     if model.vocab == vocab.words and model.softmax is not None:
         return model
     if model.softmax is not None:
-        logger.warning("The initial model's vocabulary differs from the training vocabulary: its output layer is replaced")
+        logger.warning(
+            "The initial model's vocabulary differs from the training vocabulary: its output layer is replaced"
+        )
     torch.manual_seed(seed)
     rebuilt = BiLM(model.config.replace(vocab_size=0), vocab=vocab.words)
     own = {k: v for k, v in model.state_dict().items() if not k.startswith("softmax.")}

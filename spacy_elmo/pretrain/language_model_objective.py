@@ -6,6 +6,7 @@ k-1 and has only read positions >= k. Both score their predictions with the shar
 layer. The loss is the mean of the two directions' mean NLLs (bilm-tf's
 ``0.5 * (loss_forward + loss_backward)``), so ``exp(loss)`` reads as a perplexity.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -48,8 +49,12 @@ def per_position_nll(
     safe_next = targets[:, 1:].clamp(min=0)
     safe_prev = targets[:, :-1].clamp(min=0)
     batch, steps = safe_next.shape
-    forward = full_softmax_nll(states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1))
-    backward = full_softmax_nll(states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1))
+    forward = full_softmax_nll(
+        states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1)
+    )
+    backward = full_softmax_nll(
+        states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1)
+    )
     zero = torch.zeros((), dtype=forward.dtype, device=forward.device)
     return (
         torch.where(valid, forward.reshape(batch, steps), zero),
@@ -175,7 +180,9 @@ class LanguageModelObjective(nn.Module):
         sums = []
         for hidden, targets in ((forward_hidden, forward_targets), (backward_hidden, backward_targets)):
             hidden = nn.functional.dropout(hidden, self.dropout, training=self.training)
-            with torch.autocast(hidden.device.type, dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None):
+            with torch.autocast(
+                hidden.device.type, dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None
+            ):
                 sums.append(self.softmax_loss.training_nll_sum(hidden, self.bilm.softmax, targets))
         return torch.stack(sums)
 
@@ -186,7 +193,9 @@ def exact_direction_nll(
     """Summed exact NLL of each direction, ``(2,)`` (for perplexity; no dropout, no sampling)."""
     states = bilm.contextualize(char_ids, lengths)
     forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
-    return torch.stack([
-        exact_nll_sum(forward_hidden, bilm.softmax, forward_targets),
-        exact_nll_sum(backward_hidden, bilm.softmax, backward_targets),
-    ])
+    return torch.stack(
+        [
+            exact_nll_sum(forward_hidden, bilm.softmax, forward_targets),
+            exact_nll_sum(backward_hidden, bilm.softmax, backward_targets),
+        ]
+    )

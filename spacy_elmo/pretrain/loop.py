@@ -5,6 +5,7 @@ Each step is one optimizer step on the global batch (every process's part togeth
 dev perplexity improved; every ``checkpoint_every`` steps (and at the end) it writes the
 checkpoint and ``model-last``. Under torchrun only rank 0 writes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,7 +71,12 @@ class TrainingLoop:
                 running = sum(a for a, _ in window) / sum(b for _, b in window)
                 bar.update(n_tokens if by_tokens else 1)
                 bar.set_postfix(
-                    {"step": progress.step, "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}", "loss": f"{running:.3f}", "ppl": f"{_exp(running):.1f}"},
+                    {
+                        "step": progress.step,
+                        "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}",
+                        "loss": f"{running:.3f}",
+                        "ppl": f"{_exp(running):.1f}",
+                    },
                     refresh=False,
                 )
                 finished = training.budget_reached(progress.step, progress.tokens) or time_up
@@ -198,7 +204,9 @@ class TrainingLoop:
         for part in gathered:
             shards.update(part["shards"])
         state = CheckpointState(
-            progress=dataclasses.replace(self.progress, since_eval=list(self.progress.since_eval), elapsed_seconds=self.elapsed()),
+            progress=dataclasses.replace(
+                self.progress, since_eval=list(self.progress.since_eval), elapsed_seconds=self.elapsed()
+            ),
             n_shards=run.n_shards,
             shards=shards,
             rng=[part["rng"] for part in gathered],

@@ -12,6 +12,7 @@ find these files by the names defined here; nothing else spells them.
   whether the biLM got the budget it was asked for or was cut short by the wall-clock guard or
   a signal.
 """
+
 from __future__ import annotations
 
 import json
@@ -94,7 +95,9 @@ class RunSummary:
             raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
 
     @classmethod
-    def of_session(cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float) -> "RunSummary":
+    def of_session(
+        cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float
+    ) -> "RunSummary":
         """The summary of a session that ended at ``steps``/``tokens``: a signal, else the budget
         that was used up, else the time guard (the only other way a session ends)."""
         if signalled:

@@ -5,6 +5,7 @@ A check of a run's own ``metrics.jsonl``: the dev text is read as the run read i
 are scored with the full softmax, as the run's evaluations are. What ``spacy-elmo perplexity``
 runs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,8 +33,12 @@ class SavedModelScores:
     def to_dict(self) -> dict[str, Any]:
         scores = self.scores
         return {
-            "model": str(self.model), "dev": self.dev, "forward": scores.perplexity_forward,
-            "backward": scores.perplexity_backward, "perplexity": scores.perplexity, "tokens": scores.n_tokens,
+            "model": str(self.model),
+            "dev": self.dev,
+            "forward": scores.perplexity_forward,
+            "backward": scores.perplexity_backward,
+            "perplexity": scores.perplexity,
+            "tokens": scores.n_tokens,
         }
 
 

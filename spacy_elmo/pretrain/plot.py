@@ -1,4 +1,5 @@
 """Training curves from ``metrics.jsonl`` as a PNG (matplotlib is imported only here)."""
+
 from __future__ import annotations
 
 from pathlib import Path

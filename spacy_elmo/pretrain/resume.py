@@ -34,6 +34,7 @@ run and starts a fresh one. A folder that does not look like a pretraining run (
 files only a run writes) is never deleted: that is an error. A workflow can therefore rerun its
 pretraining step blindly.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,7 +50,15 @@ from ..corpora.files import list_corpus_files
 from .checkpoint import CheckpointState, restore_rng
 from .distributed import Distributed, run_on_main
 from .errors import PretrainError, ResumeSettingsError, reading, writing
-from .output_folder import CHECKPOINT_FILE, CONFIG_FILE, INPUTS_FILE, METRICS_FILE, VOCAB_FILE, is_run_folder, read_metrics
+from .output_folder import (
+    CHECKPOINT_FILE,
+    CONFIG_FILE,
+    INPUTS_FILE,
+    METRICS_FILE,
+    VOCAB_FILE,
+    is_run_folder,
+    read_metrics,
+)
 from .settings import PretrainSettings, load_config, settings_from_config
 from .softmax import SoftmaxLoss
 from .vocab import Vocabulary
@@ -302,7 +311,9 @@ def _delete_old_run(output_dir: Path) -> None:
         output_dir.rmdir()
         return
     if not is_run_folder(output_dir):
-        raise PretrainError(f"{output_dir} is not empty and holds no pretraining run: not deleting it; choose another output folder")
+        raise PretrainError(
+            f"{output_dir} is not empty and holds no pretraining run: not deleting it; choose another output folder"
+        )
     here = Path(os.getcwd()).resolve()
     if output_dir.resolve() in (here, *here.parents):
         raise PretrainError(f"{output_dir} holds the current folder: not deleting it; choose another output folder")

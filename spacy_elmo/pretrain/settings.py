@@ -4,6 +4,7 @@ The ``.cfg`` has the sections ``[paths]``, ``[system]``, ``[corpus]``, ``[vocab]
 ``[training]`` and ``[model]`` (the :class:`BiLMConfig` fields, minus ``vocab_size``, which
 comes from ``[vocab]``). Unknown keys are errors, so a typo never silently becomes a default.
 """
+
 from __future__ import annotations
 
 import configparser
@@ -109,7 +110,9 @@ class TrainingSettings:
         if self.max_tokens < 0 or self.max_steps < 0:
             raise ConfigError("training.max_steps and training.max_tokens must not be negative")
         if self.max_steps == 0 and self.max_tokens == 0:
-            raise ConfigError("training.max_steps or training.max_tokens must be set (0 means no limit, but one is needed)")
+            raise ConfigError(
+                "training.max_steps or training.max_tokens must be set (0 means no limit, but one is needed)"
+            )
         if self.lr_decay not in LR_DECAYS:
             raise ConfigError(f"training.lr_decay must be one of {LR_DECAYS}, not {self.lr_decay!r}")
         if not 0.0 <= self.min_learning_rate <= self.learning_rate:

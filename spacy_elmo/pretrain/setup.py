@@ -10,6 +10,7 @@ The output vocabulary (:func:`run_vocabulary`) is a given word list, the initial
 one built from the training text (with ``corpus_stats.json`` beside it); under torchrun rank 0
 counts the text and writes ``vocab.json``, the others read it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -121,8 +122,23 @@ def set_up_run(
     encoder = StepInputBuilder(vocab)
     stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
     return TrainingRun(
-        settings, out, context, show_progress, vocab, model, loss, objective, trainable, optimizer, autocast,
-        n_shards, encoder, stream, _dev_batches(settings, context, splitter, encoder), progress, train_files,
+        settings,
+        out,
+        context,
+        show_progress,
+        vocab,
+        model,
+        loss,
+        objective,
+        trainable,
+        optimizer,
+        autocast,
+        n_shards,
+        encoder,
+        stream,
+        _dev_batches(settings, context, splitter, encoder),
+        progress,
+        train_files,
     )
 
 
@@ -154,7 +170,9 @@ def run_vocabulary(
     return vocab
 
 
-def _count(settings: PretrainSettings, splitter: SentenceSplitter, show_progress: bool) -> tuple[WordCounter, ReadStats]:
+def _count(
+    settings: PretrainSettings, splitter: SentenceSplitter, show_progress: bool
+) -> tuple[WordCounter, ReadStats]:
     return count_words(settings.paths.train, settings.corpus, splitter, settings.vocab.max_tracked_types, show_progress)
 
 
@@ -164,7 +182,9 @@ def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, sh
         raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
     vocab = build_vocabulary(counter, settings.vocab.size, settings.vocab.min_count)
     coverage = 1.0 - vocab.counts[vocab.unk_id] / max(1, counter.tokens)
-    logger.info("Vocabulary: %d words, covering %.1f%% of %s training tokens", len(vocab), 100 * coverage, f"{counter.tokens:,}")
+    logger.info(
+        "Vocabulary: %d words, covering %.1f%% of %s training tokens", len(vocab), 100 * coverage, f"{counter.tokens:,}"
+    )
     with writing(out / VOCAB_FILE):
         vocab.to_disk(out / VOCAB_FILE)
     summary = {
@@ -183,7 +203,11 @@ def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, sh
 
 
 def _start_model(
-    settings: PretrainSettings, vocab: Vocabulary, resumed: Optional[CheckpointState], initial: Optional[BiLM], rank: int
+    settings: PretrainSettings,
+    vocab: Vocabulary,
+    resumed: Optional[CheckpointState],
+    initial: Optional[BiLM],
+    rank: int,
 ) -> BiLM:
     seed = settings.system.seed
     if resumed is not None:
@@ -226,7 +250,11 @@ def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optiona
 
 
 def _stream(
-    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, n_shards: int, states: dict[int, ShardState]
+    settings: PretrainSettings,
+    context: Distributed,
+    splitter: SentenceSplitter,
+    n_shards: int,
+    states: dict[int, ShardState],
 ) -> RankStream:
     plan = BatchPlan(
         batch_tokens=max(1, settings.training.batch_tokens // n_shards),
@@ -235,20 +263,29 @@ def _stream(
     )
     reader = make_reader(settings.paths.train, settings.corpus, splitter)
     shards = shards_of_rank(context.rank, context.world_size, n_shards)
-    return RankStream([
-        ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
-        for shard in shards
-    ])
+    return RankStream(
+        [
+            ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
+            for shard in shards
+        ]
+    )
 
 
 def _dev_batches(
     settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: StepInputBuilder
 ) -> list[StepInputs]:
     if not settings.paths.dev:
-        logger.warning("No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss")
+        logger.warning(
+            "No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss"
+        )
         return []
-    sentences, _ = read_dev_sentences(settings.paths.dev, settings.corpus, splitter, settings.training.max_dev_sentences)
+    sentences, _ = read_dev_sentences(
+        settings.paths.dev, settings.corpus, splitter, settings.training.max_dev_sentences
+    )
     if not sentences:
-        logger.warning("The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss", settings.paths.dev)
+        logger.warning(
+            "The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss",
+            settings.paths.dev,
+        )
         return []
     return dev_batches(sentences, encoder, settings.training, context.rank, context.world_size)

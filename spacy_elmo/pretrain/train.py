@@ -7,6 +7,7 @@ Set-up is :mod:`.setup`, resuming :mod:`.resume`, the loop :mod:`.loop`, the che
 :mod:`.checkpoint`. Under torchrun only rank 0 writes; every process reads its own shards and
 all of them take every step together.
 """
+
 from __future__ import annotations
 
 import logging
@@ -73,7 +74,9 @@ def pretrain(
                 message = summary.describe()
                 if message and summary.stopped_by == "max_minutes":
                     logger.warning(message)
-            return RunResult(out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by)
+            return RunResult(
+                out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by
+            )
     finally:
         teardown_distributed(context)
 

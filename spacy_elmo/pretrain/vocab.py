@@ -3,6 +3,7 @@
 Ids are ``<S>``, ``</S>``, ``<UNK>`` and then words by decreasing frequency: the log-uniform
 sampler of the sampled softmax relies on that order.
 """
+
 from __future__ import annotations
 
 import json

@@ -14,6 +14,7 @@ so are the vectors: each group is computed exactly as one process would. The sha
 finishes last joins the parts (see :mod:`.parts`); any scheduler can run the shards (torchrun,
 Slurm arrays, Ray, Spark), and a shard that dies is rerun alone.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -177,9 +178,7 @@ def embed_corpus(
     return summary
 
 
-def _manifest(
-    bilm: BiLM, layers: str, mix_weights: Optional[Sequence[float]], gamma: float, max_tokens: int
-) -> dict:
+def _manifest(bilm: BiLM, layers: str, mix_weights: Optional[Sequence[float]], gamma: float, max_tokens: int) -> dict:
     """What the stored vectors depend on: the weights' content and the settings that change them."""
     return {
         "format": FORMAT_VERSION,

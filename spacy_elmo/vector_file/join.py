@@ -19,6 +19,7 @@ join reserves the space it needs before HDF5 writes into the file (HDF5 handles 
 badly, up to crashing the process), and stops with one line naming the file, removing its
 temporary file; the finished parts stay for the next run.
 """
+
 from __future__ import annotations
 
 import errno
@@ -61,7 +62,9 @@ class Join:
     parts: Path
     manifest: dict
 
-    def run(self, found: dict[str, tuple[tuple[str, Path], ...]], wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
+    def run(
+        self, found: dict[str, tuple[tuple[str, Path], ...]], wanted: dict[str, str], sentence_to_index: dict[str, str]
+    ) -> int:
         """Write ``output`` from the stored datasets of the ``wanted`` keys (``found``: key ->
         ((tokens hash, file), ...)); return how many stored datasets were left out because their
         key is gone from the input."""
@@ -187,7 +190,9 @@ def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
     try:
         recorded = json.loads(found)
     except ValueError as err:
-        raise EmbedError(f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over") from err
+        raise EmbedError(
+            f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over"
+        ) from err
     check_manifest(recorded, manifest, path)
 
 

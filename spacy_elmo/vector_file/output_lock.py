@@ -14,6 +14,7 @@ none) and tries again, so the removal is safe. On a file system without locks (s
 mounts) the run goes on unlocked, with a warning: the join's check of every token hash still
 keeps another run's vectors out.
 """
+
 from __future__ import annotations
 
 import errno
@@ -49,7 +50,9 @@ class OutputLock:
                 if err.errno in _NO_LOCKS:
                     os.close(descriptor)
                     logger.warning(
-                        "%s cannot be locked (%s): make sure no other run writes this output now", self.path, err.strerror
+                        "%s cannot be locked (%s): make sure no other run writes this output now",
+                        self.path,
+                        err.strerror,
                     )
                     return
                 if not isinstance(err, BlockingIOError):

@@ -21,6 +21,7 @@ One run per output and shard: a run locks ``OUTPUT.embed-K.lock`` for its whole 
 (:mod:`.output_lock`). Whatever fails, the command stops with one line naming the file, and
 removes its temporary files; the finished parts stay for the next run.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -181,6 +182,7 @@ class PartStore:
     # ----------------------------------------------------------------- writing
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
         """One finished group as its own file, renamed into place once it is on disk."""
+
         def fill(handle: h5py.File) -> None:
             for key, digest, array in items:
                 dataset = handle.create_dataset(key, data=numpy.ascontiguousarray(array, dtype=numpy.float32))

@@ -1,5 +1,6 @@
 """``spacy-elmo embed``: allennlp-compatible layout, every input format and layer mode, and a
 run killed with SIGKILL at random points that, resumed, ends equal to an uninterrupted run."""
+
 import json
 import os
 import random
@@ -15,13 +16,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from spacy_elmo.cli import app
 from spacy_elmo import embed_layers
+from spacy_elmo.cli import app
+from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embedding.embedder import Embedder
+from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.vector_file.job import embed_corpus
 from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
-from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.corpora.keyed_sentences import read_sentences
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LINES = [
@@ -99,7 +100,9 @@ def test_layer_modes(tmp_path, model_dir, bilm, mode):
 def test_mix_without_weights_is_an_error(tmp_path, model_dir):
     source = tmp_path / "input.txt"
     source.write_text("a b\n", encoding="utf8")
-    result = CliRunner().invoke(app, ["embed", str(source), str(tmp_path / "o.hdf5"), "--weights", str(model_dir), "--layers", "mix"])
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(tmp_path / "o.hdf5"), "--weights", str(model_dir), "--layers", "mix"]
+    )
     assert result.exit_code != 0 and "mix weights" in result.output
 
 
@@ -121,7 +124,9 @@ def test_docbin_input_is_split_into_sentences(tmp_path, model_dir, bilm):
     from spacy.vocab import Vocab
 
     vocab = Vocab()
-    with_sentences = Doc(vocab, words=["One", "two", ".", "Three", "\n", "four", "."], sent_starts=[1, 0, 0, 1, 0, 0, 0])
+    with_sentences = Doc(
+        vocab, words=["One", "two", ".", "Three", "\n", "four", "."], sent_starts=[1, 0, 0, 1, 0, 0, 0]
+    )
     without = Doc(vocab, words=["just", "one", "doc"])
     source = tmp_path / "input.spacy"
     DocBin(docs=[with_sentences, without]).to_disk(source)
@@ -206,7 +211,9 @@ def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, b
     lines = (REPO_ROOT / "benchmarks" / "data" / "english_sample.txt").read_text(encoding="utf8").splitlines()
     source.write_text("\n".join(lines) + "\n", encoding="utf8")
     reference = tmp_path / "reference.hdf5"  # uninterrupted, in this process (same options, 1 thread)
-    total = embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), reference, chunk_tokens=100, progress=False).embedded
+    total = embed_corpus(
+        Embedder(bilm, batch_tokens=256), read_sentences(source), reference, chunk_tokens=100, progress=False
+    ).embedded
 
     output = tmp_path / "resumed.hdf5"
     rng = random.Random(13)
@@ -228,7 +235,9 @@ def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, b
         assert previous <= written  # nothing finished before is ever lost
         previous = written
     assert previous > 0
-    summary = embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), output, chunk_tokens=100, progress=False)
+    summary = embed_corpus(
+        Embedder(bilm, batch_tokens=256), read_sentences(source), output, chunk_tokens=100, progress=False
+    )
     assert summary.skipped > 0 and summary.embedded + summary.skipped == total
     assert not parts_dir(output).exists()
     assert_same_file(read_file(output), read_file(reference))
@@ -239,8 +248,23 @@ def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
     source = tmp_path / "input.txt"
     source.write_text("".join(f"line {i} says {i % 5} things\n" for i in range(200)), encoding="utf8")
     output = tmp_path / "out.hdf5"
-    command = [sys.executable, "-m", "spacy_elmo", "embed", str(source), str(output), "--weights", str(model_dir),
-               "--chunk-tokens", "50", "--batch-tokens", "64", "--no-progress", "--threads", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "spacy_elmo",
+        "embed",
+        str(source),
+        str(output),
+        "--weights",
+        str(model_dir),
+        "--chunk-tokens",
+        "50",
+        "--batch-tokens",
+        "64",
+        "--no-progress",
+        "--threads",
+        "1",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline and process.poll() is None and count_stored(output) < 1:

@@ -1,4 +1,5 @@
 """``spacy-elmo init-config``: a complete training config wired like the shipped ones."""
+
 import warnings
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Reading raw files: every format, every kind of damage, and restarting mid-file."""
+
 from __future__ import annotations
 
 import json

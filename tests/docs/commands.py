@@ -8,6 +8,7 @@ same Typer apps their console scripts call, with the same arguments. Anything el
 Training commands are capped so that a docs test stays fast: the overrides of :data:`CAPS` are
 appended to the command line, as a user could append them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -66,7 +67,7 @@ def run_command(argv: list[str]) -> Outcome:
     threads = torch.get_num_threads()
     try:
         with _loggers_as_before():
-            result = CliRunner().invoke(app, args + with_caps(argv)[len(argv):])
+            result = CliRunner().invoke(app, args + with_caps(argv)[len(argv) :])
     finally:
         torch.set_num_threads(threads)
     output = result.output
@@ -96,8 +97,10 @@ def _app_for(argv: list[str]):
 @contextlib.contextmanager
 def _loggers_as_before() -> Iterator[None]:
     """A command may attach a handler to the stream it was given, which the runner closes."""
-    loggers = [logging.getLogger(), *(logger for logger in logging.Logger.manager.loggerDict.values()
-                                      if isinstance(logger, logging.Logger))]
+    loggers = [
+        logging.getLogger(),
+        *(logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)),
+    ]
     saved = {logger: (list(logger.handlers), logger.level, logger.propagate) for logger in loggers}
     try:
         yield

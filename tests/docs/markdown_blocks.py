@@ -11,6 +11,7 @@ A marker is the last non-blank line before the opening fence:
 Every other ``python`` and ``bash`` block runs; a ``text`` block shows the output of the block
 before it and is compared with what that block printed.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,7 +58,7 @@ def read_blocks(page: Path) -> list[Block]:
         if end == len(lines):
             raise ValueError(f"{page.name}:{index + 1}: the code block is never closed")
         marker, argument = _marker_before(lines, index)
-        code = "\n".join(lines[index + 1:end]) + "\n"
+        code = "\n".join(lines[index + 1 : end]) + "\n"
         blocks.append(Block(page, index + 1, opening.group(1), code, marker, argument))
         index = end + 1
     return blocks

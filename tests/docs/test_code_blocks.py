@@ -6,6 +6,7 @@ run in a test says so with ``<!-- not-run: REASON -->`` (:mod:`.markdown_blocks`
 other ``python`` and ``bash`` block must run without error. ``ini`` blocks equal the shipped
 config they name; a ``text`` block is the output of the command before it, numbers aside.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -76,7 +77,9 @@ def run_bash(block: Block) -> str:
     printed = []
     for argv in command_lines(block.code):
         outcome = run_command(argv)
-        assert outcome.exit_code == 0, f"{block.where}: `{outcome.command}` exited with {outcome.exit_code}:\n{outcome.output}"
+        assert outcome.exit_code == 0, (
+            f"{block.where}: `{outcome.command}` exited with {outcome.exit_code}:\n{outcome.output}"
+        )
         printed.append(outcome.output)
     return "".join(printed)
 
@@ -86,7 +89,9 @@ def check_config_block(block: Block) -> None:
     shown = Config().from_str(_with_parent_sections(_without_comments(block.code)), interpolate=False)
     shipped = Config().from_disk(REPO_ROOT / block.argument, interpolate=False)
     for section in re.findall(r"^\[([^\]]+)\]", block.code, re.M):
-        assert _section(shown, section) == _section(shipped, section), f"{block.where}: [{section}] differs from {block.argument}"
+        assert _section(shown, section) == _section(shipped, section), (
+            f"{block.where}: [{section}] differs from {block.argument}"
+        )
 
 
 def _without_comments(text: str) -> str:

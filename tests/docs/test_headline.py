@@ -1,5 +1,6 @@
 """The README's headline table quotes the last report (``reports/results.json``): every number
 in it is that run's, rounded as shown."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,11 @@ NUMBER = r"[+-]?[\d,]*\.?\d+"
 def headline_rows() -> list[list[str]]:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("<!-- headline:start -->", 1)[1].split("<!-- headline:end -->", 1)[0]
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in section.splitlines() if line.startswith("|")]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("|")
+    ]
     return rows[2:]  # after the header and the rule
 
 
@@ -24,7 +28,7 @@ def numbers(cell: str) -> list[tuple[float, float]]:
     found = []
     for text in re.findall(NUMBER, cell):
         decimals = len(text.split(".")[1]) if "." in text else 0
-        found.append((float(text.replace(",", "")), 0.5 * 10 ** -decimals + 1e-12))
+        found.append((float(text.replace(",", "")), 0.5 * 10**-decimals + 1e-12))
     return found
 
 
@@ -37,7 +41,9 @@ def assert_shows(cell: str, *values: float) -> None:
 
 def test_the_headline_table_quotes_the_report():
     results = json.loads((REPO_ROOT / "reports" / "results.json").read_text(encoding="utf-8"))
-    compared = [c for c in results["comparisons"] if c["other"].endswith("-elmo") and c["baseline"].endswith("-baseline")]
+    compared = [
+        c for c in results["comparisons"] if c["other"].endswith("-elmo") and c["baseline"].endswith("-baseline")
+    ]
     rows = headline_rows()
     assert len(rows) == len(compared) > 0
     for row, comparison in zip(rows, compared):
@@ -53,7 +59,9 @@ def test_the_headline_table_quotes_the_report():
 
 def test_the_headline_sentence_on_spacy_pretraining_quotes_the_report():
     results = json.loads((REPO_ROOT / "reports" / "results.json").read_text(encoding="utf-8"))
-    compared = [c for c in results["comparisons"] if c["other"].endswith("-elmo") and c["baseline"].endswith("-spacy-pretrain")]
+    compared = [
+        c for c in results["comparisons"] if c["other"].endswith("-elmo") and c["baseline"].endswith("-spacy-pretrain")
+    ]
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("<!-- headline:start -->", 1)[1].split("<!-- headline:end -->", 1)[0]
     (sentence,) = [line for line in section.splitlines() if "spacy pretrain" in line]

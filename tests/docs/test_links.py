@@ -1,5 +1,6 @@
 """What the pages point to exists: relative links and their #anchors, and every repository path
 they name in backticks (a file that moves must take its mentions along)."""
+
 from __future__ import annotations
 
 import re
@@ -13,6 +14,8 @@ BENCHMARKS = [REPO_ROOT / "benchmarks" / "README.md", REPO_ROOT / "benchmarks" /
 LINKED_PAGES = PAGES + BENCHMARKS
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 REPO_PATH = re.compile(r"`((?:spacy_elmo|tests|configs|benchmarks|scripts|tools|docs|reports)/[^`\s]*)`")
+
+
 #: Paths of issue 29's new layout, written by the module moves of another branch; the docs name
 #: them already. Empty this set once both branches are merged: every path must then exist.
 def slug(heading: str) -> str:
@@ -43,7 +46,9 @@ def test_relative_links_and_anchors_exist(page):
             assert anchor in anchors(linked), f"{page.name}: {linked.name} has no heading #{anchor}"
 
 
-@pytest.mark.parametrize("page", PAGES + BENCHMARKS[:1], ids=[str(p.relative_to(REPO_ROOT)) for p in PAGES + BENCHMARKS[:1]])
+@pytest.mark.parametrize(
+    "page", PAGES + BENCHMARKS[:1], ids=[str(p.relative_to(REPO_ROOT)) for p in PAGES + BENCHMARKS[:1]]
+)
 def test_named_repository_paths_exist(page):
     for named in REPO_PATH.findall(prose(page)):
         found = list(REPO_ROOT.glob(named.rstrip("/"))) if "*" in named else [REPO_ROOT / named]

@@ -1,5 +1,6 @@
 """The folder the docs' code blocks run in: tiny weights, texts and corpora at the paths the
 blocks name, so that a page's blocks run as a reader would run them in their own folder."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,9 @@ SENTENCES = [
 
 def sentences(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return [rng.choice(SENTENCES).format(p=rng.choice(PEOPLE), q=rng.choice(PEOPLE), l=rng.choice(PLACES))
-            for _ in range(n)]
+    return [
+        rng.choice(SENTENCES).format(p=rng.choice(PEOPLE), q=rng.choice(PEOPLE), l=rng.choice(PLACES)) for _ in range(n)
+    ]
 
 
 def labelled_docs(nlp, n: int, seed: int) -> list:
@@ -54,7 +56,8 @@ def build_assets(root: Path) -> Path:
     (root / "train.txt").write_text("\n".join(sentences(300, seed=4)) + "\n", encoding="utf-8")
     (root / "dev.txt").write_text("\n".join(sentences(20, seed=5)) + "\n", encoding="utf-8")
     (root / "text.jsonl").write_text(
-        "".join(json.dumps({"text": text}) + "\n" for text in sentences(40, seed=6)), encoding="utf-8")
+        "".join(json.dumps({"text": text}) + "\n" for text in sentences(40, seed=6)), encoding="utf-8"
+    )
 
     nlp = spacy.blank("en")
     DocBin(docs=labelled_docs(nlp, 40, seed=0)).to_disk(root / "train.spacy")
@@ -67,13 +70,17 @@ def _train_ner_elmo(root: Path) -> None:
     """``training/ner_elmo/model-best``: the shipped NER config trained for two steps."""
     from spacy.cli.train import train
 
-    train(REPO_ROOT / "configs" / "ner_elmo.cfg", root / "training" / "ner_elmo", overrides={
-        "paths.train": str(root / "train.spacy"),
-        "paths.dev": str(root / "dev.spacy"),
-        "paths.elmo": str(root / "path" / "to" / "weights"),
-        "training.max_steps": 2,
-        "training.eval_frequency": 1,
-    })
+    train(
+        REPO_ROOT / "configs" / "ner_elmo.cfg",
+        root / "training" / "ner_elmo",
+        overrides={
+            "paths.train": str(root / "train.spacy"),
+            "paths.dev": str(root / "dev.spacy"),
+            "paths.elmo": str(root / "path" / "to" / "weights"),
+            "training.max_steps": 2,
+            "training.eval_frequency": 1,
+        },
+    )
 
 
 def page_workdir(assets: Path, workdir: Path) -> Path:

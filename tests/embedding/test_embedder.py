@@ -1,6 +1,7 @@
 """The Embedder as an object: its settings, its copies and pickles (an empty word cache, the
 biLM shared), the device tensor of one batch, and the Thinc layer's embedder, which survives
 ``Model.copy``/``deepcopy`` and stays out of the model's bytes."""
+
 import copy
 import pickle
 

@@ -1,4 +1,5 @@
 """Writing and reading weights: exact round trips, and clear errors for bad files."""
+
 import json
 import shutil
 
@@ -49,7 +50,10 @@ def test_allennlp_round_trip_keeps_the_softmax(tmp_path):
 def test_reference_file_round_trip(allennlp_fixtures, tmp_path):
     original = BiLM.from_allennlp(allennlp_fixtures / "options.json", allennlp_fixtures / "lm_weights.hdf5")
     original.to_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5")
-    with h5py.File(allennlp_fixtures / "lm_weights.hdf5", "r") as theirs, h5py.File(tmp_path / "weights.hdf5", "r") as ours:
+    with (
+        h5py.File(allennlp_fixtures / "lm_weights.hdf5", "r") as theirs,
+        h5py.File(tmp_path / "weights.hdf5", "r") as ours,
+    ):
         names = []
         theirs.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
         for name in names:

@@ -1,6 +1,7 @@
 """``spacy_elmo.BiLM.v1``: lazy construction, layers per Doc, batching budget, gradients,
 and serialization that carries the biLM's own sizes (and no pickle).
 """
+
 import numpy
 import pytest
 import spacy
@@ -11,9 +12,9 @@ from spacy.util import registry
 import spacy_elmo.embedding.embedder as embedder_module
 import spacy_elmo.models.pytorch_wrapper as torch_bilm_module
 from spacy_elmo import BiLM, embed_layers
+from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
 from spacy_elmo.models.doc_layers import get_embedder
-from spacy_elmo.config import TINY_CONFIG
 
 TINY_SIZES = dict(
     char_embed_dim=TINY_CONFIG.char_embed_dim,
@@ -66,7 +67,11 @@ def test_layers_per_doc_match_embed_layers(vocab, bilm):
 
 @pytest.mark.parametrize(
     "word_cache_words,module,spied,train",
-    [(0, embedder_module, "run_batch", False), (100, embedder_module, "run_batch", False), (100, torch_bilm_module, "encode_padded", True)],
+    [
+        (0, embedder_module, "run_batch", False),
+        (100, embedder_module, "run_batch", False),
+        (100, torch_bilm_module, "encode_padded", True),
+    ],
 )
 def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch, word_cache_words, module, spied, train):
     shapes = []

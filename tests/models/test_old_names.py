@@ -1,4 +1,5 @@
 """Names users could import from ``spacy_elmo.models`` before issue 29 renamed them still work."""
+
 from spacy_elmo import models
 from spacy_elmo.models.scalar_mix import mix_softmax_weights
 from spacy_elmo.models.standalone import elmo_layers_node

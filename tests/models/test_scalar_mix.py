@@ -1,4 +1,5 @@
 """The learned layer mix: its starting point, its gradients, layer norm and layer dropout."""
+
 import numpy
 import pytest
 
@@ -37,7 +38,9 @@ def test_weights_and_gamma_apply():
     weights = numpy.exp([0.0, 1.0, 2.0]) / numpy.exp([0.0, 1.0, 2.0]).sum()
     numpy.testing.assert_allclose(mix_softmax_weights(model), weights, rtol=1e-6)
     X = inputs()
-    numpy.testing.assert_allclose(model.predict(X)[0], 0.5 * numpy.tensordot(weights, X[0], axes=(0, 0)), rtol=1e-5, atol=1e-6)
+    numpy.testing.assert_allclose(
+        model.predict(X)[0], 0.5 * numpy.tensordot(weights, X[0], axes=(0, 0)), rtol=1e-5, atol=1e-6
+    )
 
 
 def loss_and_grads(model, X, R):
@@ -108,6 +111,7 @@ def test_rejects_bad_dropout():
 
 
 # -- fixed layer weights ----------------------------------------------------------------
+
 
 def make_fixed(weights, layer_norm=False):
     model = scalar_mix(layer_norm=layer_norm, fixed_layer_weights=weights)
@@ -199,7 +203,9 @@ def test_weights_l2_pulls_the_mix_towards_the_average():
     numpy.testing.assert_array_equal(plain.get_grad("a"), numpy.zeros(N_LAYERS))
 
 
-@pytest.mark.parametrize("kwargs", [{"mix_dropout": 1.0}, {"mix_dropout": -0.1}, {"weights_l2": -1.0}, {"weights_l2": float("nan")}])
+@pytest.mark.parametrize(
+    "kwargs", [{"mix_dropout": 1.0}, {"mix_dropout": -0.1}, {"weights_l2": -1.0}, {"weights_l2": float("nan")}]
+)
 def test_recipe_options_refuse_bad_values(kwargs):
     with pytest.raises(ValueError):
         scalar_mix(**kwargs)

@@ -1,4 +1,5 @@
 """``spacy_elmo.ElmoStandalone.v1`` and the two ``replace_listeners`` hooks, without a pipeline."""
+
 import numpy
 import pytest
 import spacy
@@ -7,9 +8,9 @@ from spacy.tokens import Doc
 from spacy.util import registry
 
 from spacy_elmo import BiLM
-from spacy_elmo.models import elmo_layers_node, build_bilm_model, build_elmo_standalone, get_bilm, set_bilm
-from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE, replace_listener_cfg
 from spacy_elmo.config import TINY_CONFIG
+from spacy_elmo.models import build_bilm_model, build_elmo_standalone, elmo_layers_node, get_bilm, set_bilm
+from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE, replace_listener_cfg
 
 LISTENER = {
     "@architectures": "spacy_elmo.ElmoListener.v1",

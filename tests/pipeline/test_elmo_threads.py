@@ -1,5 +1,6 @@
 """One pipeline shared by several threads gives every Doc exactly the vectors a single thread
 gives it: the word cache, the derived weight tables and the feature cache are shared state."""
+
 import random
 import sys
 import threading

@@ -1,5 +1,6 @@
 """--auto-resume: the same inputs continue an interrupted run (ending where an uninterrupted run
 does), other inputs start over, and a folder that is not a run is never deleted."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import PretrainError, pretrain
-from spacy_elmo.pretrain.resume import content_digest, describe_inputs, resume_or_start_over
 from spacy_elmo.pretrain.output_folder import read_metrics
+from spacy_elmo.pretrain.resume import content_digest, describe_inputs, resume_or_start_over
 
 from .conftest import TINY_CONFIG, tiny_settings
 
@@ -62,7 +63,9 @@ def test_a_run_without_a_checkpoint_starts_over(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["inputs.json"]
 
 
-@pytest.mark.parametrize("content", [["notes.txt"], ["config.cfg", "meta.json"]], ids=["any-folder", "a-spacy-pipeline"])
+@pytest.mark.parametrize(
+    "content", [["notes.txt"], ["config.cfg", "meta.json"]], ids=["any-folder", "a-spacy-pipeline"]
+)
 def test_a_folder_that_is_not_a_run_is_never_deleted(corpus_dir, tmp_path, content):
     out = tmp_path / "mine"
     out.mkdir()
@@ -107,8 +110,21 @@ def test_the_command_resumes_a_finished_run_and_starts_over_on_new_text(corpus_d
     train = tmp_path / "train.txt"
     shutil.copy(corpus_dir / "train.txt", train)
     out = tmp_path / "out"
-    args = ["pretrain", str(TINY_CONFIG), str(out), "--auto-resume", "--quiet", "--paths.train", str(train),
-            "--paths.dev", str(corpus_dir / "dev.txt"), "--training.max_steps", "3", "--training.eval_every", "3"]
+    args = [
+        "pretrain",
+        str(TINY_CONFIG),
+        str(out),
+        "--auto-resume",
+        "--quiet",
+        "--paths.train",
+        str(train),
+        "--paths.dev",
+        str(corpus_dir / "dev.txt"),
+        "--training.max_steps",
+        "3",
+        "--training.eval_every",
+        "3",
+    ]
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output
     (out / "mark.txt").write_text("gone when the run starts over")

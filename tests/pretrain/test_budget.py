@@ -1,5 +1,6 @@
 """The token budget, run.json (why a run stopped) and exact resumption with the recipe's
 dropout between LSTM layers and learning-rate decay."""
+
 import json
 import logging
 
@@ -15,7 +16,13 @@ FAST = {"training__eval_every": 1000, "training__checkpoint_every": 1000, "softm
 
 
 def _tokens_per_step(corpus_dir, tmp_path, steps):
-    settings, _ = tiny_settings(corpus_dir, training__max_steps=steps, training__eval_every=1, training__checkpoint_every=1000, softmax__n_negatives=16)
+    settings, _ = tiny_settings(
+        corpus_dir,
+        training__max_steps=steps,
+        training__eval_every=1,
+        training__checkpoint_every=1000,
+        softmax__n_negatives=16,
+    )
     pretrain(settings, tmp_path / "every-step", progress=False)
     return [r["tokens"] for r in read_metrics(tmp_path / "every-step" / "metrics.jsonl")]
 
@@ -45,7 +52,9 @@ def test_max_tokens_stops_after_the_step_that_reaches_it(corpus_dir, tmp_path):
 
 
 def test_the_time_guard_is_named_in_run_json_and_in_a_plain_line(corpus_dir, tmp_path, caplog):
-    settings, _ = tiny_settings(corpus_dir, training__max_steps=100000, training__max_tokens=10**9, training__max_minutes=0.0005, **FAST)
+    settings, _ = tiny_settings(
+        corpus_dir, training__max_steps=100000, training__max_tokens=10**9, training__max_minutes=0.0005, **FAST
+    )
     with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
         result = pretrain(settings, tmp_path / "out", progress=False)
     record = RunSummary.from_disk(tmp_path / "out")
@@ -60,9 +69,15 @@ def test_resume_with_lstm_dropout_and_decay_matches_an_uninterrupted_run_exactly
     # Cut by the time guard at some step, then resumed without it: the schedule depends only on
     # the budget, so the weights and the evaluations must come out bit for bit the same.
     recipe = {
-        "training__max_steps": 1000, "training__max_tokens": 6000, "training__warmup_steps": 3,
-        "training__lr_decay": "cosine", "training__min_learning_rate": 0.001, "training__dropout": 0.2,
-        "training__lstm_dropout": 0.3, "training__eval_every": 4, "training__checkpoint_every": 1000,
+        "training__max_steps": 1000,
+        "training__max_tokens": 6000,
+        "training__warmup_steps": 3,
+        "training__lr_decay": "cosine",
+        "training__min_learning_rate": 0.001,
+        "training__dropout": 0.2,
+        "training__lstm_dropout": 0.3,
+        "training__eval_every": 4,
+        "training__checkpoint_every": 1000,
         "softmax__n_negatives": 16,
     }
     settings, _ = tiny_settings(corpus_dir, **recipe)

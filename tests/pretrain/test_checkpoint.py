@@ -1,6 +1,7 @@
 """Checkpoints: plain data only, atomic, and they bring every random generator back; their
 content: the keys earlier releases wrote, read back from files in that layout (written here
 without CheckpointState), and a resume from them that ends where an uninterrupted run does."""
+
 from __future__ import annotations
 
 import pickle
@@ -28,7 +29,12 @@ from .conftest import tiny_settings
 
 
 def draws(generator):
-    return (random.random(), float(numpy.random.rand()), float(torch.rand(1)), float(torch.rand(1, generator=generator)))
+    return (
+        random.random(),
+        float(numpy.random.rand()),
+        float(torch.rand(1)),
+        float(torch.rand(1, generator=generator)),
+    )
 
 
 def test_random_states_come_back_exactly(tmp_path):
@@ -63,7 +69,9 @@ def test_arbitrary_pickled_objects_are_refused(tmp_path):
             return (print, ("this would run on load",))
 
     path = tmp_path / "c.pt"
-    torch.save({"format": "spacy-elmo-pretrain-checkpoint", "version": 1, "payload": Sneaky()}, path, pickle_module=pickle)
+    torch.save(
+        {"format": "spacy-elmo-pretrain-checkpoint", "version": 1, "payload": Sneaky()}, path, pickle_module=pickle
+    )
     with pytest.raises(CheckpointError, match="UnpicklingError") as caught:
         load_checkpoint(path)
     assert isinstance(caught.value.__cause__, pickle.UnpicklingError)
@@ -77,14 +85,29 @@ def test_other_files_are_not_taken_for_checkpoints(tmp_path):
 
 # What every release so far has written, in this order (after "format" and "version").
 LEGACY_KEYS = [
-    "step", "tokens", "best_score", "since_eval", "elapsed_seconds", "decay_start_tokens",
-    "n_shards", "shards", "rng", "model_config", "model", "optimizer",
+    "step",
+    "tokens",
+    "best_score",
+    "since_eval",
+    "elapsed_seconds",
+    "decay_start_tokens",
+    "n_shards",
+    "shards",
+    "rng",
+    "model_config",
+    "model",
+    "optimizer",
 ]
 # Keys this release adds after them: the training text's fingerprint.
 NEW_KEYS = ["train_files"]
 # Keys that the first releases did not write yet.
 LATER_KEYS = ("since_eval", "elapsed_seconds", "decay_start_tokens", *NEW_KEYS)
-OPTIONS = {"training__checkpoint_every": 3, "training__eval_every": 3, "softmax__n_negatives": 16, "training__lstm_dropout": 0.2}
+OPTIONS = {
+    "training__checkpoint_every": 3,
+    "training__eval_every": 3,
+    "softmax__n_negatives": 16,
+    "training__lstm_dropout": 0.2,
+}
 
 
 def run(corpus_dir, out, steps, resume=False):
@@ -112,7 +135,9 @@ def test_state_reads_back_what_it_wrote(runs, tmp_path):
     assert state.progress.step == 3 and state.n_shards == 1 and set(state.shards) == {0}
     state.save(tmp_path / "again.pt")
     again = CheckpointState.load(tmp_path / "again.pt")
-    assert again.progress == state.progress and again.shards == state.shards and again.model_config == state.model_config
+    assert (
+        again.progress == state.progress and again.shards == state.shards and again.model_config == state.model_config
+    )
     for name, tensor in state.model.items():
         assert torch.equal(again.model[name], tensor), name
 

@@ -1,5 +1,6 @@
 """One hierarchy: every error pretraining raises for the user is a PretrainError (which is all
 ``spacy-elmo pretrain`` catches), keeps its built-in type, and names the file at fault."""
+
 from __future__ import annotations
 
 import errno
@@ -43,8 +44,15 @@ def run(tmp_path, *args):
 def test_a_full_disk_while_logging_metrics_is_one_line_naming_the_file(tmp_path, corpus_dir, monkeypatch):
     with full_disk_for(monkeypatch, "metrics.jsonl"):
         result = run(
-            tmp_path, "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
-            "--training.max_steps", "2", "--training.eval_every", "1",
+            tmp_path,
+            "--paths.train",
+            str(corpus_dir / "train.txt"),
+            "--paths.dev",
+            str(corpus_dir / "dev.txt"),
+            "--training.max_steps",
+            "2",
+            "--training.eval_every",
+            "1",
         )
     assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
     metrics = tmp_path / "out" / "metrics.jsonl"

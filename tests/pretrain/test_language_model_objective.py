@@ -1,4 +1,5 @@
 """The objective cannot peek: forward predictions ignore later tokens, backward ones earlier."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """spacy-elmo perplexity: a saved biLM scored apart from its run gives the numbers the run logged."""
+
 from __future__ import annotations
 
 import json

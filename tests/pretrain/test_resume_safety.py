@@ -1,5 +1,6 @@
 """--resume: a damaged checkpoint or a full disk is one clear line naming the file; changed
 settings are refused or reported; a run already at max_steps re-exports model-last."""
+
 from __future__ import annotations
 
 import logging
@@ -11,9 +12,8 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.errors import CheckpointError
 from spacy_elmo.pretrain.checkpoint import load_checkpoint, save_checkpoint
-from spacy_elmo.pretrain.errors import ResumeSettingsError
+from spacy_elmo.pretrain.errors import CheckpointError, ResumeSettingsError
 
 from ..conftest import full_disk_for
 from .conftest import TINY_CONFIG, tiny_settings
@@ -49,9 +49,26 @@ def test_an_empty_checkpoint_is_one_clear_error(corpus_dir, finished_run, tmp_pa
 
     from spacy_elmo.cli import app
 
-    result = CliRunner().invoke(app, ["pretrain", str(TINY_CONFIG), str(out), "--resume", "--quiet",
-                                      "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
-                                      "--training.max_steps", "6", "--training.checkpoint_every", "3", "--training.eval_every", "3"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "pretrain",
+            str(TINY_CONFIG),
+            str(out),
+            "--resume",
+            "--quiet",
+            "--paths.train",
+            str(corpus_dir / "train.txt"),
+            "--paths.dev",
+            str(corpus_dir / "dev.txt"),
+            "--training.max_steps",
+            "6",
+            "--training.checkpoint_every",
+            "3",
+            "--training.eval_every",
+            "3",
+        ],
+    )
     assert result.exit_code == 1
     assert "checkpoint.pt is empty" in result.output and "Aborted" not in result.output
 
@@ -98,7 +115,7 @@ def test_a_real_full_disk_while_saving(tmp_path):
     )
     mount = tmp_path / "mnt"
     mount.mkdir()
-    shell = f"mount -t tmpfs -o size=64k tmpfs {mount} && {sys.executable} -c \"$0\" {mount}"
+    shell = f'mount -t tmpfs -o size=64k tmpfs {mount} && {sys.executable} -c "$0" {mount}'
     result = subprocess.run([unshare, "-rm", "sh", "-c", shell, script], capture_output=True, text=True, timeout=120)
     if "mount:" in result.stderr:
         pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
@@ -115,7 +132,9 @@ def test_changed_model_sizes_are_refused(corpus_dir, finished_run, tmp_path):
 
 def test_changed_seed_is_reported_as_ignored_and_batch_size_as_applied(corpus_dir, finished_run, tmp_path, caplog):
     out = copy_run(finished_run, tmp_path)
-    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 8}, system__seed=5, training__batch_tokens=1000)
+    settings, _ = tiny_settings(
+        corpus_dir, **{**STEPS, "training__max_steps": 8}, system__seed=5, training__batch_tokens=1000
+    )
     with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
         pretrain(settings, out, resume=True, progress=False)
     assert "--resume ignores the changed system.seed (0 -> 5)" in caplog.text
@@ -145,8 +164,9 @@ def test_resume_at_max_steps_rewrites_model_last_from_the_checkpoint(corpus_dir,
 def test_the_torch_minimum_has_no_known_weights_only_hole():
     """torch.load(weights_only=True) could run code before 2.6 and corrupt memory before 2.10."""
     import re
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     root = Path(__file__).resolve().parents[2]
     requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
@@ -166,8 +186,11 @@ def test_a_rewritten_training_text_is_refused_on_resume(corpus_dir, tmp_path, ca
     lines = original.decode("utf8").splitlines(keepends=True)
     train.write_bytes("".join(reversed(lines)).encode("utf8"))  # same size, other content
     settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 8}, paths__train=str(train))
-    with pytest.raises(ResumeSettingsError, match=r"the training text changed since the run began \(train.txt has other "
-                                                  r"content \(same size, another SHA-256\)\)"):
+    with pytest.raises(
+        ResumeSettingsError,
+        match=r"the training text changed since the run began \(train.txt has other "
+        r"content \(same size, another SHA-256\)\)",
+    ):
         pretrain(settings, out, resume=True, progress=False)
     train.write_bytes(original[: len(original) // 2])
     with pytest.raises(ResumeSettingsError, match=r"train.txt changed size"):
@@ -196,9 +219,23 @@ def test_a_full_disk_while_writing_model_best_is_one_line(corpus_dir, tmp_path, 
 
     out = tmp_path / "out"
     with full_disk_for(monkeypatch, "model-best/weights.hdf5.tmp"):
-        result = CliRunner().invoke(app, ["pretrain", str(TINY_CONFIG), str(out), "--quiet",
-                                          "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
-                                          "--training.max_steps", "3", "--training.eval_every", "3"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "pretrain",
+                str(TINY_CONFIG),
+                str(out),
+                "--quiet",
+                "--paths.train",
+                str(corpus_dir / "train.txt"),
+                "--paths.dev",
+                str(corpus_dir / "dev.txt"),
+                "--training.max_steps",
+                "3",
+                "--training.eval_every",
+                "3",
+            ],
+        )
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines()[-1] == (
         f"Error: Could not write the model {out / 'model-best' / 'weights.hdf5.tmp'} (No space left on device); "

@@ -1,4 +1,5 @@
 """Shared by the project's tests: running a command of the app (``python -m scripts``) in this process."""
+
 from typing import Callable, Sequence
 
 import pytest
@@ -25,10 +26,15 @@ def _write_assets(path, assets: dict):
     sha256, extract_to, members, strip}}``: each archive kept in assets/downloads/."""
     import srsly
 
-    entries = [{"dest": f"assets/downloads/{asset['archive']}", "sha256": asset["sha256"],
-                "description": name,
-                "fetch": {"name": name, **{k: v for k, v in asset.items() if k not in ("archive", "sha256")}}}
-               for name, asset in assets.items()]
+    entries = [
+        {
+            "dest": f"assets/downloads/{asset['archive']}",
+            "sha256": asset["sha256"],
+            "description": name,
+            "fetch": {"name": name, **{k: v for k, v in asset.items() if k not in ("archive", "sha256")}},
+        }
+        for name, asset in assets.items()
+    ]
     srsly.write_yaml(path, {"assets": entries})
     return path
 

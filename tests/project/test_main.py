@@ -1,5 +1,6 @@
 """The app (scripts/__main__.py): one command per workflow step, `--threads` before any of them,
 and every line of project.yml that calls it names a command and options it has."""
+
 from __future__ import annotations
 
 import shlex
@@ -15,14 +16,29 @@ from scripts.__main__ import app
 from scripts.workflow.parallel.weasel_api import load_project
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["fetch", "preprocess brown", "preprocess wnut", "preprocess text", "preprocess genres", "train-seeds",
-            "train-probes", "spacy-pretrain", "tune-recipe", "evaluate", "report", "report-textcat", "probe-report",
-            "run-workflow", "timed"]
+COMMANDS = [
+    "fetch",
+    "preprocess brown",
+    "preprocess wnut",
+    "preprocess text",
+    "preprocess genres",
+    "train-seeds",
+    "train-probes",
+    "spacy-pretrain",
+    "tune-recipe",
+    "evaluate",
+    "report",
+    "report-textcat",
+    "probe-report",
+    "run-workflow",
+    "timed",
+]
 
 
 def test_python_m_scripts_lists_the_commands():
-    proc = subprocess.run([sys.executable, "-m", "scripts", "--help"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scripts", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     listed = {line.split()[0] for line in proc.stdout.split("Commands:")[1].splitlines() if line.strip()}
     assert listed == {name.split()[0] for name in COMMANDS}
@@ -57,8 +73,9 @@ def test_every_step_calls_the_app_or_the_library():
         assert line.startswith(("python -m scripts ", "python -m spacy_elmo ")), (name, line)
 
 
-@pytest.mark.parametrize("step, line", [item for item in project_script_lines()
-                                        if item[1].startswith("python -m scripts ")])
+@pytest.mark.parametrize(
+    "step, line", [item for item in project_script_lines() if item[1].startswith("python -m scripts ")]
+)
 def test_each_project_line_parses_as_a_command_of_the_app(step, line):
     """Click parses the line as the app would (options, arguments, subcommands) without running it."""
     args = shlex.split(line)[3:]

@@ -1,5 +1,6 @@
 """project.yml's own rules: the runner times the steps (no clock lines), one threads setting,
 and spaCy's pretraining reads its budget from a file the steps declare."""
+
 from __future__ import annotations
 
 import re
@@ -47,7 +48,11 @@ def test_the_spacy_pretraining_budget_is_a_declared_file(config, commands):
     budget = config["vars"]["bilm_cpu_time"]
     assert budget == "training/bilm/cpu_time.json"
     pretrain = commands["pretrain"]
-    assert [line for line in pretrain["script"] if line.startswith(f"python -m scripts timed {budget} -m spacy_elmo pretrain ")]
+    assert [
+        line
+        for line in pretrain["script"]
+        if line.startswith(f"python -m scripts timed {budget} -m spacy_elmo pretrain ")
+    ]
     assert f"{budget}/" in pretrain["outputs"]
     for name in ("spacy-pretrain-ner", "spacy-pretrain-tagger"):
         (line,) = commands[name]["script"]

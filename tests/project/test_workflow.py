@@ -12,6 +12,7 @@ parallel run has the weights of the same seeds trained again on their own, and t
 README's results section is rewritten. The later workflows run under `spacy project run`,
 which records no step times (their report says so).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,13 +44,28 @@ N_SMALL = 60
 # (word, Brown tag) pools for generated sentences
 DETS = [("the", "at"), ("a", "at"), ("this", "dt")]
 ADJS = [("old", "jj"), ("new", "jj"), ("high", "jj"), ("small", "jj"), ("green", "jj")]
-NOUNS = [("bank", "nn"), ("river", "nn"), ("jury", "nn"), ("rate", "nn"), ("city", "nn"),
-         ("man", "nn"), ("letter", "nn"), ("boat", "nn"), ("house", "nn"), ("court", "nn")]
+NOUNS = [
+    ("bank", "nn"),
+    ("river", "nn"),
+    ("jury", "nn"),
+    ("rate", "nn"),
+    ("city", "nn"),
+    ("man", "nn"),
+    ("letter", "nn"),
+    ("boat", "nn"),
+    ("house", "nn"),
+    ("court", "nn"),
+]
 NAMES = [("Fulton", "np"), ("Atlanta", "np"), ("Mary", "np"), ("Texas", "np")]
 VERBS = [("said", "vbd"), ("raised", "vbd"), ("saw", "vbd"), ("left", "vbd"), ("found", "vbd")]
 PREPS = [("by", "in"), ("of", "in"), ("near", "in"), ("in", "in")]
-ENTITIES = {"person": ["Justin Bieber", "Mary Smith", "Obama"], "geo-loc": ["New York", "Texas", "Paris"],
-            "company": ["Apple", "Google"], "facility": ["Empire State Building"], "product": ["iPhone"]}
+ENTITIES = {
+    "person": ["Justin Bieber", "Mary Smith", "Obama"],
+    "geo-loc": ["New York", "Texas", "Paris"],
+    "company": ["Apple", "Google"],
+    "facility": ["Empire State Building"],
+    "product": ["iPhone"],
+}
 FILLER = ["I", "love", "going", "to", "see", "lol", "today", "with", "at", "!", "so", "cool", "#fun"]
 
 
@@ -144,9 +160,13 @@ def project(tmp_path_factory, write_assets) -> dict:
     archives = make_archives(base / "archives", assets)
     for name, path in archives.items():
         assets[name]["sha256"] = _sha(path)
-    assets_file = write_assets(base / "assets.yml", {
-        name: {key: asset[key] for key in ("client", "spec", "archive", "sha256", "extract_to", "members", "strip")}
-        for name, asset in assets.items()})
+    assets_file = write_assets(
+        base / "assets.yml",
+        {
+            name: {key: asset[key] for key in ("client", "spec", "archive", "sha256", "extract_to", "members", "strip")}
+            for name, asset in assets.items()
+        },
+    )
     proj = base / "project"
     proj.mkdir()
     for name in ("project.yml", "scripts", "configs"):
@@ -157,20 +177,39 @@ def project(tmp_path_factory, write_assets) -> dict:
 
 def tiny_vars(assets_file: Path, **extra: str) -> List[str]:
     values = {
-        "assets_file": str(assets_file), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": NER_SEEDS,
-        "tagger_seeds": "0", "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_tokens": "3000",
-        "pretrain_eval_every": "5", "adapt_max_tokens": "1000", "adapt_eval_every": "2",
-        "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
-        "tagger_max_steps": "6", "tagger_small_max_steps": "4", "tagger_eval_frequency": "3",
-        "tagger_dev_limit": "0", "readme": "README.md", "results_page": "README.md", "report_command": "pytest test_workflow.py",
+        "assets_file": str(assets_file),
+        "n_small": str(N_SMALL),
+        "small_seeds": SEEDS,
+        "ner_seeds": NER_SEEDS,
+        "tagger_seeds": "0",
+        "bilm_config": "configs/bilm_tiny.cfg",
+        "pretrain_max_tokens": "3000",
+        "pretrain_eval_every": "5",
+        "adapt_max_tokens": "1000",
+        "adapt_eval_every": "2",
+        "ner_max_steps": "6",
+        "ner_small_max_steps": "4",
+        "ner_eval_frequency": "3",
+        "tagger_max_steps": "6",
+        "tagger_small_max_steps": "4",
+        "tagger_eval_frequency": "3",
+        "tagger_dev_limit": "0",
+        "readme": "README.md",
+        "results_page": "README.md",
+        "report_command": "pytest test_workflow.py",
         **extra,
     }
     return [f"--vars.{key}={value}" for key, value in values.items()]
 
 
 def run_workflow(project: dict, *var_args: str, archives_dir: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
-           "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
     cmd = [sys.executable, "-m", "scripts", "run-workflow", "all", str(project["dir"]), "--jobs", "2", *var_args]
     # alone on 2 cores the whole run takes 2-3 minutes; the limit only catches a hang, with room
     # for a machine shared with other work
@@ -212,8 +251,9 @@ def test_published_weights_are_extra_assets_with_urls():
 def test_project_assets_command_works_offline(tmp_path):
     """`spacy project assets` only reports (no URL to fetch): it must not crash."""
     (tmp_path / "project.yml").symlink_to(ROOT / "project.yml")
-    proc = subprocess.run([sys.executable, "-m", "spacy", "project", "assets", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "assets", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, plain(proc)
     assert "add this file yourself" in plain(proc)
 
@@ -236,8 +276,11 @@ def test_workflow_end_to_end(project):
     assert not (proj / "project.lock").exists() or "fetch" not in srsly.read_yaml(proj / "project.lock")
 
     # 2. good archives, but pretraining fails (a missing biLM config): fetch + preprocess done
-    proc = run_workflow(project, *tiny_vars(project["assets_file"], bilm_config="configs/missing.cfg"),
-                        archives_dir=archives["brown"].parent)
+    proc = run_workflow(
+        project,
+        *tiny_vars(project["assets_file"], bilm_config="configs/missing.cfg"),
+        archives_dir=archives["brown"].parent,
+    )
     out = plain(proc)
     assert proc.returncode != 0
     assert "configs/missing.cfg" in out, out[-3000:]
@@ -265,26 +308,42 @@ def test_workflow_end_to_end(project):
         assert (proj / "training" / folder / "model-best" / "config.json").is_file(), folder
     assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) >= 1
     # adaptation starts from the pretrained biLM and keeps its vocabulary
-    assert json.loads((proj / "training/bilm-adapted-ner/vocab.json").read_text()) == \
-        json.loads((proj / "training/bilm/vocab.json").read_text())
-    seeds_of = {"ner-baseline": NER_SEEDS, "ner-elmo": NER_SEEDS, "ner-elmo-adapted": NER_SEEDS,
-                "tagger-baseline": "0", "tagger-elmo": "0", "tagger-small-baseline": SEEDS,
-                "tagger-small-elmo": SEEDS, "tagger-small-elmo-adapted": SEEDS, "ner-spacy-pretrain": NER_SEEDS,
-                "tagger-small-spacy-pretrain": SEEDS}
+    assert json.loads((proj / "training/bilm-adapted-ner/vocab.json").read_text()) == json.loads(
+        (proj / "training/bilm/vocab.json").read_text()
+    )
+    seeds_of = {
+        "ner-baseline": NER_SEEDS,
+        "ner-elmo": NER_SEEDS,
+        "ner-elmo-adapted": NER_SEEDS,
+        "tagger-baseline": "0",
+        "tagger-elmo": "0",
+        "tagger-small-baseline": SEEDS,
+        "tagger-small-elmo": SEEDS,
+        "tagger-small-elmo-adapted": SEEDS,
+        "ner-spacy-pretrain": NER_SEEDS,
+        "tagger-small-spacy-pretrain": SEEDS,
+    }
     for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
             assert (proj / "training" / setting / f"seed{seed}" / "model-best" / "meta.json").is_file(), setting
             scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
             assert scores["model_sha256"]
-            assert ("ents_f" in scores and "ents_per_type" in scores) if setting.startswith("ner") else "tag_acc" in scores
+            assert (
+                ("ents_f" in scores and "ents_per_type" in scores) if setting.startswith("ner") else "tag_acc" in scores
+            )
             assert json.loads((proj / "metrics" / f"{setting}.seed{seed}.docs.json").read_text())["counts"]
     upos = set("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
     for setting in ("tagger-baseline", "tagger-elmo"):  # the taggers learn UPOS, not Brown tags
         meta = json.loads((proj / "training" / setting / "seed0" / "model-best" / "meta.json").read_text())
         assert meta["labels"]["tagger"] and set(meta["labels"]["tagger"]) <= upos, setting
     # the adapted settings read the adapted biLMs
-    for setting, folder in (("ner-elmo-adapted", "bilm-adapted-ner"), ("tagger-small-elmo-adapted", "bilm-adapted-tagger")):
-        config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False)
+    for setting, folder in (
+        ("ner-elmo-adapted", "bilm-adapted-ner"),
+        ("tagger-small-elmo-adapted", "bilm-adapted-tagger"),
+    ):
+        config = Config().from_disk(
+            proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
+        )
         assert config["paths"]["elmo"] == f"training/{folder}/model-best", setting
 
     # the report: markdown, plots, results, the terminal table, the README section
@@ -295,14 +354,19 @@ def test_workflow_end_to_end(project):
         assert name in report
     results = json.loads((reports / "results.json").read_text())
     comparisons = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
-    assert set(comparisons) == {("ner-elmo", "ner-baseline"), ("ner-elmo-adapted", "ner-baseline"),
-                                ("ner-elmo-adapted", "ner-elmo"), ("tagger-elmo", "tagger-baseline"),
-                                ("tagger-small-elmo", "tagger-small-baseline"),
-                                ("tagger-small-elmo-adapted", "tagger-small-baseline"),
-                                ("tagger-small-elmo-adapted", "tagger-small-elmo"),
-                                ("ner-spacy-pretrain", "ner-baseline"), ("ner-elmo", "ner-spacy-pretrain"),
-                                ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
-                                ("tagger-small-elmo", "tagger-small-spacy-pretrain")}
+    assert set(comparisons) == {
+        ("ner-elmo", "ner-baseline"),
+        ("ner-elmo-adapted", "ner-baseline"),
+        ("ner-elmo-adapted", "ner-elmo"),
+        ("tagger-elmo", "tagger-baseline"),
+        ("tagger-small-elmo", "tagger-small-baseline"),
+        ("tagger-small-elmo-adapted", "tagger-small-baseline"),
+        ("tagger-small-elmo-adapted", "tagger-small-elmo"),
+        ("ner-spacy-pretrain", "ner-baseline"),
+        ("ner-elmo", "ner-spacy-pretrain"),
+        ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
+        ("tagger-small-elmo", "tagger-small-spacy-pretrain"),
+    }
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
         assert comparison["verdict"] in ("gain", "loss", "no significant difference")
@@ -334,10 +398,13 @@ def test_workflow_end_to_end(project):
         assert run["stopped_by"] == "cpu_seconds" and run["cpu_seconds_budget"] == budget, folder
         assert budget <= run["cpu_seconds"] < budget + 5 and run["steps"] >= 1, folder
         assert run == json.loads((proj / "training" / folder / "run.json").read_text())
-    for setting, folder in (("ner-spacy-pretrain", "spacy-pretrain-ner"),
-                            ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger")):
-        config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg",
-                                    interpolate=False)
+    for setting, folder in (
+        ("ner-spacy-pretrain", "spacy-pretrain-ner"),
+        ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger"),
+    ):
+        config = Config().from_disk(
+            proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
+        )
         assert config["paths"]["init_tok2vec"] == f"training/{folder}/model-last.bin", setting
     assert results["choice"].startswith("For the same pretraining CPU time, ")
     assert "NER (WNUT-16 tweets) with the full training set" in results["choice"]
@@ -353,11 +420,36 @@ def test_workflow_end_to_end(project):
     # 4. the same seeds trained again on their own, one process each (as `spacy project run`
     # trains them), give the weights of the run whose steps ran side by side
     again = proj / "sequential"
-    proc = subprocess.run([sys.executable, "-m", "scripts", "--threads", "1", "train-seeds",
-                           "configs/ner_elmo.cfg", str(again), "--seeds", NER_SEEDS, "--jobs", "2",
-                           "--paths.train", "corpus/ner/train.spacy", "--paths.dev", "corpus/ner/dev.spacy",
-                           "--paths.elmo", "training/bilm/model-best", "--training.max_steps", "6",
-                           "--training.eval_frequency", "3"], cwd=proj, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scripts",
+            "--threads",
+            "1",
+            "train-seeds",
+            "configs/ner_elmo.cfg",
+            str(again),
+            "--seeds",
+            NER_SEEDS,
+            "--jobs",
+            "2",
+            "--paths.train",
+            "corpus/ner/train.spacy",
+            "--paths.dev",
+            "corpus/ner/dev.spacy",
+            "--paths.elmo",
+            "training/bilm/model-best",
+            "--training.max_steps",
+            "6",
+            "--training.eval_frequency",
+            "3",
+        ],
+        cwd=proj,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, plain(proc)[-2000:]
     for seed in NER_SEEDS.split(","):
         parallel_run = proj / "training" / "ner-elmo" / f"seed{seed}" / "model-best" / "ner" / "model"
@@ -375,11 +467,13 @@ def test_probe_workflow(project):
     """`probe` (after `all`): one run per biLM layer for tagger and NER, then probe.md."""
     if not (project["dir"] / "training/bilm/model-best").is_dir():
         pytest.skip("needs the biLM of test_workflow_end_to_end")
-    var_args = tiny_vars(project["assets_file"], probe_layers="0,2", probe_tagger_max_steps="2",
-                         probe_ner_max_steps="2")
+    var_args = tiny_vars(
+        project["assets_file"], probe_layers="0,2", probe_tagger_max_steps="2", probe_ner_max_steps="2"
+    )
     cmd = [sys.executable, "-m", "spacy", "project", "run", "probe", str(project["dir"]), *var_args]
-    proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.run(
+        cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     out = plain(proc)
     assert proc.returncode == 0, out[-3000:]
     for task in ("probe-tagger", "probe-ner"):
@@ -409,13 +503,17 @@ def test_ner_small_and_published_workflows(project):
         cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project["dir"]), *var_args]
         proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600, env=env)
         assert proc.returncode == 0, plain(proc)[-3000:]
-    config = Config().from_disk(project["dir"] / "training/ner-elmo-published/seed0/model-best/config.cfg",
-                                interpolate=False)
+    config = Config().from_disk(
+        project["dir"] / "training/ner-elmo-published/seed0/model-best/config.cfg", interpolate=False
+    )
     assert config["paths"]["elmo"] == str(fixture)
     results = json.loads((project["dir"] / "reports" / "results.json").read_text())
     compared = {(c["other"], c["baseline"]) for c in results["comparisons"] if c["test"] is not None}
-    assert {("ner-small-elmo", "ner-small-baseline"), ("ner-elmo-published", "ner-baseline"),
-            ("tagger-small-elmo-published", "tagger-small-baseline")} <= compared
+    assert {
+        ("ner-small-elmo", "ner-small-baseline"),
+        ("ner-elmo-published", "ner-baseline"),
+        ("tagger-small-elmo-published", "tagger-small-baseline"),
+    } <= compared
 
 
 def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
@@ -426,8 +524,13 @@ def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
         pytest.skip("needs the biLM of test_workflow_end_to_end")
     logged = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     best = min(logged, key=lambda record: record["dev_perplexity"])
-    proc = subprocess.run([sys.executable, "-m", "spacy_elmo", "perplexity", str(run_dir), "--threads", "1"],
-                          cwd=project["dir"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "perplexity", str(run_dir), "--threads", "1"],
+        cwd=project["dir"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     measured = json.loads(proc.stdout.strip().splitlines()[-1])
     assert measured["forward"] == pytest.approx(best["dev_perplexity_forward"], rel=1e-6)
@@ -455,8 +558,13 @@ def test_textcat_workflow(project):
         pytest.skip("needs the outputs of test_workflow_end_to_end")
     readme = project["dir"] / "README.md"
     main_section = readme.read_text().split("<!-- results:start -->")[1].split("<!-- results:end -->")[0]
-    var_args = tiny_vars(project["assets_file"], textcat_seeds="0,1", textcat_max_steps="4",
-                         textcat_eval_frequency="2", genres_train_per_file="5")
+    var_args = tiny_vars(
+        project["assets_file"],
+        textcat_seeds="0,1",
+        textcat_max_steps="4",
+        textcat_eval_frequency="2",
+        genres_train_per_file="5",
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "spacy", "project", "run", "textcat", str(project["dir"]), *var_args]
     proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=900, env=env)

@@ -1,5 +1,6 @@
 """tools/path_snapshot.py's comparison: identical snapshots pass, and any changed bit, shape,
 record or missing name is reported (the tool is what says a refactor changed no number)."""
+
 import numpy
 
 from tools.path_snapshot import Snapshot, compare

@@ -1,5 +1,6 @@
 """``spacy-elmo embed`` as N workers (``--shard K/N`` or torchrun): every dataset equals the
 one-process run's, and the result is the same single file."""
+
 import multiprocessing
 import os
 import shutil
@@ -13,9 +14,9 @@ import pytest
 
 from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embedding.embedder import Embedder
+from spacy_elmo.nn import BiLM
 from spacy_elmo.vector_file.job import embed_corpus, parse_shard
 from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
-from spacy_elmo.nn import BiLM
 
 from ..conftest import random_tiny_bilm
 
@@ -44,7 +45,9 @@ def contents(path: Path) -> tuple[dict, dict]:
 
 
 def run_shard(bilm, source, output, shard, results):
-    summary = embed_corpus(Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=shard, **OPTIONS)
+    summary = embed_corpus(
+        Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=shard, **OPTIONS
+    )
     results[shard[0]] = (summary.joined, summary.embedded)
 
 
@@ -72,11 +75,17 @@ def test_two_shards_at_once_equal_one_process(tmp_path, bilm, source):
 
 def test_a_shard_that_died_is_rerun_alone(tmp_path, bilm, source):
     output = tmp_path / "out.hdf5"
-    first = embed_corpus(Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=(0, 3), **OPTIONS)
+    first = embed_corpus(
+        Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=(0, 3), **OPTIONS
+    )
     assert not first.joined and not output.exists()
-    third = embed_corpus(Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=(2, 3), **OPTIONS)
+    third = embed_corpus(
+        Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=(2, 3), **OPTIONS
+    )
     assert not third.joined
-    second = embed_corpus(Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=(1, 3), **OPTIONS)
+    second = embed_corpus(
+        Embedder(bilm, batch_tokens=BATCH_TOKENS), read_sentences(source), output, shard=(1, 3), **OPTIONS
+    )
     assert second.joined and len(contents(output)[0]) == N_LINES
 
 
@@ -98,9 +107,28 @@ def test_torchrun_with_two_cpu_workers(tmp_path, bilm, source):
     single = tmp_path / "single.hdf5"
     embed_corpus(Embedder(bilm, max_tokens=256, batch_tokens=BATCH_TOKENS), read_sentences(source), single, **OPTIONS)
     output = tmp_path / "torchrun.hdf5"
-    command = [torchrun, "--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo", "embed", str(source), str(output),
-               "--weights", str(model), "--chunk-tokens", "60", "--batch-tokens", "64", "--no-progress", "--threads", "1",
-               "--cache-words", "0"]
+    command = [
+        torchrun,
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "spacy_elmo",
+        "embed",
+        str(source),
+        str(output),
+        "--weights",
+        str(model),
+        "--chunk-tokens",
+        "60",
+        "--batch-tokens",
+        "64",
+        "--no-progress",
+        "--threads",
+        "1",
+        "--cache-words",
+        "0",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stdout + result.stderr

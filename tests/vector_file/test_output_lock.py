@@ -1,6 +1,7 @@
 """The lock of one embed run per output and shard: a second holder is refused with the first
 one's process id, other shards are not, the file goes when its holder is done, and a file system
 without locks lets the run go on with a warning."""
+
 import errno
 import logging
 import os
@@ -14,7 +15,9 @@ from spacy_elmo.vector_file.output_lock import OutputBusy, OutputLock, lock_path
 def test_a_second_run_of_one_shard_is_refused_and_others_are_not(tmp_path):
     output = tmp_path / "out.hdf5"
     first = OutputLock(output, 0, 2)
-    with pytest.raises(OutputBusy, match=f"another spacy-elmo embed \\(process {os.getpid()}\\) is writing shard 0/2 of"):
+    with pytest.raises(
+        OutputBusy, match=f"another spacy-elmo embed \\(process {os.getpid()}\\) is writing shard 0/2 of"
+    ):
         OutputLock(output, 0, 2)
     other_shard = OutputLock(output, 1, 2)
     other_shard.release()

@@ -2,6 +2,7 @@
 counts, a part overwritten by someone else, and a disk that is full when a run starts or fills
 while it joins. Nothing is ever mixed silently; each case is one clear error, and no temporary
 file is left behind."""
+
 import json
 import re
 import threading
@@ -13,8 +14,8 @@ import pytest
 
 from spacy_elmo import embed_layers
 from spacy_elmo.corpora.keyed_sentences import read_sentences
-from spacy_elmo.vector_file.job import embed_corpus, parse_shard
 from spacy_elmo.embedding.embedder import Embedder
+from spacy_elmo.vector_file.job import embed_corpus, parse_shard
 from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
 from spacy_elmo.vector_file.parts import PartStore
 
@@ -75,7 +76,7 @@ def test_two_runs_on_one_output_never_mix_their_vectors(tmp_path, bilm):
         thread.join(timeout=120)
     errors = {name: r for name, r in results.items() if isinstance(r, Exception)}
     assert len(results) == 2 and len(errors) == 1, results
-    (loser, error), = errors.items()
+    ((loser, error),) = errors.items()
     # the holder's process id is named once it has written it (a run that loses the race at once
     # may see the lock before the id)
     assert isinstance(error, EmbedError), repr(error)
@@ -115,13 +116,17 @@ def test_the_join_refuses_a_part_that_another_run_overwrote(tmp_path, bilm, monk
 def test_shards_of_different_counts_are_refused(tmp_path, bilm):
     source = write_lines(tmp_path / "in.txt", [f"line {i} says {i % 4}" for i in range(30)])
     output = tmp_path / "out.hdf5"
-    summary = embed_corpus(Embedder(bilm), read_sentences(source), output, shard=(0, 2), chunk_tokens=20, progress=False)
+    summary = embed_corpus(
+        Embedder(bilm), read_sentences(source), output, shard=(0, 2), chunk_tokens=20, progress=False
+    )
     assert not summary.joined
     with pytest.raises(EmbedError, match=r"was begun with --shard K/2, and this run is with --shard 1/3"):
         embed_corpus(Embedder(bilm), read_sentences(source), output, shard=(1, 3), chunk_tokens=20, progress=False)
     with pytest.raises(EmbedError, match=r"was begun with --shard K/2, and this run is without --shard"):
         embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=20, progress=False)
-    summary = embed_corpus(Embedder(bilm), read_sentences(source), output, shard=(1, 2), chunk_tokens=20, progress=False)
+    summary = embed_corpus(
+        Embedder(bilm), read_sentences(source), output, shard=(1, 2), chunk_tokens=20, progress=False
+    )
     assert summary.joined and len(stored(output)) == 30
 
 
@@ -163,8 +168,13 @@ def test_a_failure_inside_hdf5_while_joining_is_one_line_and_keeps_the_parts(tmp
         embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     monkeypatch.undo()
     message = str(caught.value)
-    assert message.startswith(f"could not write {output}.joining.tmp while joining the parts into {output} "
-                              "(No space left on device); every finished batch is kept in") and "\n" not in message
+    assert (
+        message.startswith(
+            f"could not write {output}.joining.tmp while joining the parts into {output} "
+            "(No space left on device); every finished batch is kept in"
+        )
+        and "\n" not in message
+    )
     assert leftovers(tmp_path) == [] and any(parts_dir(output).glob("part-*"))
     summary = embed_corpus(Embedder(bilm), read_sentences(source), output, progress=False)
     assert (summary.joined, summary.embedded, summary.skipped) == (True, 0, 10)
@@ -211,5 +221,7 @@ def test_a_disk_that_fills_during_the_join(tmp_path):
     result = run_on_small_tmpfs(tmp_path, "3m", JOIN_ON_A_FULL_DISK)
     assert result.returncode == 0, result.stdout + result.stderr
     first, listing = result.stdout.strip().splitlines()
-    assert first.startswith("ERROR joining the parts into") and "free some space and run the same command again" in first
+    assert (
+        first.startswith("ERROR joining the parts into") and "free some space and run the same command again" in first
+    )
     assert json.loads(listing) == ["filler", "in.txt", "out.hdf5.parts"]

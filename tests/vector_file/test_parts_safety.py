@@ -1,10 +1,10 @@
 """``spacy-elmo embed`` never resumes onto vectors of other weights, settings or tokens, never
 writes into a file it did not create, loses at most the batch in flight when the disk fills,
 reads long lines as windows, and skips unreadable lines with their file and line."""
+
 import errno
 import json
 import logging
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 
 from spacy_elmo import embed_layers
 from spacy_elmo.cli import app
+from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 from spacy_elmo.embedding.embedder import Embedder
+from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.vector_file.job import embed_corpus
 from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
-from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 
 from ..conftest import random_tiny_bilm
 
@@ -98,7 +98,9 @@ def test_an_hdf5_file_without_the_marker_is_never_written(tmp_path, bilm):
     with h5py.File(weights, "w") as handle:
         handle.create_dataset("CNN_proj/W_proj", data=numpy.ones((3, 2), dtype=numpy.float32))
     before = weights.read_bytes()
-    result = CliRunner().invoke(app, ["embed", str(source), str(weights), "--weights", str(save(bilm, tmp_path)), "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(weights), "--weights", str(save(bilm, tmp_path)), "--no-progress"]
+    )
     assert result.exit_code == 1 and "spacy-elmo embed did not write" in result.output
     with pytest.raises(EmbedError, match="did not write.*choose another output file"):
         embed_corpus(Embedder(bilm), read_sentences(source), weights, progress=False)
@@ -170,8 +172,9 @@ def test_a_tiny_full_filesystem_keeps_finished_parts(tmp_path, bilm):
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("unshare not available")
-    probe = subprocess.run([unshare, "-rm", "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tmp_path)],
-                           capture_output=True)
+    probe = subprocess.run(
+        [unshare, "-rm", "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tmp_path)], capture_output=True
+    )
     if probe.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {probe.stderr.decode(errors='replace').strip()}")
     import sys
@@ -182,8 +185,9 @@ def test_a_tiny_full_filesystem_keeps_finished_parts(tmp_path, bilm):
     mount = tmp_path / "mnt"
     mount.mkdir()
     listing = tmp_path / "listing.txt"
-    script = TMPFS_SCRIPT.format(size="600k", mount=mount, python=sys.executable, source=source,
-                                 weights=weights, listing=listing)
+    script = TMPFS_SCRIPT.format(
+        size="600k", mount=mount, python=sys.executable, source=source, weights=weights, listing=listing
+    )
     result = subprocess.run([unshare, "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     names = listing.read_text().split()
@@ -195,7 +199,9 @@ def test_a_long_line_is_read_as_windows_and_stored_as_one_dataset(tmp_path, bilm
     words = [f"w{i % 37}" for i in range(1000)]
     source = write_lines(tmp_path / "in.txt", ["short line", " ".join(words)])
     output = tmp_path / "out.hdf5"
-    summary = embed_corpus(Embedder(bilm, batch_tokens=256, max_tokens=100), read_sentences(source), output, progress=False)
+    summary = embed_corpus(
+        Embedder(bilm, batch_tokens=256, max_tokens=100), read_sentences(source), output, progress=False
+    )
     assert summary.windows == 1 + 10
     stored = datasets(output)["1"]
     assert stored.shape == (3, 1000, 2 * TINY_CONFIG.projection_dim)
@@ -212,7 +218,9 @@ def test_invalid_utf8_lines_are_skipped_with_file_and_line(tmp_path, bilm, caplo
     assert [s.key for s in sentences] == ["0", "2"]
     assert skipped.count == 1 and f"{source}:2: not valid UTF-8" in caplog.text
     output = tmp_path / "out.hdf5"
-    result = CliRunner().invoke(app, ["embed", str(source), str(output), "--weights", str(save(bilm, tmp_path)), "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(output), "--weights", str(save(bilm, tmp_path)), "--no-progress"]
+    )
     assert result.exit_code == 0, result.output
     assert "1 unreadable line(s) skipped" in result.output
     assert set(read_sentence_index(output).values()) == {"0", "2"}

@@ -4,6 +4,7 @@ Why a module of its own: the archives come from package registries, so a member 
 trusted (no absolute paths, no ``..``), and a failed extraction never leaves half a folder
 behind (members go to ``DEST.partial`` first, which replaces ``DEST`` only when complete).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -20,10 +21,9 @@ class ArchiveError(Exception):
 
 def _target(dest: Path, member: str, strip: str) -> Optional[Path]:
     """Where a member goes under dest, or None for a member that must not be written."""
-    rel = member[len(strip):] if strip and member.startswith(strip) else member
+    rel = member[len(strip) :] if strip and member.startswith(strip) else member
     parts = PurePosixPath(rel).parts
-    if not parts or rel.endswith("/") or any(p in ("..", "") for p in parts) \
-            or PurePosixPath(rel).is_absolute():
+    if not parts or rel.endswith("/") or any(p in ("..", "") for p in parts) or PurePosixPath(rel).is_absolute():
         return None
     return dest.joinpath(*parts)
 

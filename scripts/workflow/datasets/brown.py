@@ -106,8 +106,9 @@ def _parse_sentence(line: str, problems: Optional[Counter]) -> Sentence:
     return sentence
 
 
-def iter_split_sentences(brown_dir: Path, splits: Sequence[str],
-                         problems: Optional[Counter] = None) -> Iterator[Sentence]:
+def iter_split_sentences(
+    brown_dir: Path, splits: Sequence[str], problems: Optional[Counter] = None
+) -> Iterator[Sentence]:
     """Sentences of the given splits, in file-name order."""
     wanted = set(splits)
     for i, path in enumerate(brown_files(brown_dir)):
@@ -124,8 +125,7 @@ def make_doc(vocab, sentence: Sentence):
     spaces = [True] * len(words)
     spaces[-1] = False
     sent_starts = [True] + [False] * (len(words) - 1)
-    return Doc(vocab, words=words, spaces=spaces, tags=upos, pos=upos,
-               sent_starts=sent_starts)
+    return Doc(vocab, words=words, spaces=spaces, tags=upos, pos=upos, sent_starts=sent_starts)
 
 
 def write_docbin(docs, path: Path) -> None:
@@ -146,8 +146,7 @@ def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) 
         msg.fail(f"No Brown files (ca01 .. cr09) in {brown_dir}", exits=1)
     vocab = Vocab()  # no Language: DocBins only store strings
     problems: Counter = Counter()
-    stats: dict = {"split_rule": "file k (sorted by name): k%10==8 dev, k%10==9 test, else train",
-                   "splits": {}}
+    stats: dict = {"split_rule": "file k (sorted by name): k%10==8 dev, k%10==9 test, else train", "splits": {}}
     unmapped: Counter = Counter()
     for split in SPLITS:
         docs = []
@@ -175,8 +174,10 @@ def convert(brown_dir: Path, output_dir: Path, limit_train: Sequence[int] = ()) 
             "words": n_words,
             "upos": dict(upos_counts.most_common()),
         }
-        msg.good(f"{split}: {len(groups[split])} files, {len(docs)} sentences, "
-                 f"{n_words} words -> {output_dir / (split + '.spacy')}")
+        msg.good(
+            f"{split}: {len(groups[split])} files, {len(docs)} sentences, "
+            f"{n_words} words -> {output_dir / (split + '.spacy')}"
+        )
         if split == "train":
             output.write_train_subsets(
                 docs, output_dir, limit_train, DOCBIN_ATTRS, stats, _subset_stats, unit="sentences"

@@ -14,6 +14,7 @@ a test paragraph.
 Size: a split may keep at most N paragraphs of each file (``per_file``), chosen evenly spaced
 through the file; this bounds the CPU time of the workflow while every file stays represented.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -25,10 +26,21 @@ from .brown import Sentence, brown_files, read_brown_paragraphs, split_of
 
 #: The genre of each file-name letter, in the corpus manual's order.
 GENRES: Dict[str, str] = {
-    "a": "press_reportage", "b": "press_editorial", "c": "press_reviews", "d": "religion",
-    "e": "skill_hobbies", "f": "popular_lore", "g": "belles_lettres", "h": "miscellaneous",
-    "j": "learned", "k": "general_fiction", "l": "mystery", "m": "science_fiction",
-    "n": "adventure", "p": "romance", "r": "humor",
+    "a": "press_reportage",
+    "b": "press_editorial",
+    "c": "press_reviews",
+    "d": "religion",
+    "e": "skill_hobbies",
+    "f": "popular_lore",
+    "g": "belles_lettres",
+    "h": "miscellaneous",
+    "j": "learned",
+    "k": "general_fiction",
+    "l": "mystery",
+    "m": "science_fiction",
+    "n": "adventure",
+    "p": "romance",
+    "r": "humor",
 }
 FILE_KEY = "brown_file"  # the user_data key naming a Doc's file
 SPLITS = ("train", "dev", "test")
@@ -86,7 +98,9 @@ def convert(brown_dir: Path, output_dir: Path, per_file: Mapping[str, int]) -> d
     docs: Dict[str, list] = {split: [] for split in SPLITS}
     stats: dict = {
         "split_rule": "by file, k (sorted by name): k%10==8 dev, k%10==9 test, else train",
-        "per_file": dict(per_file), "genres": list(GENRES.values()), "splits": {},
+        "per_file": dict(per_file),
+        "genres": list(GENRES.values()),
+        "splits": {},
     }
     for index, path in enumerate(files):
         split = split_of(index)
@@ -103,6 +117,8 @@ def convert(brown_dir: Path, output_dir: Path, per_file: Mapping[str, int]) -> d
             "genres": {genre: genres[genre] for genre in GENRES.values()},
         }
         counts = stats["splits"][split]
-        msg.good(f"{split}: {counts['files']} files, {counts['paragraphs']} paragraphs, "
-                 f"{counts['words']} words -> {output_dir / (split + '.spacy')}")
+        msg.good(
+            f"{split}: {counts['files']} files, {counts['paragraphs']} paragraphs, "
+            f"{counts['words']} words -> {output_dir / (split + '.spacy')}"
+        )
     return output.finish_stats(stats, problems, output_dir, "Skipped malformed tokens")

@@ -47,59 +47,101 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional
 
-UPOS_TAGS = frozenset(
-    "ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM "
-    "VERB X".split()
-)
+UPOS_TAGS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
 
 # Base Brown tag -> UPOS (context-free default).
 BASE_UPOS = {
     # punctuation
-    ".": "PUNCT", ",": "PUNCT", ":": "PUNCT", "(": "PUNCT", ")": "PUNCT",
-    "--": "PUNCT", "``": "PUNCT", "''": "PUNCT", "'": "PUNCT",
+    ".": "PUNCT",
+    ",": "PUNCT",
+    ":": "PUNCT",
+    "(": "PUNCT",
+    ")": "PUNCT",
+    "--": "PUNCT",
+    "``": "PUNCT",
+    "''": "PUNCT",
+    "'": "PUNCT",
     # negation "not", "n't"
     "*": "PART",
     # pre-qualifier (quite, rather, such), pre-quantifier (all, half, many),
     # pre-quantifier (both): predeterminers
-    "abl": "DET", "abn": "DET", "abx": "DET",
+    "abl": "DET",
+    "abn": "DET",
+    "abx": "DET",
     # post-determiner (many, other, next, more, last, several, few): UD ADJ
     "ap": "ADJ",
     "at": "DET",
     # be
-    "be": "AUX", "bed": "AUX", "bedz": "AUX", "beg": "AUX", "bem": "AUX",
-    "ben": "AUX", "ber": "AUX", "bez": "AUX",
+    "be": "AUX",
+    "bed": "AUX",
+    "bedz": "AUX",
+    "beg": "AUX",
+    "bem": "AUX",
+    "ben": "AUX",
+    "ber": "AUX",
+    "bez": "AUX",
     "cc": "CCONJ",
     "cd": "NUM",
     "cs": "SCONJ",
     # do (refined in context: AUX / VERB)
-    "do": "VERB", "dod": "VERB", "doz": "VERB",
+    "do": "VERB",
+    "dod": "VERB",
+    "doz": "VERB",
     # determiners (refined in context: DET / PRON)
-    "dt": "DET", "dti": "DET", "dts": "DET", "dtx": "DET",
+    "dt": "DET",
+    "dti": "DET",
+    "dts": "DET",
+    "dtx": "DET",
     "ex": "PRON",  # existential "there"
     # have (refined in context: AUX / VERB)
-    "hv": "VERB", "hvd": "VERB", "hvg": "VERB", "hvn": "VERB", "hvz": "VERB",
+    "hv": "VERB",
+    "hvd": "VERB",
+    "hvg": "VERB",
+    "hvn": "VERB",
+    "hvz": "VERB",
     "in": "ADP",
-    "jj": "ADJ", "jjr": "ADJ", "jjs": "ADJ", "jjt": "ADJ",
+    "jj": "ADJ",
+    "jjr": "ADJ",
+    "jjs": "ADJ",
+    "jjt": "ADJ",
     "md": "AUX",
     "nil": "X",
-    "nn": "NOUN", "nns": "NOUN",
-    "np": "PROPN", "nps": "PROPN",
+    "nn": "NOUN",
+    "nns": "NOUN",
+    "np": "PROPN",
+    "nps": "PROPN",
     # adverbial noun (home, today, west, Friday)
-    "nr": "NOUN", "nrs": "NOUN",
+    "nr": "NOUN",
+    "nrs": "NOUN",
     "od": "ADJ",  # ordinal numeral: UD ADJ
     # pronouns
-    "pn": "PRON", "pp$": "PRON", "pp$$": "PRON", "ppl": "PRON",
-    "ppls": "PRON", "ppo": "PRON", "pps": "PRON", "ppss": "PRON",
+    "pn": "PRON",
+    "pp$": "PRON",
+    "pp$$": "PRON",
+    "ppl": "PRON",
+    "ppls": "PRON",
+    "ppo": "PRON",
+    "pps": "PRON",
+    "ppss": "PRON",
     # qualifiers (very, too, enough, indeed)
-    "ql": "ADV", "qlp": "ADV",
-    "rb": "ADV", "rbr": "ADV", "rbt": "ADV",
+    "ql": "ADV",
+    "qlp": "ADV",
+    "rb": "ADV",
+    "rbr": "ADV",
+    "rbt": "ADV",
     "rn": "ADV",  # nominal adverb (here, then)
     "rp": "ADP",  # particle (up, out): UD ADP
     "to": "PART",
     "uh": "INTJ",
-    "vb": "VERB", "vbd": "VERB", "vbg": "VERB", "vbn": "VERB", "vbz": "VERB",
+    "vb": "VERB",
+    "vbd": "VERB",
+    "vbg": "VERB",
+    "vbn": "VERB",
+    "vbz": "VERB",
     "wdt": "DET",
-    "wp$": "PRON", "wpo": "PRON", "wps": "PRON",
+    "wp$": "PRON",
+    "wpo": "PRON",
+    "wps": "PRON",
     "wql": "ADV",  # "how" as qualifier
     "wrb": "ADV",
 }

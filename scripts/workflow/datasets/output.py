@@ -4,6 +4,7 @@ Both corpora (Brown for POS, WNUT-16 for NER) end the same way: every split as a
 ``train_N.spacy`` with the first N training Docs for the low-resource settings, and a
 ``stats.json`` that the report and the tests read.
 """
+
 from __future__ import annotations
 
 import json

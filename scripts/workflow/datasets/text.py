@@ -71,8 +71,7 @@ def split_sentences(tokens: Sequence[str]) -> Iterator[List[str]]:
     while i < len(tokens):
         sentence.append(tokens[i])
         if tokens[i] in SENTENCE_END:
-            while i + 1 < len(tokens) and (tokens[i + 1] in CLOSERS
-                                           or tokens[i + 1] in SENTENCE_END):
+            while i + 1 < len(tokens) and (tokens[i + 1] in CLOSERS or tokens[i + 1] in SENTENCE_END):
                 i += 1
                 sentence.append(tokens[i])
             yield sentence
@@ -119,8 +118,13 @@ def _limited(lines: Iterator[str], max_len: int) -> Iterator[str]:
             yield " ".join(piece)
 
 
-def build(sotu_dir: Optional[Path], brown_dir: Optional[Path], output_dir: Path,
-          max_words: int = 0, max_sentence_words: int = 150) -> dict:
+def build(
+    sotu_dir: Optional[Path],
+    brown_dir: Optional[Path],
+    output_dir: Path,
+    max_words: int = 0,
+    max_sentence_words: int = 150,
+) -> dict:
     from wasabi import msg
 
     output_dir = Path(output_dir)
@@ -141,8 +145,10 @@ def build(sotu_dir: Optional[Path], brown_dir: Optional[Path], output_dir: Path,
     n = 0
     total_words = 0
     capped = False
-    with open(output_dir / "train.txt", "w", encoding="utf-8", newline="\n") as train, \
-            open(output_dir / "dev.txt", "w", encoding="utf-8", newline="\n") as dev:
+    with (
+        open(output_dir / "train.txt", "w", encoding="utf-8", newline="\n") as train,
+        open(output_dir / "dev.txt", "w", encoding="utf-8", newline="\n") as dev,
+    ):
         for name, lines in sources:
             for line in _limited(lines, max_sentence_words):
                 n_words = len(line.split())
@@ -157,16 +163,21 @@ def build(sotu_dir: Optional[Path], brown_dir: Optional[Path], output_dir: Path,
                 if max_words and total_words >= max_words:
                     capped = True
                     break
-            msg.good(f"{name}: {by_source[name]['lines']} lines, "
-                     f"{by_source[name]['words']} words")
+            msg.good(f"{name}: {by_source[name]['lines']} lines, {by_source[name]['words']} words")
             if capped:
                 msg.info(f"Stopped at --max-words {max_words}")
                 break
     for split in ("train", "dev"):
-        msg.good(f"{split}: {counts[split]['lines']} lines, {counts[split]['words']} words "
-                 f"-> {output_dir / (split + '.txt')}")
-    stats = {"dev_rule": f"line n: n % {DEV_EVERY} == {DEV_EVERY - 1} -> dev",
-             "max_words": max_words, "max_sentence_words": max_sentence_words,
-             "splits": counts, "sources": by_source}
+        msg.good(
+            f"{split}: {counts[split]['lines']} lines, {counts[split]['words']} words "
+            f"-> {output_dir / (split + '.txt')}"
+        )
+    stats = {
+        "dev_rule": f"line n: n % {DEV_EVERY} == {DEV_EVERY - 1} -> dev",
+        "max_words": max_words,
+        "max_sentence_words": max_sentence_words,
+        "splits": counts,
+        "sources": by_source,
+    }
     (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     return stats

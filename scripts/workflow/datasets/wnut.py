@@ -35,8 +35,16 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from . import output
 
 WNUT_LABELS = (
-    "company", "facility", "geo-loc", "movie", "musicartist", "other",
-    "person", "product", "sportsteam", "tvshow",
+    "company",
+    "facility",
+    "geo-loc",
+    "movie",
+    "musicartist",
+    "other",
+    "person",
+    "product",
+    "sportsteam",
+    "tvshow",
 )
 SPLITS = ("train", "dev", "test")
 DOCBIN_ATTRS = ("ORTH", "ENT_IOB", "ENT_TYPE")
@@ -160,9 +168,9 @@ def convert(input_path: Path, output_dir: Path, limit_train: Sequence[int] = ())
         write_docbin(docs[split], output_dir / f"{split}.spacy")
         stats["splits"][split] = _split_stats(docs[split])
         s = stats["splits"][split]
-        msg.good(f"{split}: {s['sentences']} tweets, {s['tokens']} tokens, "
-                 f"{s['entities']} entities -> {output_dir / (split + '.spacy')}")
-    output.write_train_subsets(
-        docs["train"], output_dir, limit_train, DOCBIN_ATTRS, stats, _split_stats, unit="tweets"
-    )
+        msg.good(
+            f"{split}: {s['sentences']} tweets, {s['tokens']} tokens, "
+            f"{s['entities']} entities -> {output_dir / (split + '.spacy')}"
+        )
+    output.write_train_subsets(docs["train"], output_dir, limit_train, DOCBIN_ATTRS, stats, _split_stats, unit="tweets")
     return output.finish_stats(stats, problems, output_dir, "Repaired/skipped malformed input")

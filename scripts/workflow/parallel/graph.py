@@ -10,6 +10,7 @@ Each step also gets a priority: the longest chain of work from its start to the 
 workflow (its own cost plus that of the costliest chain of steps waiting for it), so that
 long chains start first and the cores are not left with one long step at the end.
 """
+
 from __future__ import annotations
 
 import os
@@ -59,8 +60,9 @@ def workflow_steps(config: Mapping[str, Any], workflow: str) -> List[Step]:
     steps: List[Step] = []
     for name in workflows[workflow]:
         step = Step(name, commands[name])
-        step.after = {earlier.name for earlier in steps
-                      if any(overlaps(dep, out) for dep in step.deps for out in earlier.outputs)}
+        step.after = {
+            earlier.name for earlier in steps if any(overlaps(dep, out) for dep in step.deps for out in earlier.outputs)
+        }
         steps.append(step)
     return steps
 

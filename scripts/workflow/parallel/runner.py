@@ -15,6 +15,7 @@ name in front.
 When a step fails, no new step starts, the running ones finish (their work is kept) and the
 run ends with an error naming the failed step; a rerun skips what finished.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,11 +59,18 @@ class Running:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
             weasel_api.step_process_argv(step.command.get("script", [])),
-            cwd=project_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            encoding="utf-8", errors="replace")
+            cwd=project_dir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
         assert self.process.stdout is not None
-        self.printer = threading.Thread(target=_copy_lines, args=(step.name, self.process.stdout, width, lock),
-                                        daemon=True)
+        self.printer = threading.Thread(
+            target=_copy_lines, args=(step.name, self.process.stdout, width, lock), daemon=True
+        )
         self.printer.start()
 
     def poll(self) -> Optional[ProcessTimes]:
@@ -83,8 +91,9 @@ def _cost(times: ProcessTimes) -> str:
     return text + (f", {times.cpu_seconds / 60:.1f} CPU-min" if times.cpu_seconds is not None else "")
 
 
-def run_steps(project_dir: Path, steps: Sequence[Step], jobs: int, force: bool = False,
-              times_file: Optional[Path] = None) -> None:
+def run_steps(
+    project_dir: Path, steps: Sequence[Step], jobs: int, force: bool = False, times_file: Optional[Path] = None
+) -> None:
     """Run ``steps`` (a workflow, in order, with ``after`` and ``priority`` set), at most
     ``jobs`` at a time; each successful step's times go to ``times_file`` (if given). Raises
     :class:`StepFailed` naming the first step that failed."""

@@ -8,6 +8,7 @@ nothing: the reports then say that the times are missing.
 Every update holds a lock on ``FILE.lock`` from reading to writing, so two runners sharing
 the file lose nothing; the file is replaced atomically, so an interrupted write leaves the old one.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,9 +55,12 @@ def _locked(path: Path) -> Iterator[None]:
 
 def record_step(path: Path, name: str, started_unix: float, times: ProcessTimes) -> dict:
     """Store the times of step ``name``, which started at ``started_unix``; returns its entry."""
-    entry = {"seconds": round(times.wall_seconds, 1),
-             "cpu_seconds": None if times.cpu_seconds is None else round(times.cpu_seconds, 1),
-             "started_unix": started_unix, "finished": finished_now()}
+    entry = {
+        "seconds": round(times.wall_seconds, 1),
+        "cpu_seconds": None if times.cpu_seconds is None else round(times.cpu_seconds, 1),
+        "started_unix": started_unix,
+        "finished": finished_now(),
+    }
     with _locked(path):
         data = read_times(path)
         data[name] = entry

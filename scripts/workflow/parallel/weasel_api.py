@@ -6,6 +6,7 @@ These functions are weasel's own internals, not a documented API, so weasel is p
 checks their signatures and their behaviour on a tiny project: when a new weasel changes
 them, that test fails, and this module is the only one to mend.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def load_project(project_dir: Path, overrides: Mapping[str, Any]) -> Dict[str, A
     config = load_project_config(Path(project_dir), overrides=dict(overrides))
     variables = config.setdefault("vars", {})
     for key, value in overrides.items():
-        name = key[len("vars."):] if key.startswith("vars.") else ""
+        name = key[len("vars.") :] if key.startswith("vars.") else ""
         if name in variables:
             variables[name] = value
     return config

@@ -8,6 +8,7 @@
 * each ELMo pipeline's learned layer mix (softmax weights and gamma of its listener);
 * the "bank" example: cosine of ``bank`` in two contexts, per layer and per mix.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,15 +34,19 @@ TASKS = ("ner", "tagger", "textcat")
 SIZES = ("full", "small")
 SPACY_PRETRAIN = "spacy-pretrain"
 VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published")
-VARIANT_LABELS = {"baseline": "baseline", SPACY_PRETRAIN: "spaCy pretraining", "elmo": "ELMo",
-                  "elmo-adapted": "ELMo, adapted biLM", "elmo-published": "ELMo, published weights"}
+VARIANT_LABELS = {
+    "baseline": "baseline",
+    SPACY_PRETRAIN: "spaCy pretraining",
+    "elmo": "ELMo",
+    "elmo-adapted": "ELMo, adapted biLM",
+    "elmo-published": "ELMo, published weights",
+}
 ADAPTED_SUFFIX = "-adapted"
 # besides the baseline, a variant is compared with these variants of its task and size
 ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,)}
 # the issue's targets for the default workflow: (task, size, gain in points over the baseline);
 # a target is met by an ELMo variant other than the published weights, with p < 0.05
-TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0),
-                                               ("tagger", "full", 0.5))
+TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0), ("tagger", "full", 0.5))
 NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
@@ -93,8 +98,12 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
         if parts is None or parts[2] == "baseline":
             continue
         task, size, variant = parts
-        order = (TASKS.index(task), SIZES.index(size),
-                 VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS), variant)
+        order = (
+            TASKS.index(task),
+            SIZES.index(size),
+            VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS),
+            variant,
+        )
         baseline = setting_name(task, size, "baseline")
         if baseline in present:
             found.append((order + (0,), (task, size, baseline, name)))
@@ -149,8 +158,9 @@ class Setting:
         labels = sorted({label for run in self.runs for label in (run.get("ents_per_type") or {})})
         result = {}
         for label in labels:
-            values = [run["ents_per_type"][label][metric] for run in self.runs
-                      if label in (run.get("ents_per_type") or {})]
+            values = [
+                run["ents_per_type"][label][metric] for run in self.runs if label in (run.get("ents_per_type") or {})
+            ]
             result[label] = Summary(values)
         return result
 
@@ -219,6 +229,7 @@ def main_score(task: str, runs: Sequence[dict]) -> Tuple[Optional[str], str]:
 
 # -- paired tests -----------------------------------------------------------------------------
 
+
 def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> numpy.ndarray:
     """The per-document counts of one run, checked against the run's own score.
 
@@ -246,15 +257,20 @@ def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> nu
     return counts
 
 
-def paired_test(task: str, key: str, baseline: Setting, other: Setting,
-                **options) -> Tuple[Optional[paired_stats.PairedResult], Optional[str]]:
+def paired_test(
+    task: str, key: str, baseline: Setting, other: Setting, **options
+) -> Tuple[Optional[paired_stats.PairedResult], Optional[str]]:
     """The paired test of two settings, or None and the reason it could not be made."""
     try:
         pairs = paired_stats.pair_seeds(baseline.seeds, other.seeds)
         counts_a = {a: doc_counts(baseline, a, task, key) for a, _ in pairs}
         counts_b = {b: doc_counts(other, b, task, key) for _, b in pairs}
-        test_files = {docs.get("test_data_sha256") for setting, seeds in ((baseline, counts_a), (other, counts_b))
-                      for seed, docs in setting.docs.items() if seed in seeds}
+        test_files = {
+            docs.get("test_data_sha256")
+            for setting, seeds in ((baseline, counts_a), (other, counts_b))
+            for seed, docs in setting.docs.items()
+            if seed in seeds
+        }
         if len(test_files) != 1:
             raise ValueError(f"{baseline.name} and {other.name} were scored on different test files")
         return paired_stats.compare(task, counts_a, counts_b, **options), None
@@ -292,19 +308,29 @@ def describe_run(info: dict, name: str = "Pretraining") -> Tuple[str, bool]:
     if reason == "max_minutes":
         limit = info.get("max_minutes")
         guard = f" ({limit:g} min)" if isinstance(limit, (int, float)) else ""
-        return (f"{name} was cut by the time guard{guard} at step "
-                f"{_of(steps, info.get('max_steps'))}, {_of(tokens, info.get('max_tokens'), 'tokens')}: "
-                f"the biLM saw less text than its configuration asks for.", True)
+        return (
+            f"{name} was cut by the time guard{guard} at step "
+            f"{_of(steps, info.get('max_steps'))}, {_of(tokens, info.get('max_tokens'), 'tokens')}: "
+            f"the biLM saw less text than its configuration asks for.",
+            True,
+        )
     if reason == "signal":
-        return (f"{name} was stopped by a signal at step {_of(steps, info.get('max_steps'))}, "
-                f"{_of(tokens, info.get('max_tokens'), 'tokens')}{took}: the biLM saw less text than its "
-                f"configuration asks for.", True)
+        return (
+            f"{name} was stopped by a signal at step {_of(steps, info.get('max_steps'))}, "
+            f"{_of(tokens, info.get('max_tokens'), 'tokens')}{took}: the biLM saw less text than its "
+            f"configuration asks for.",
+            True,
+        )
     if reason == "max_tokens":
-        return (f"{name} ended at its token budget: {_of(tokens, None, 'tokens')} in "
-                f"{_of(steps, None)} steps{took}.", False)
+        return (
+            f"{name} ended at its token budget: {_of(tokens, None, 'tokens')} in {_of(steps, None)} steps{took}.",
+            False,
+        )
     if reason == "max_steps":
-        return (f"{name} ran its {_of(steps, None)} steps "
-                f"({_of(tokens, info.get('max_tokens'), 'tokens')}){took}.", False)
+        return (
+            f"{name} ran its {_of(steps, None)} steps ({_of(tokens, info.get('max_tokens'), 'tokens')}){took}.",
+            False,
+        )
     return f"{name} ended (stopped_by: {reason!r}) at step {steps}, {tokens} tokens{took}.", False
 
 
@@ -312,16 +338,17 @@ def read_pretraining_curve(metrics_jsonl: Path) -> List[dict]:
     """The pretraining evaluations, in step order (one dict per line of metrics.jsonl)."""
     if not metrics_jsonl.is_file():
         return []
-    records = [json.loads(line) for line in metrics_jsonl.read_text(encoding="utf-8").splitlines()
-               if line.strip()]
+    records = [json.loads(line) for line in metrics_jsonl.read_text(encoding="utf-8").splitlines() if line.strip()]
     return sorted(records, key=lambda r: r.get("step", 0))
 
 
 # -- learned layer mixes -------------------------------------------------------------------
 
+
 def learned_mixes(model_dir: Path) -> Dict[str, Tuple[List[float], float]]:
     """``{component: (softmax layer weights, gamma)}`` for each ELMo listener in a pipeline."""
     import spacy
+
     from spacy_elmo.pipeline.mixes import learned_mixes as read_mixes
 
     return {mix.component: (list(mix.weights), mix.gamma) for mix in read_mixes(spacy.load(model_dir))}
@@ -329,13 +356,13 @@ def learned_mixes(model_dir: Path) -> Dict[str, Tuple[List[float], float]]:
 
 # -- the "bank" example ----------------------------------------------------------------------
 
+
 def cosine(a: numpy.ndarray, b: numpy.ndarray) -> float:
     denominator = float(numpy.linalg.norm(a) * numpy.linalg.norm(b))
     return float(numpy.dot(a, b) / denominator) if denominator else math.nan
 
 
-def bank_similarities(bilm_dir: Path,
-                      mixes: Dict[str, Tuple[List[float], float]]) -> List[Tuple[str, float]]:
+def bank_similarities(bilm_dir: Path, mixes: Dict[str, Tuple[List[float], float]]) -> List[Tuple[str, float]]:
     """Cosine of ``bank`` ("The bank raised ..." vs "... the river bank."), per representation.
 
     Layer 0 is the char-CNN vector, the same in any context: a static vector, cosine 1.
@@ -351,6 +378,10 @@ def bank_similarities(bilm_dir: Path,
         rows.append((label, cosine(first[layer, i], second[layer, j])))
     rows.append(("average of all layers", cosine(mix_layers(first)[i], mix_layers(second)[j])))
     for name, (weights, gamma) in mixes.items():
-        rows.append((f"{name}'s learned mix",
-                     cosine(mix_layers(first, weights, gamma)[i], mix_layers(second, weights, gamma)[j])))
+        rows.append(
+            (
+                f"{name}'s learned mix",
+                cosine(mix_layers(first, weights, gamma)[i], mix_layers(second, weights, gamma)[j]),
+            )
+        )
     return rows

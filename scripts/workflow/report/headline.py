@@ -3,6 +3,7 @@ sentence on ELMo against spaCy's own pretraining, all taken from ``results.json`
 
 Why apart from the full results section: the landing page quotes a few numbers a newcomer
 needs to decide, and links to ``docs/workflow.md`` for the rest."""
+
 from __future__ import annotations
 
 import statistics
@@ -10,8 +11,11 @@ from typing import List, Optional, Sequence
 
 from .text import markdown_table, p_text
 
-SCORE_DATA = {"ner": "NER F1 (WNUT-16 tweets)", "tagger": "UPOS accuracy (Brown)",
-              "textcat": "genre accuracy (Brown paragraphs)"}
+SCORE_DATA = {
+    "ner": "NER F1 (WNUT-16 tweets)",
+    "tagger": "UPOS accuracy (Brown)",
+    "textcat": "genre accuracy (Brown paragraphs)",
+}
 UNITS = {"ner": "tweets", "textcat": "paragraphs"}
 
 
@@ -52,22 +56,36 @@ def headline_section(results: dict) -> str:
             continue
         test = c["test"]
         unit = UNITS.get(c["task"], "sentences")
-        rows.append([SCORE_DATA[c["task"]], f"{c['train_docs']:,} {unit}" if c["train_docs"] else c["size"],
-                     spread(c["baseline_values"]), spread(c["other_values"]), difference(c),
-                     p_text(test["p_value"]) if test else "n/a",
-                     f"{len(test['seeds'])} x {test['n_docs']:,}" if test else "n/a"])
-    table = markdown_table(["task", "training data", "baseline", "ELMo", "ELMo - baseline (95% interval)", "p",
-                            "seeds x test docs"], rows)
+        rows.append(
+            [
+                SCORE_DATA[c["task"]],
+                f"{c['train_docs']:,} {unit}" if c["train_docs"] else c["size"],
+                spread(c["baseline_values"]),
+                spread(c["other_values"]),
+                difference(c),
+                p_text(test["p_value"]) if test else "n/a",
+                f"{len(test['seeds'])} x {test['n_docs']:,}" if test else "n/a",
+            ]
+        )
+    table = markdown_table(
+        ["task", "training data", "baseline", "ELMo", "ELMo - baseline (95% interval)", "p", "seeds x test docs"], rows
+    )
     lines = [run_line(results), "", table, ""]
-    against = [c for c in results["comparisons"]
-               if c["other"].endswith("-elmo") and c["baseline"].endswith("-spacy-pretrain") and c["test"]]
+    against = [
+        c
+        for c in results["comparisons"]
+        if c["other"].endswith("-elmo") and c["baseline"].endswith("-spacy-pretrain") and c["test"]
+    ]
     if against:
         quoted = ", ".join(
             f"{'NER' if c['task'] == 'ner' else 'the ' + c['size'] + ' tagger'} {c['delta']:+.2f} "
             f"(p = {p_text(c['test']['p_value'])}{'' if c['test']['p_value'] < 0.05 else ', no significant difference'})"
-            for c in against)
-        lines.append("Scores are the mean ± std over seeds. For the same pretraining CPU time, ELMo against "
-                     f"spaCy's own pretraining (`spacy pretrain`): {quoted}.")
+            for c in against
+        )
+        lines.append(
+            "Scores are the mean ± std over seeds. For the same pretraining CPU time, ELMo against "
+            f"spaCy's own pretraining (`spacy pretrain`): {quoted}."
+        )
     else:
         lines.append("Scores are the mean ± std over seeds.")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ recorded, each run's ``run.json``), and one plain sentence that says
 what to choose per task, from the paired tests of ELMo vs spaCy's pretraining; it recommends
 one of them only where p < 0.05.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,14 @@ from typing import Dict, List, Optional, Sequence
 from . import data
 from .text import TASK_DATA, markdown_table, p_text
 
-STOPS = {"cpu_seconds": "CPU-time budget", "max_steps": "update budget", "max_epochs": "spaCy's max_epochs",
-         "max_tokens": "token budget", "max_minutes": "time guard", "signal": "a signal"}
+STOPS = {
+    "cpu_seconds": "CPU-time budget",
+    "max_steps": "update budget",
+    "max_epochs": "spaCy's max_epochs",
+    "max_tokens": "token budget",
+    "max_minutes": "time guard",
+    "signal": "a signal",
+}
 
 
 def read_spacy_pretrain_runs(folders: Sequence[Path]) -> Dict[str, dict]:
@@ -53,17 +60,23 @@ def _cpu(*candidates: object) -> str:
     return "n/a"
 
 
-def budget_table(bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_times: dict,
-                 bilm_cpu_seconds: Optional[float] = None) -> str:
+def budget_table(
+    bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_times: dict, bilm_cpu_seconds: Optional[float] = None
+) -> str:
     """One row per pretraining: its CPU time, how it stopped, what it trained on. The biLM's is
     that of its pretraining (``bilm_cpu_seconds``, the spaCy runs' budget), else its step's;
     a spaCy run's is its step's, else its process's (``run.json``)."""
     rows = []
     if bilm_run is not None:
-        rows.append(["biLM (pretrain)", _cpu(bilm_cpu_seconds, step_times.get("pretrain", {}).get("cpu_seconds")),
-                     STOPS.get(bilm_run.get("stopped_by"), str(bilm_run.get("stopped_by"))),
-                     f"{bilm_run.get('steps', '?'):,}" if isinstance(bilm_run.get("steps"), int) else "?",
-                     f"{bilm_run['tokens']:,} tokens" if isinstance(bilm_run.get("tokens"), int) else "?"])
+        rows.append(
+            [
+                "biLM (pretrain)",
+                _cpu(bilm_cpu_seconds, step_times.get("pretrain", {}).get("cpu_seconds")),
+                STOPS.get(bilm_run.get("stopped_by"), str(bilm_run.get("stopped_by"))),
+                f"{bilm_run.get('steps', '?'):,}" if isinstance(bilm_run.get("steps"), int) else "?",
+                f"{bilm_run['tokens']:,} tokens" if isinstance(bilm_run.get("tokens"), int) else "?",
+            ]
+        )
     for name, run in spacy_runs.items():
         budget = run.get("cpu_seconds_budget")
         stop = STOPS.get(run.get("stopped_by"), str(run.get("stopped_by")))
@@ -72,9 +85,15 @@ def budget_table(bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_tim
         text = f"{run['words']:,} words" if isinstance(run.get("words"), int) else "?"
         if isinstance(run.get("epochs"), int):
             text += f" (in epoch {run['epochs']})"
-        rows.append([f"spacy pretrain ({name})", _cpu(step_times.get(name, {}).get("cpu_seconds"), run.get("cpu_seconds")),
-                     stop,
-                     f"{run['steps']:,}" if isinstance(run.get("steps"), int) else "?", text])
+        rows.append(
+            [
+                f"spacy pretrain ({name})",
+                _cpu(step_times.get(name, {}).get("cpu_seconds"), run.get("cpu_seconds")),
+                stop,
+                f"{run['steps']:,}" if isinstance(run.get("steps"), int) else "?",
+                text,
+            ]
+        )
     return markdown_table(["pretraining (step)", "CPU time", "stopped by", "updates", "text seen"], rows)
 
 

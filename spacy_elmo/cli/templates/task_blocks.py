@@ -9,6 +9,7 @@ without ELMo is then a comparison of token vectors alone.
 
 A component that cannot take ELMo features is refused with the reason (:func:`refusal`).
 """
+
 from __future__ import annotations
 
 from typing import Dict, Optional
@@ -19,7 +20,6 @@ _TAGGER_MODEL = """
 nO = null
 normalize = false
 """
-
 
 
 def _parser_model(state_type: str, hidden_width: int, maxout_pieces: int) -> str:
@@ -56,14 +56,16 @@ factory = "ner"
 moves = null
 update_with_oracle_cut_size = 100
 incorrect_spans_key = null
-""" + _parser_model("ner", 64, 2),
+"""
+    + _parser_model("ner", 64, 2),
     "tagger": """
 [components.$name]
 factory = "tagger"
 label_smoothing = 0.0
 overwrite = false
 neg_prefix = "!"
-""" + _TAGGER_MODEL,
+"""
+    + _TAGGER_MODEL,
     "parser": """
 [components.$name]
 factory = "parser"
@@ -71,17 +73,20 @@ moves = null
 update_with_oracle_cut_size = 100
 learn_tokens = false
 min_action_freq = 30
-""" + _parser_model("parser", 128, 3),
+"""
+    + _parser_model("parser", 128, 3),
     "textcat": """
 [components.$name]
 factory = "textcat"
 threshold = 0.0
-""" + _textcat_model(True),
+"""
+    + _textcat_model(True),
     "textcat_multilabel": """
 [components.$name]
 factory = "textcat_multilabel"
 threshold = 0.5
-""" + _textcat_model(False),
+"""
+    + _textcat_model(False),
     "spancat": """
 [components.$name]
 factory = "spancat"
@@ -111,12 +116,14 @@ factory = "morphologizer"
 label_smoothing = 0.05
 overwrite = true
 extend = false
-""" + _TAGGER_MODEL,
+"""
+    + _TAGGER_MODEL,
     "senter": """
 [components.$name]
 factory = "senter"
 overwrite = false
-""" + _TAGGER_MODEL,
+"""
+    + _TAGGER_MODEL,
     "trainable_lemmatizer": """
 [components.$name]
 factory = "trainable_lemmatizer"
@@ -124,7 +131,8 @@ backoff = "orth"
 min_tree_freq = 3
 overwrite = false
 top_k = 1
-""" + _TAGGER_MODEL,
+"""
+    + _TAGGER_MODEL,
 }
 
 #: The listener's ``layer_norm`` per component: for ``ner`` and ``tagger`` as the project's dev
@@ -144,8 +152,17 @@ _REFUSALS: Dict[str, str] = {
     "transformer": "is a transformer: it does not read ELMo features",
     "curated_transformer": "is a transformer: it does not read ELMo features",
 }
-for _factory in ("sentencizer", "entity_ruler", "span_ruler", "attribute_ruler", "doc_cleaner",
-                 "merge_entities", "merge_noun_chunks", "merge_subtokens", "token_splitter"):
+for _factory in (
+    "sentencizer",
+    "entity_ruler",
+    "span_ruler",
+    "attribute_ruler",
+    "doc_cleaner",
+    "merge_entities",
+    "merge_noun_chunks",
+    "merge_subtokens",
+    "token_splitter",
+):
     _REFUSALS[_factory] = _RULE_BASED
 
 

@@ -6,6 +6,7 @@ it builds an ``elmo`` component nothing reads. Here every task's tok2vec is
 of the biLM layers), and the weights are read once, in ``[initialize.components.elmo]``. The
 result is filled by spaCy, as ``spacy init config`` does, so every default is written out.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -205,7 +206,9 @@ def _check_language(lang: str) -> None:
     try:
         get_lang_class(lang)
     except ImportError:
-        raise ValueError(f"--lang {lang}: spaCy has no language '{lang}' (use 'xx' for a multi-language pipeline)") from None
+        raise ValueError(
+            f"--lang {lang}: spaCy has no language '{lang}' (use 'xx' for a multi-language pipeline)"
+        ) from None
 
 
 SECTION_ORDER = ("paths", "system", "nlp", "components", "corpora", "training", "pretraining", "initialize")

@@ -14,6 +14,7 @@
 - :mod:`.chain`: how layers connect (dropout on the inputs above the first, skip
   connections), shared by the autograd-safe loops.
 """
+
 from .dispatch import LSTM_LOOPS, active_rows, layer_input_masks, loop_options, run_stacks, run_time_major
 from .stack import LstmStack, ProjectedLstmLayer
 

@@ -22,6 +22,7 @@ same table with the measurements behind it):
 A model states its wishes as ``BiLM.lstm_loop`` (one of :data:`LSTM_LOOPS`), ``cuda_graphs``
 and ``autocast_dtype``; :func:`loop_options` turns them into this module's keywords.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -125,7 +126,9 @@ def run_time_major(
     if per_direction:
         return run_per_direction(stacks, inputs, active, masks)
     if masks:
-        return run_fused(stacks, inputs, active, compute_dtype if compute_dtype != inputs.dtype else None, input_masks=masks)
+        return run_fused(
+            stacks, inputs, active, compute_dtype if compute_dtype != inputs.dtype else None, input_masks=masks
+        )
     low_precision = compute_dtype is not None and compute_dtype != inputs.dtype
     autograd = needs_autograd(stacks, inputs)
     if not autograd and (windowed or (cuda_graphs and graphs_pay(stacks, inputs, compute_dtype))):

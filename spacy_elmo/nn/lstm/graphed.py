@@ -25,6 +25,7 @@ cell state, the clipping and the outputs stay in float32, as in :mod:`.fused`.
 The same window code runs eagerly where graphs are unavailable (CPU tensors, or
 ``use_graphs=False``); the tests check it against the reference loop there.
 """
+
 from __future__ import annotations
 
 import math
@@ -207,9 +208,7 @@ def _graphed_layer(
     cache = caches.setdefault(key, DerivedTensors())
     layers = [stack.layers[index] for stack in stacks]
     params = [p for layer in layers for p in layer.parameters()]
-    return cache.get(
-        params, lambda: _GraphedLayer(layers, first, compute_dtype, like), extra_key=first.forget_bias
-    )
+    return cache.get(params, lambda: _GraphedLayer(layers, first, compute_dtype, like), extra_key=first.forget_bias)
 
 
 class _WindowRunner:

@@ -20,6 +20,7 @@ Only valid without autograd (it overwrites tensors that backward would need). Pe
   save time, which cost accuracy near zero (the subtraction cancels); with current torch,
   ``tanh_`` is no slower than ``sigmoid_`` on CPUs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,9 +79,7 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     return cache.get(params, build, extra_key=first.forget_bias)
 
 
-def run_in_place(
-    stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]
-) -> list[torch.Tensor]:
+def run_in_place(stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]) -> list[torch.Tensor]:
     """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs, without autograd."""
     first = stacks[0]
     outputs: list[torch.Tensor] = []
@@ -129,7 +128,12 @@ def _run_layer(
             if rows <= TAIL_ROWS:
                 row_group_products(source, layer.input_weight, weights.bias[d], pre_gates[d])
             else:
-                torch.addmm(weights.bias[d], source.reshape(-1, dim), layer.input_weight.t(), out=pre_gates[d].view(-1, 4 * cell))
+                torch.addmm(
+                    weights.bias[d],
+                    source.reshape(-1, dim),
+                    layer.input_weight.t(),
+                    out=pre_gates[d].view(-1, 4 * cell),
+                )
         for t in range(start, stop):
             n = rows_at(t)
             gates = pre_gates[:, t - start, :n]

@@ -4,6 +4,7 @@ Nothing here runs a time loop, so nothing here imports one: :func:`.dispatch.run
 parameters, on the loop it picks (see :mod:`.dispatch` for which one runs when). The loops import
 this module, never the reverse.
 """
+
 from __future__ import annotations
 
 import math

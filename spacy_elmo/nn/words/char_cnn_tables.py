@@ -16,6 +16,7 @@ This module runs an encoder's weights without building one: it reads them throug
 :class:`CharCnnWeights` protocol, which :class:`.char_cnn.CharEncoder` satisfies, so the arrow
 runs one way (``char_cnn`` imports this module, never the reverse).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

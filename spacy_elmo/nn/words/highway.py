@@ -1,4 +1,5 @@
 """Highway layers with bilm-tf's gate convention."""
+
 from __future__ import annotations
 
 import torch

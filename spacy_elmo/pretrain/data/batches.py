@@ -8,6 +8,7 @@ chunk and continues with the very next batch, without replaying the corpus.
 
 Record ``i`` of a pass belongs to shard ``i % n_shards``; each process reads only its shards.
 """
+
 from __future__ import annotations
 
 import random

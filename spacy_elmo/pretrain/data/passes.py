@@ -1,4 +1,5 @@
 """Whole passes over a corpus: the vocabulary count and the (bounded) dev set."""
+
 from __future__ import annotations
 
 import itertools
@@ -7,8 +8,8 @@ from pathlib import Path
 from typing import Iterator, Union
 
 from ...corpora.files import guess_format, list_corpus_files
-from ...progress import progress_bar
 from ...corpora.record_stream import ReadStats, RecordReader
+from ...progress import progress_bar
 from ..errors import reading
 from ..settings import CorpusSettings
 from ..vocab import WordCounter
@@ -44,7 +45,10 @@ def count_words(
     reader = make_reader(path, settings, splitter)
     counter = WordCounter(max_types)
     sentences = iter_sentences(reader, splitter, stats)
-    with reading(path), progress_bar(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar:
+    with (
+        reading(path),
+        progress_bar(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar,
+    ):
         for sentence in bar:
             counter.add(sentence)
     logger.info("Training text: %s; %s", stats.summary(), splitter.stats.summary())

@@ -10,6 +10,7 @@ tokenization a user's spaCy pipeline will see downstream. Tokens are cut to
 "word" must not reach the vocabulary), whitespace tokens are dropped, and sentences longer than
 ``max_sentence_tokens`` are split, which bounds the LSTM's time loop.
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,7 +57,9 @@ def load_sentence_pipeline(settings: CorpusSettings) -> Any:
         with reading(settings.pipeline):  # spaCy's "can't find model" is an OSError
             nlp = spacy.load(settings.pipeline)
         if not splits_sentences(nlp):
-            logger.warning("Pipeline %s has no sentencizer, senter or parser: each record is one sentence", settings.pipeline)
+            logger.warning(
+                "Pipeline %s has no sentencizer, senter or parser: each record is one sentence", settings.pipeline
+            )
     else:
         nlp = blank_with_sentencizer(settings.lang)
     nlp.max_length = max(nlp.max_length, settings.max_line_bytes + 1)

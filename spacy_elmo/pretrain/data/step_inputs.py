@@ -1,4 +1,5 @@
 """Sentences to the tensors one training step needs: char ids, lengths and target word ids."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

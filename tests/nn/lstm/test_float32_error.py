@@ -3,6 +3,7 @@
 Both are compared with a float64 run of the reference loop on the same float32 inputs and
 weights, on long sentences (60 steps), where rounding errors have time to grow.
 """
+
 import copy
 
 import pytest

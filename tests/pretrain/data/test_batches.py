@@ -1,4 +1,5 @@
 """The batch stream: shards partition the corpus, batches respect the budget, resuming is exact."""
+
 from __future__ import annotations
 
 import itertools
@@ -7,10 +8,10 @@ from collections import Counter
 import pytest
 
 from spacy_elmo.corpora.record_stream import RecordReader
-from spacy_elmo.pretrain.settings import CorpusSettings
 from spacy_elmo.pretrain.data.batches import BatchPlan, RankStream, ShardStream, shards_of_rank
-from spacy_elmo.pretrain.errors import EmptyCorpusError
 from spacy_elmo.pretrain.data.sentences import SentenceSplitter
+from spacy_elmo.pretrain.errors import EmptyCorpusError
+from spacy_elmo.pretrain.settings import CorpusSettings
 
 PLAN = BatchPlan(batch_tokens=40, max_sentences=8, chunk_sentences=10)
 
@@ -71,7 +72,10 @@ def test_epochs_are_shuffled_differently(corpus):
 def test_one_process_with_two_shards_sees_what_two_processes_see(corpus):
     reader, splitter, _ = corpus
     joined = RankStream([ShardStream(reader, splitter, PLAN, shard, 2) for shard in (0, 1)])
-    ranks = [RankStream([ShardStream(reader, splitter, PLAN, shard, 2)]) for shard in shards_of_rank(0, 2, 2) + shards_of_rank(1, 2, 2)]
+    ranks = [
+        RankStream([ShardStream(reader, splitter, PLAN, shard, 2)])
+        for shard in shards_of_rank(0, 2, 2) + shards_of_rank(1, 2, 2)
+    ]
     for (together, _), (first, _), (second, _) in itertools.islice(zip(joined, *ranks), 20):
         assert together == first + second
 

@@ -1,10 +1,11 @@
 """Records to sentences: spaCy's sentencizer, limits on tokens and sentences, Docs kept as they are."""
+
 from __future__ import annotations
 
 import spacy
 
-from spacy_elmo.pretrain.settings import CorpusSettings
 from spacy_elmo.pretrain.data.sentences import SentenceSplitter
+from spacy_elmo.pretrain.settings import CorpusSettings
 
 
 def split(settings, payloads):

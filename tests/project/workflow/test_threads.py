@@ -1,4 +1,5 @@
 """The one place that sets a step's torch threads (scripts/workflow/threads.py)."""
+
 import os
 
 import pytest

@@ -1,4 +1,5 @@
 """Reading and splitting the Brown files (scripts/workflow/datasets/brown.py)."""
+
 from collections import Counter
 
 from scripts.workflow.datasets import brown as brown_corpus

@@ -1,4 +1,5 @@
 """Brown paragraphs -> genre classification Docs (scripts/workflow/datasets/brown_genres.py)."""
+
 from pathlib import Path
 
 from spacy.tokens import DocBin
@@ -15,7 +16,7 @@ def make_brown(folder: Path, paragraphs: int = 5) -> Path:
     for name in NAMES:
         text = ["", ""]
         for p in range(paragraphs):  # two sentences per paragraph; blank lines part paragraphs
-            text += [f"\tP{p}/np of/in {name}/np ./.", f"\tIt/pps ends/vbz ./.", "", ""]
+            text += [f"\tP{p}/np of/in {name}/np ./.", "\tIt/pps ends/vbz ./.", "", ""]
         (folder / name).write_text("\n".join(text), encoding="latin-1")
     (folder / "README").write_text("not a corpus file")
     return folder

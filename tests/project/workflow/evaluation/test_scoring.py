@@ -6,6 +6,7 @@ makes mistakes) is scored on a test file that also holds the awkward cases of sp
 scorers: gold tokens the tokenizer splits, tokens without a gold tag, gold tokens without
 entity annotation, and a document without entity annotation at all.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,18 @@ from scripts.workflow.evaluation import paired_stats
 
 NAMES = [["Mary"], ["John", "Smith"], ["Paris"], ["New", "York"], ["Google"]]
 LABELS = {"Mary": "PER", "John": "PER", "Paris": "LOC", "New": "LOC", "Google": "ORG"}
-FILLER = [("I", "PRON"), ("saw", "VERB"), ("the", "DET"), ("big", "ADJ"), ("dog", "NOUN"),
-          ("in", "ADP"), ("today", "NOUN"), ("and", "CCONJ"), ("ran", "VERB"), ("!", "PUNCT")]
+FILLER = [
+    ("I", "PRON"),
+    ("saw", "VERB"),
+    ("the", "DET"),
+    ("big", "ADJ"),
+    ("dog", "NOUN"),
+    ("in", "ADP"),
+    ("today", "NOUN"),
+    ("and", "CCONJ"),
+    ("ran", "VERB"),
+    ("!", "PUNCT"),
+]
 
 
 def make_doc(vocab, rng: random.Random) -> Doc:
@@ -46,11 +57,19 @@ def make_doc(vocab, rng: random.Random) -> Doc:
 def awkward_docs(vocab) -> list:
     return [
         # "don't" is one gold token, two predicted ones
-        Doc(vocab, words=["Mary", "don't", "run", "!"], tags=["PROPN", "AUX", "VERB", "PUNCT"],
-            ents=["B-PER", "O", "O", "O"]),
+        Doc(
+            vocab,
+            words=["Mary", "don't", "run", "!"],
+            tags=["PROPN", "AUX", "VERB", "PUNCT"],
+            ents=["B-PER", "O", "O", "O"],
+        ),
         # a token without a gold tag, and gold tokens without entity annotation
-        Doc(vocab, words=["John", "Smith", "saw", "Paris", "today"], tags=["PROPN", "PROPN", "", "PROPN", "NOUN"],
-            ents=["B-PER", "I-PER", "O", "", ""]),
+        Doc(
+            vocab,
+            words=["John", "Smith", "saw", "Paris", "today"],
+            tags=["PROPN", "PROPN", "", "PROPN", "NOUN"],
+            ents=["B-PER", "I-PER", "O", "", ""],
+        ),
         # no entity annotation at all
         Doc(vocab, words=["Google", "ran", "the", "dog"], tags=["PROPN", "VERB", "DET", "NOUN"]),
     ]
@@ -69,7 +88,7 @@ def scored(tmp_path_factory, run_command):
     optimizer = nlp.initialize(lambda: train)
     for _ in range(6):
         for start in range(0, len(train), 8):
-            nlp.update(train[start:start + 8], sgd=optimizer, drop=0.1)
+            nlp.update(train[start : start + 8], sgd=optimizer, drop=0.1)
     test_docs = [make_doc(nlp.vocab, rng) for _ in range(30)] + awkward_docs(nlp.vocab)
     test_path = base / "test.spacy"
     DocBin(docs=test_docs).to_disk(test_path)
@@ -78,8 +97,24 @@ def scored(tmp_path_factory, run_command):
     nlp.to_disk(training / "ner-small-x" / "model-best")
     shutil.copytree(training / "ner-small-x" / "model-best", training / "tagger-x" / "seed3" / "model-best")
     metrics = base / "metrics"
-    assert run_command(["evaluate", str(training), str(metrics), "--ner-test", str(test_path), "--tagger-test",
-                                          str(test_path), "--setting", "ner-small-x", "--setting", "tagger-x"]) == 0
+    assert (
+        run_command(
+            [
+                "evaluate",
+                str(training),
+                str(metrics),
+                "--ner-test",
+                str(test_path),
+                "--tagger-test",
+                str(test_path),
+                "--setting",
+                "ner-small-x",
+                "--setting",
+                "tagger-x",
+            ]
+        )
+        == 0
+    )
     return {"metrics": metrics, "training": training, "test": test_path, "n_docs": len(test_docs)}
 
 
@@ -99,7 +134,8 @@ def test_ner_counts_give_spacy_ents_f(scored):
     totals = PRFScore(tp=tp, fp=fp, fn=fn)
     assert (totals.precision, totals.recall, totals.fscore) == (scores["ents_p"], scores["ents_r"], scores["ents_f"])
     assert float(paired_stats.ner_f1(paired_stats.numpy.array([tp, fp, fn]))) == pytest.approx(
-        scores["ents_f"], abs=1e-12)
+        scores["ents_f"], abs=1e-12
+    )
     # the same as `spacy evaluate` itself reports
     reference = spacy_evaluate(str(scored["training"] / "ner-small-x" / "model-best"), scored["test"], silent=True)
     assert reference["ents_f"] == scores["ents_f"]
@@ -116,16 +152,26 @@ def test_tagger_counts_give_spacy_tag_acc(scored):
     assert docs["counts"][-3][1] == 4 and docs["counts"][-3][2] in (4, 5)
     assert docs["counts"][-2][1:] == [4, 4]
     assert PRFScore(tp=correct, fp=predicted - correct, fn=total - correct).fscore == scores["tag_acc"]
-    assert float(paired_stats.tagger_accuracy(paired_stats.numpy.array([correct, total, predicted]))) == \
-        pytest.approx(scores["tag_acc"], abs=1e-12)
-    reference = spacy_evaluate(str(scored["training"] / "tagger-x" / "seed3" / "model-best"), scored["test"],
-                               silent=True)
+    assert float(paired_stats.tagger_accuracy(paired_stats.numpy.array([correct, total, predicted]))) == pytest.approx(
+        scores["tag_acc"], abs=1e-12
+    )
+    reference = spacy_evaluate(
+        str(scored["training"] / "tagger-x" / "seed3" / "model-best"), scored["test"], silent=True
+    )
     assert reference["tag_acc"] == scores["tag_acc"]
 
 
 def test_rerun_skips_and_missing_counts_rescore(scored, capsys, run_command):
-    args = [str(scored["training"]), str(scored["metrics"]), "--ner-test", str(scored["test"]),
-            "--tagger-test", str(scored["test"]), "--setting", "ner-small-x"]
+    args = [
+        str(scored["training"]),
+        str(scored["metrics"]),
+        "--ner-test",
+        str(scored["test"]),
+        "--tagger-test",
+        str(scored["test"]),
+        "--setting",
+        "ner-small-x",
+    ]
     docs_file = scored["metrics"] / "ner-small-x.docs.json"
     before = docs_file.read_text()
     assert run_command(["evaluate", *args]) == 0
@@ -140,9 +186,18 @@ def test_optional_setting_is_scored_only_if_trained(scored, capsys, run_command)
     stale = scored["metrics"] / "ner-gone.seed0.json"
     stale.write_text("{}")
     (scored["metrics"] / "ner-gone.seed0.docs.json").write_text("{}")
-    args = [str(scored["training"]), str(scored["metrics"]), "--ner-test", str(scored["test"]),
-            "--tagger-test", str(scored["test"]), "--optional-setting", "ner-gone",
-            "--optional-setting", "tagger-x"]
+    args = [
+        str(scored["training"]),
+        str(scored["metrics"]),
+        "--ner-test",
+        str(scored["test"]),
+        "--tagger-test",
+        str(scored["test"]),
+        "--optional-setting",
+        "ner-gone",
+        "--optional-setting",
+        "tagger-x",
+    ]
     assert run_command(["evaluate", *args]) == 0
     out = capsys.readouterr().out
     assert "'ner-gone' was not trained" in out and "tagger-x.seed3: scored earlier" in out

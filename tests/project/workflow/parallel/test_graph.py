@@ -1,5 +1,6 @@
 """A workflow as a graph (scripts/workflow/parallel/graph.py): the graph the real project.yml
 makes, and the priorities that start long chains first."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,10 +19,15 @@ def main_steps():
     return {step.name: step for step in steps}
 
 
-@pytest.mark.parametrize("a, b, expected", [("training/bilm/model-best/", "training/bilm/model-best", True),
-                                            ("training/bilm", "training/bilm/model-best/config.json", True),
-                                            ("training/bilm-adapted-ner/model-best", "training/bilm", False),
-                                            ("corpus/ner/train.spacy", "corpus/pos/train.spacy", False)])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("training/bilm/model-best/", "training/bilm/model-best", True),
+        ("training/bilm", "training/bilm/model-best/config.json", True),
+        ("training/bilm-adapted-ner/model-best", "training/bilm", False),
+        ("corpus/ner/train.spacy", "corpus/pos/train.spacy", False),
+    ],
+)
 def test_overlaps(a, b, expected):
     assert graph.overlaps(a, b) is expected and graph.overlaps(b, a) is expected
 
@@ -50,8 +56,15 @@ def test_the_main_workflow_graph(main_steps):
 
 def test_long_chains_come_first(main_steps):
     steps = list(main_steps.values())
-    graph.set_priorities(steps, {"pretrain": 450, "spacy-pretrain-ner": 450, "train-ner-spacy-pretrain": 700,
-                                 "train-tagger-small-baseline": 100})
+    graph.set_priorities(
+        steps,
+        {
+            "pretrain": 450,
+            "spacy-pretrain-ner": 450,
+            "train-ner-spacy-pretrain": 700,
+            "train-tagger-small-baseline": 100,
+        },
+    )
     by_name = {step.name: step.priority for step in steps}
     assert by_name["pretrain"] > by_name["train-tagger-small-baseline"]
     assert by_name["fetch"] == max(by_name.values())

@@ -2,6 +2,7 @@
 small projects whose steps record when they ran: steps side by side, reruns skipped, a failure
 stops new steps, and each step's wall and CPU time (its whole process tree) recorded for the
 reports. Weasel's own sequential runner still runs the same project and records no times."""
+
 from __future__ import annotations
 
 import json
@@ -17,33 +18,52 @@ from scripts.workflow.parallel.step_times import read_times
 
 ROOT = Path(__file__).resolve().parents[4]
 
-STEP = ("import json, sys, time; from pathlib import Path; name, wait, fail = sys.argv[1], float(sys.argv[2]), "
-        "sys.argv[3] == '1'; start = time.time(); time.sleep(wait); Path('out').mkdir(exist_ok=True); "
-        "Path('out', name + '.json').write_text(json.dumps([start, time.time()])); sys.exit(3 if fail else 0)")
+STEP = (
+    "import json, sys, time; from pathlib import Path; name, wait, fail = sys.argv[1], float(sys.argv[2]), "
+    "sys.argv[3] == '1'; start = time.time(); time.sleep(wait); Path('out').mkdir(exist_ok=True); "
+    "Path('out', name + '.json').write_text(json.dumps([start, time.time()])); sys.exit(3 if fail else 0)"
+)
 # spends CPU_SECONDS of CPU time in a grandchild of the step's process, then records when it ran
-BURN = ("import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; "
-        "[0 for _ in iter(lambda: time.process_time() < {seconds}, False)]'], check=True)")
+BURN = (
+    "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; "
+    "[0 for _ in iter(lambda: time.process_time() < {seconds}, False)]'], check=True)"
+)
 CPU_SECONDS = 1.5
 
 
 def command(name: str, wait: float, deps=(), fail: str = "") -> dict:
-    return {"name": name, "script": [f"python -c \"{STEP}\" {name} {wait} {int(name == fail)}"],
-            "deps": list(deps), "outputs": [f"out/{name}.json"]}
+    return {
+        "name": name,
+        "script": [f'python -c "{STEP}" {name} {wait} {int(name == fail)}'],
+        "deps": list(deps),
+        "outputs": [f"out/{name}.json"],
+    }
 
 
 def write_project(folder: Path, fail: str = "", variables: dict = None) -> None:
     """a -> (b, c side by side) -> d; each step sleeps, then records when it ran. c also burns
     CPU in a process of its own, after it recorded when it slept."""
-    commands = [command("a", 0.1, fail=fail), command("b", 2.0, ["out/a.json"], fail),
-                command("c", 2.0, ["out/a.json"], fail), command("d", 0.1, ["out/b.json", "out/c.json"], fail)]
-    commands[2]["script"].append(f"python -c \"{BURN.format(seconds=CPU_SECONDS)}\"")
-    srsly.write_yaml(folder / "project.yml", {"title": "t", "vars": variables or {},
-                                              "workflows": {"all": ["a", "b", "c", "d"]}, "commands": commands})
+    commands = [
+        command("a", 0.1, fail=fail),
+        command("b", 2.0, ["out/a.json"], fail),
+        command("c", 2.0, ["out/a.json"], fail),
+        command("d", 0.1, ["out/b.json", "out/c.json"], fail),
+    ]
+    commands[2]["script"].append(f'python -c "{BURN.format(seconds=CPU_SECONDS)}"')
+    srsly.write_yaml(
+        folder / "project.yml",
+        {"title": "t", "vars": variables or {}, "workflows": {"all": ["a", "b", "c", "d"]}, "commands": commands},
+    )
 
 
 def run(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scripts", "run-workflow", "all", str(folder), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "scripts", "run-workflow", "all", str(folder), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def spans(folder: Path) -> dict:
@@ -114,9 +134,14 @@ def test_a_failed_step_stops_new_steps_and_keeps_finished_ones(tmp_path):
 
 def test_weasels_own_runner_runs_the_same_project_without_times(tmp_path):
     write_project(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "all", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "run", "all", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert set(spans(tmp_path)) == {"a", "b", "c", "d"}
     assert not (tmp_path / "reports").exists()

@@ -1,4 +1,5 @@
 """The step-times file the runner writes and the reports read (scripts/workflow/parallel/step_times.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,8 +25,11 @@ def test_steps_are_added_to_the_file_and_replaced_by_a_rerun(tmp_path):
 
 
 def test_the_times_file_comes_from_the_project_variables():
-    variables = {"step_times": "reports/step_times.json", "textcat_step_times": "reports/textcat_step_times.json",
-                 "ner_small_step_times": "reports/small.json"}
+    variables = {
+        "step_times": "reports/step_times.json",
+        "textcat_step_times": "reports/textcat_step_times.json",
+        "ner_small_step_times": "reports/small.json",
+    }
     assert times_file_for(variables, "all") == Path("reports/step_times.json")
     assert times_file_for(variables, "textcat") == Path("reports/textcat_step_times.json")
     assert times_file_for(variables, "ner-small") == Path("reports/small.json")

@@ -1,5 +1,6 @@
 """weasel's internals that the runner uses (scripts/workflow/parallel/weasel_api.py): pinned,
 and checked here, so that a weasel that changes them fails this test rather than a workflow."""
+
 from __future__ import annotations
 
 import inspect
@@ -40,11 +41,24 @@ def test_the_functions_keep_their_signatures():
 
 
 def write_project(folder: Path) -> None:
-    srsly.write_yaml(folder / "project.yml", {
-        "title": "t", "vars": {"word": "hello", "out": "out/${vars.word}.txt"},
-        "commands": [{"name": "say", "deps": ["in.txt"], "outputs": ["${vars.out}"],
-                      "script": ["python -c \"import sys; from pathlib import Path; Path('out').mkdir(exist_ok=True); "
-                                 "Path(sys.argv[1]).write_text(sys.executable)\" ${vars.out}"]}]})
+    srsly.write_yaml(
+        folder / "project.yml",
+        {
+            "title": "t",
+            "vars": {"word": "hello", "out": "out/${vars.word}.txt"},
+            "commands": [
+                {
+                    "name": "say",
+                    "deps": ["in.txt"],
+                    "outputs": ["${vars.out}"],
+                    "script": [
+                        "python -c \"import sys; from pathlib import Path; Path('out').mkdir(exist_ok=True); "
+                        'Path(sys.argv[1]).write_text(sys.executable)" ${vars.out}'
+                    ],
+                }
+            ],
+        },
+    )
     (folder / "in.txt").write_text("1")
 
 
@@ -59,8 +73,9 @@ def test_a_tiny_project_behaves_as_spacy_project_run(tmp_path):
     assert "extra" not in config["vars"]  # only defined variables change
 
     assert weasel_api.needs_rerun(tmp_path, command)  # no project.lock yet
-    proc = subprocess.run(weasel_api.step_process_argv(command["script"]), cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        weasel_api.step_process_argv(command["script"]), cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Running command:" in proc.stdout
     assert (tmp_path / "out/bye.txt").read_text() == sys.executable  # "python" is this interpreter
@@ -75,6 +90,11 @@ def test_a_tiny_project_behaves_as_spacy_project_run(tmp_path):
 
 
 def test_a_failing_line_ends_the_step_with_its_exit_code(tmp_path):
-    proc = subprocess.run(weasel_api.step_process_argv(["python -c \"import sys; sys.exit(7)\"", "python -c 1/0"]),
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        weasel_api.step_process_argv(['python -c "import sys; sys.exit(7)"', "python -c 1/0"]),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 7 and "ZeroDivisionError" not in proc.stderr
