@@ -29,7 +29,6 @@ import os
 import pickle
 import struct
 import tarfile
-import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Mapping, NamedTuple, Optional, Union
 

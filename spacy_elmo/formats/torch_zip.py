@@ -83,11 +83,17 @@ def _end_records(handle: BinaryIO, size: int) -> tuple[int, int]:
             if end64_offset + _END64.size != size - _END.size - _END64_LOCATOR.size:
                 raise ValueError("a zip64 end record that is not where its locator says")
             handle.seek(end64_offset)
+            short = (here, count, cd_size, cd_offset)
             (magic64, record_size, _, _, disk, cd_disk, here, count, cd_size, cd_offset) = _END64.unpack(
                 handle.read(_END64.size)
             )
             if magic64 != b"PK\x06\x06" or record_size != _END64.size - 12:
                 raise ValueError("a damaged zip64 end record")
+            # The short record's values: the same, or "see the zip64 record" (all bits set).
+            unknown = (0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+            for value, value64, sentinel in zip(short, (here, count, cd_size, cd_offset), unknown):
+                if value not in (value64, sentinel):
+                    raise ValueError("a zip archive whose two end records disagree")
             end_of_directory = end64_offset
     if disk != 0 or cd_disk != 0 or here != count:
         raise ValueError("a multi-disk zip archive")

@@ -191,29 +191,45 @@ def test_a_member_hidden_between_members_is_refused(tmp_path):
     refused(path, "64 bytes unaccounted for")
 
 
+@pytest.mark.parametrize("records, fragment", [
+    ("both", "end record disagrees with its directory"),  # miniz would list one entry fewer
+    ("short", "two end records disagree"),
+])
+def test_an_entry_count_the_directory_does_not_have_is_refused(tmp_path, records, fragment):
+    buffer = io.BytesIO()
+    torch.save({"w": torch.zeros(4)}, buffer)
+    raw = bytearray(buffer.getvalue())
+    (count,) = struct.unpack("<H", raw[-12:-10])
+    raw[-14:-10] = struct.pack("<HH", count - 1, count - 1)  # the short end record's two counts
+    if records == "both":
+        (record,) = struct.unpack("<Q", raw[-42 + 8:-42 + 16])  # the zip64 locator names the record
+        raw[record + 24:record + 40] = struct.pack("<QQ", count - 1, count - 1)
+    path = tmp_path / "count.pkl"
+    path.write_bytes(bytes(raw))
+    refused(path, fragment)
+
+
 # ------------------------------------------------------------------ item 8: one error each
 def flip_bit(raw: bytes, at: int) -> bytes:
     return raw[:at] + bytes([raw[at] ^ 0x10]) + raw[at + 1:]
 
 
-def zip_with_data_at(member_suffix: str) -> tuple[bytes, int]:
-    """torch.save's zip and the offset of the first data byte of the member ending so."""
-    buffer = io.BytesIO()
-    torch.save({"w": torch.arange(4.0)}, buffer)
-    raw = buffer.getvalue()
+def data_at(raw: bytes, member_suffix: str) -> int:
+    """The offset of the first data byte of the zip member whose name ends so."""
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         info = next(i for i in archive.infolist() if i.filename.endswith(member_suffix))
     name_length, extra_length = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
-    return raw, info.header_offset + 30 + name_length + extra_length
+    return info.header_offset + 30 + name_length + extra_length
 
 
 @pytest.mark.parametrize("member", ["data.pkl", "data/0"])
 def test_one_flipped_bit_in_a_zip_member_is_found(tmp_path, member):
     """The object pickle's CRC (zipfile raised BadZipFile) and a storage's, which torch does
     not check: a flipped bit there loaded as another weight."""
-    raw, data_at = zip_with_data_at(member)
+    buffer = io.BytesIO()
+    torch.save({"w": torch.arange(4.0)}, buffer)
     path = tmp_path / "flipped.pkl"
-    path.write_bytes(flip_bit(raw, data_at + 5))
+    path.write_bytes(flip_bit(buffer.getvalue(), data_at(buffer.getvalue(), member) + 5))
     refused(path, "is damaged", "CRC")
     with pytest.raises(ValueError, match="CRC"):
         read_state_dict(path, {"w": (4,)}, lambda array, what: array)
@@ -337,10 +353,7 @@ def test_a_hostile_pickle_in_a_model_folder_is_one_cli_error_line(tmp_path):
     folder = tmp_path / "de.model"
     shutil.copytree(MANY_LANGS_FIXTURES / "words_zip.model", folder)
     raw = (folder / "encoder.pkl").read_bytes()
-    with zipfile.ZipFile(folder / "encoder.pkl") as archive:
-        info = archive.getinfo(next(n for n in archive.namelist() if n.endswith("data.pkl")))
-    name_length, extra_length = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
-    (folder / "encoder.pkl").write_bytes(flip_bit(raw, info.header_offset + 30 + name_length + extra_length + 9))
+    (folder / "encoder.pkl").write_bytes(flip_bit(raw, data_at(raw, "data.pkl") + 9))  # zipfile: Bad CRC-32
     source = tmp_path / "in.txt"
     source.write_text("ein Satz\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["embed", str(source), str(tmp_path / "out.hdf5"), "--weights", str(folder), "--no-progress"])
