@@ -5,6 +5,7 @@ or a FIFO (an ``open`` that waits forever for a writer): unzip and tar restore b
 is opened without blocking, and what was opened is checked (``fstat`` of the descriptor, not
 of the name, which could change in between); only then is it read.
 """
+
 from __future__ import annotations
 
 import io
@@ -16,8 +17,11 @@ from typing import BinaryIO, Optional, Union
 PathLike = Union[str, Path]
 
 _KINDS = (
-    (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
 )
 
 

@@ -21,6 +21,7 @@ memo by the largest index named) or recurse. :func:`read_state_dict` compares th
 those the caller expects, and only then lets ``torch.load(weights_only=True)`` read the data,
 from the very file handle that was checked.
 """
+
 from __future__ import annotations
 
 import collections
@@ -43,15 +44,30 @@ LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 #: Bytes per element of the storage types a state dict may name.
 STORAGE_BYTES = {
-    "DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
-    "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1, "ByteStorage": 1, "BoolStorage": 1,
+    "DoubleStorage": 8,
+    "FloatStorage": 4,
+    "HalfStorage": 2,
+    "BFloat16Storage": 2,
+    "LongStorage": 8,
+    "IntStorage": 4,
+    "ShortStorage": 2,
+    "CharStorage": 1,
+    "ByteStorage": 1,
+    "BoolStorage": 1,
 }
 FLOAT_STORAGES = ("DoubleStorage", "FloatStorage", "HalfStorage", "BFloat16Storage")
 #: The pickles of a state dict are small (a published model's: 3 kB); its data is elsewhere.
 MAX_PICKLE_BYTES = 4 << 20
 _DAMAGE = (
-    pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-    OverflowError, struct.error,
+    pickle.UnpicklingError,
+    EOFError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+    struct.error,
 )
 
 
@@ -81,9 +97,14 @@ class _Refused(Exception):
 def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> StoredTensor:
     """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built.
     (``rest``: requires_grad, backward hooks and, since torch 1.12, metadata.)"""
-    if not isinstance(storage, _Storage) or not all(
-        isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride)
-    ) or type(offset) is not int or offset < 0 or len(size) != len(stride) or len(rest) not in (2, 3):
+    if (
+        not isinstance(storage, _Storage)
+        or not all(isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride))
+        or type(offset) is not int
+        or offset < 0
+        or len(size) != len(stride)
+        or len(rest) not in (2, 3)
+    ):
         raise _Refused("a tensor with a malformed storage, offset, size or stride")
     if 0 not in size and offset + sum((n - 1) * step for n, step in zip(size, stride)) >= storage.numel:
         raise _Refused(f"a tensor of shape {size} that reaches past its storage of {storage.numel} elements")
@@ -93,12 +114,40 @@ def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: A
 #: The opcodes torch's weights-only unpickler reads (protocol 2's, less the text and frame
 #: ones): every other is refused, so that both consume the same bytes of a legacy stream.
 _TORCH_OPCODES = (
-    pickle.APPEND, pickle.APPENDS, pickle.BINFLOAT, pickle.BINGET, pickle.BININT, pickle.BININT1,
-    pickle.BININT2, pickle.BINPERSID, pickle.BINPUT, pickle.BINUNICODE, pickle.BUILD, pickle.EMPTY_DICT,
-    pickle.EMPTY_LIST, pickle.EMPTY_SET, pickle.EMPTY_TUPLE, pickle.GLOBAL, pickle.LONG1, pickle.LONG_BINGET,
-    pickle.LONG_BINPUT, pickle.MARK, pickle.NEWFALSE, pickle.NEWOBJ, pickle.NEWTRUE, pickle.NONE, pickle.PROTO,
-    pickle.REDUCE, pickle.SETITEM, pickle.SETITEMS, pickle.SHORT_BINSTRING, pickle.STOP, pickle.TUPLE,
-    pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
+    pickle.APPEND,
+    pickle.APPENDS,
+    pickle.BINFLOAT,
+    pickle.BINGET,
+    pickle.BININT,
+    pickle.BININT1,
+    pickle.BININT2,
+    pickle.BINPERSID,
+    pickle.BINPUT,
+    pickle.BINUNICODE,
+    pickle.BUILD,
+    pickle.EMPTY_DICT,
+    pickle.EMPTY_LIST,
+    pickle.EMPTY_SET,
+    pickle.EMPTY_TUPLE,
+    pickle.GLOBAL,
+    pickle.LONG1,
+    pickle.LONG_BINGET,
+    pickle.LONG_BINPUT,
+    pickle.MARK,
+    pickle.NEWFALSE,
+    pickle.NEWOBJ,
+    pickle.NEWTRUE,
+    pickle.NONE,
+    pickle.PROTO,
+    pickle.REDUCE,
+    pickle.SETITEM,
+    pickle.SETITEMS,
+    pickle.SHORT_BINSTRING,
+    pickle.STOP,
+    pickle.TUPLE,
+    pickle.TUPLE1,
+    pickle.TUPLE2,
+    pickle.TUPLE3,
 )
 
 
@@ -221,8 +270,12 @@ def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
     reader = _ShapeReader(head, pid_length=6)
     result = reader.load()
     keys = _Plain(head).load()
-    if not isinstance(keys, list) or not all(type(key) is str for key in keys) or len(set(keys)) != len(keys) \
-            or set(keys) != set(reader.storages):
+    if (
+        not isinstance(keys, list)
+        or not all(type(key) is str for key in keys)
+        or len(set(keys)) != len(keys)
+        or set(keys) != set(reader.storages)
+    ):
         raise ValueError("the storage key list does not match the storages the object uses")
     position = head.tell()
     needed = sum(8 + s.numel * STORAGE_BYTES[s.kind] for s in reader.storages.values())
@@ -265,10 +318,14 @@ def read_state_dict(
         found = stored_tensors(path, handle)
         missing, unused = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
         if missing or unused:
-            raise ValueError(f"{path}: tensors missing: {missing or 'none'}; tensors the config does not use: {unused or 'none'}")
+            raise ValueError(
+                f"{path}: tensors missing: {missing or 'none'}; tensors the config does not use: {unused or 'none'}"
+            )
         for name, shape in expected.items():
             if found[name].shape != tuple(shape):
-                raise ValueError(f"{path}: tensor {name!r} has shape {found[name].shape}, but the config implies {tuple(shape)}")
+                raise ValueError(
+                    f"{path}: tensor {name!r} has shape {found[name].shape}, but the config implies {tuple(shape)}"
+                )
             if found[name].storage_type not in FLOAT_STORAGES:
                 raise ValueError(f"{path}: tensor {name!r} is a {found[name].storage_type}, not floating point")
         handle.seek(0)

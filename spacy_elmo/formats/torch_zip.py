@@ -18,6 +18,7 @@ after the members. So an archive is accepted only when nothing is left to differ
 
 A member's size is then bounded by the file's, so nothing torch allocates for one can exceed it.
 """
+
 from __future__ import annotations
 
 import struct
@@ -54,9 +55,13 @@ def open_torch_zip(handle: BinaryIO, size: int) -> tuple[zipfile.ZipFile, str]:
             if info.flag_bits & _ENCRYPTED:
                 raise ValueError(f"an encrypted member {info.filename!r}")
             if info.flag_bits & ~_ALLOWED_FLAGS:
-                raise ValueError(f"member {info.filename!r} with zip flags {info.flag_bits:#x}, which torch never writes")
+                raise ValueError(
+                    f"member {info.filename!r} with zip flags {info.flag_bits:#x}, which torch never writes"
+                )
             if info.file_size != info.compress_size:
-                raise ValueError(f"member {info.filename!r} claims {info.file_size} bytes but stores {info.compress_size}")
+                raise ValueError(
+                    f"member {info.filename!r} claims {info.file_size} bytes but stores {info.compress_size}"
+                )
         _check_tiling(handle, infos, cd_offset)
         _check_crcs(archive, infos)
     except BaseException:
@@ -126,7 +131,9 @@ def _check_tiling(handle: BinaryIO, infos: list[zipfile.ZipInfo], cd_offset: int
     position = 0
     for info in sorted(infos, key=lambda i: i.header_offset):
         if info.header_offset != position:
-            raise ValueError(f"{abs(info.header_offset - position)} bytes unaccounted for before member {info.filename!r}")
+            raise ValueError(
+                f"{abs(info.header_offset - position)} bytes unaccounted for before member {info.filename!r}"
+            )
         handle.seek(position)
         header = handle.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size:

@@ -1,5 +1,6 @@
 """An ELMoForManyLangs folder from elsewhere: its dictionaries and configs are read only as
 regular files of a bounded size, and JSON nested too deeply is one error naming the file."""
+
 import json
 import os
 import resource
@@ -43,8 +44,12 @@ def load_in_a_child(directory) -> str:
     environment = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     try:
         done = subprocess.run(
-            [sys.executable, "-c", code, str(directory)], capture_output=True, text=True, timeout=60,
-            preexec_fn=_limited_memory, env=environment,
+            [sys.executable, "-c", code, str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=_limited_memory,
+            env=environment,
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"loading {directory} still ran after 60 s (blocked on a special file?)")
@@ -52,10 +57,13 @@ def load_in_a_child(directory) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.parametrize("model, dictionary, kind", [
-    ("char_legacy", "char.dic", "link to /dev/zero"),  # was read until memory ran out
-    ("words_zip", "word.dic", "FIFO"),  # waited for a writer forever
-])
+@pytest.mark.parametrize(
+    "model, dictionary, kind",
+    [
+        ("char_legacy", "char.dic", "link to /dev/zero"),  # was read until memory ran out
+        ("words_zip", "word.dic", "FIFO"),  # waited for a writer forever
+    ],
+)
 def test_a_dictionary_that_is_no_regular_file_is_refused(tmp_path, model, dictionary, kind):
     folder = tmp_path / "de.model"
     shutil.copytree(MANY_LANGS_FIXTURES / f"{model}.model", folder)

@@ -1,4 +1,5 @@
 """Model files are opened only as regular files of a bounded size, whatever their name links to."""
+
 import os
 
 import pytest
@@ -18,11 +19,14 @@ def test_a_regular_file_and_a_link_to_one_are_read(tmp_path):
         assert handle.read() == b"abc"
 
 
-@pytest.mark.parametrize("make, kind", [
-    (lambda p: os.mkfifo(p), "a FIFO (named pipe)"),
-    (lambda p: p.symlink_to("/dev/null"), "a character device"),
-    (lambda p: p.mkdir(), "a directory"),
-])
+@pytest.mark.parametrize(
+    "make, kind",
+    [
+        (lambda p: os.mkfifo(p), "a FIFO (named pipe)"),
+        (lambda p: p.symlink_to("/dev/null"), "a character device"),
+        (lambda p: p.mkdir(), "a directory"),
+    ],
+)
 def test_special_files_are_refused_by_name_without_blocking(tmp_path, make, kind):
     path = tmp_path / "x.dic"
     make(path)

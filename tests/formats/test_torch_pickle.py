@@ -1,6 +1,7 @@
 """Hostile ``torch.save`` files: each is refused by the checks, with one ``ValueError`` naming the
 file and no traceback chained from zipfile or pickle, before ``torch.load`` allocates anything;
 and what the checks read is what ``torch.load`` reads. Every file is built here, small."""
+
 import io
 import pickle
 import shutil
@@ -61,7 +62,9 @@ def legacy_file(path: Path, object_pickle: bytes, keys=(), data: bytes = b"") ->
 # storage's persistent id ends with a view, None, which the zip container's lacks).
 _STORAGE_PID = b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\n%sX\x03\x00\x00\x00cpuK\x04NtQ"
 _TENSOR = (  # storage, offset 0, size (4,), stride (1,), no grad, no backward hooks
-    b"ctorch._utils\n_rebuild_tensor_v2\n(" + _STORAGE_PID + b"K\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR"
+    b"ctorch._utils\n_rebuild_tensor_v2\n("
+    + _STORAGE_PID
+    + b"K\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR"
 )
 _ONE_TENSOR = b"\x80\x02}X\x01\x00\x00\x00w" + _TENSOR % b"X\x01\x00\x00\x000" + b"s."
 _FOUR_FLOATS = struct.pack("<q", 4) + bytes(16)
@@ -73,7 +76,9 @@ def refused(path: Path, *fragments: str) -> str:
         stored_tensors(path)
     message = str(error.value)
     assert str(path) in message and all(f in message for f in fragments), message
-    assert error.value.__cause__ is None and (error.value.__suppress_context__ or error.value.__context__ is None), "a chained traceback"
+    assert error.value.__cause__ is None and (error.value.__suppress_context__ or error.value.__context__ is None), (
+        "a chained traceback"
+    )
     return message
 
 
@@ -99,7 +104,7 @@ def test_published_containers_load_bit_identical(name, file):
 def test_a_compressed_storage_that_inflates_a_thousandfold_is_refused_before_torch_reads_it(tmp_path, monkeypatch):
     members = saved_members({"w": torch.zeros(4)})
     n = 1 << 24  # 64 MiB of float32 zeros, 65 kB compressed
-    (pickle_name, data_pkl), = [(k, v) for k, v in members if k.endswith("data.pkl")]
+    ((pickle_name, data_pkl),) = [(k, v) for k, v in members if k.endswith("data.pkl")]
     assert data_pkl.count(b"K\x04") == 2  # the storage's element count and the tensor's size
     forged = data_pkl.replace(b"K\x04", b"J" + struct.pack("<i", n))
     storage = next(k for k, _ in members if k.endswith("data/0"))
@@ -147,11 +152,14 @@ def test_a_legacy_stream_with_a_zip_appended_is_refused(tmp_path):
     refused(path, "bytes follow the last storage")
 
 
-@pytest.mark.parametrize("twist, fragment", [
-    (lambda raw: raw + b"\0" * 100, "does not end with its end record"),
-    (lambda raw: b"\0" * 100 + raw, "no torch.save magic number"),  # torch too reads it as legacy
-    (lambda raw: raw[:-2] + b"\x05\x00" + b"hello", "does not end with its end record"),  # a comment
-])
+@pytest.mark.parametrize(
+    "twist, fragment",
+    [
+        (lambda raw: raw + b"\0" * 100, "does not end with its end record"),
+        (lambda raw: b"\0" * 100 + raw, "no torch.save magic number"),  # torch too reads it as legacy
+        (lambda raw: raw[:-2] + b"\x05\x00" + b"hello", "does not end with its end record"),  # a comment
+    ],
+)
 def test_bytes_around_a_zip_archive_are_refused(tmp_path, twist, fragment):
     buffer = io.BytesIO()
     torch.save({"w": torch.zeros(4)}, buffer)
@@ -173,28 +181,31 @@ def test_a_member_hidden_between_members_is_refused(tmp_path):
     # Move every later offset in the directory and the end record by the bytes inserted.
     cd = cd_offset + len(hidden)
     at = cd
-    while shifted[at:at + 4] == b"PK\x01\x02":
-        name_length, extra_length, comment_length = struct.unpack("<HHH", shifted[at + 28:at + 34])
-        (offset,) = struct.unpack("<I", shifted[at + 42:at + 46])
+    while shifted[at : at + 4] == b"PK\x01\x02":
+        name_length, extra_length, comment_length = struct.unpack("<HHH", shifted[at + 28 : at + 34])
+        (offset,) = struct.unpack("<I", shifted[at + 42 : at + 46])
         if offset >= second:
-            shifted[at + 42:at + 46] = struct.pack("<I", offset + len(hidden))
+            shifted[at + 42 : at + 46] = struct.pack("<I", offset + len(hidden))
         at += 46 + name_length + extra_length + comment_length
     shifted[-6:-2] = struct.pack("<I", cd)  # the end record's directory offset
     locator = len(shifted) - 22 - 20  # and the zip64 end record's, which torch writes too
-    assert shifted[locator:locator + 4] == b"PK\x06\x07"
-    (record,) = struct.unpack("<Q", shifted[locator + 8:locator + 16])
-    shifted[locator + 8:locator + 16] = struct.pack("<Q", record + len(hidden))
-    shifted[record + len(hidden) + 48:record + len(hidden) + 56] = struct.pack("<Q", cd)
+    assert shifted[locator : locator + 4] == b"PK\x06\x07"
+    (record,) = struct.unpack("<Q", shifted[locator + 8 : locator + 16])
+    shifted[locator + 8 : locator + 16] = struct.pack("<Q", record + len(hidden))
+    shifted[record + len(hidden) + 48 : record + len(hidden) + 56] = struct.pack("<Q", cd)
     path = tmp_path / "hidden.pkl"
     path.write_bytes(bytes(shifted))
     assert torch.load(path, weights_only=True)["w"].shape == (4,)  # still a file torch reads
     refused(path, "64 bytes unaccounted for")
 
 
-@pytest.mark.parametrize("records, fragment", [
-    ("both", "end record disagrees with its directory"),  # miniz would list one entry fewer
-    ("short", "two end records disagree"),
-])
+@pytest.mark.parametrize(
+    "records, fragment",
+    [
+        ("both", "end record disagrees with its directory"),  # miniz would list one entry fewer
+        ("short", "two end records disagree"),
+    ],
+)
 def test_an_entry_count_the_directory_does_not_have_is_refused(tmp_path, records, fragment):
     buffer = io.BytesIO()
     torch.save({"w": torch.zeros(4)}, buffer)
@@ -202,8 +213,8 @@ def test_an_entry_count_the_directory_does_not_have_is_refused(tmp_path, records
     (count,) = struct.unpack("<H", raw[-12:-10])
     raw[-14:-10] = struct.pack("<HH", count - 1, count - 1)  # the short end record's two counts
     if records == "both":
-        (record,) = struct.unpack("<Q", raw[-42 + 8:-42 + 16])  # the zip64 locator names the record
-        raw[record + 24:record + 40] = struct.pack("<QQ", count - 1, count - 1)
+        (record,) = struct.unpack("<Q", raw[-42 + 8 : -42 + 16])  # the zip64 locator names the record
+        raw[record + 24 : record + 40] = struct.pack("<QQ", count - 1, count - 1)
     path = tmp_path / "count.pkl"
     path.write_bytes(bytes(raw))
     refused(path, fragment)
@@ -211,14 +222,14 @@ def test_an_entry_count_the_directory_does_not_have_is_refused(tmp_path, records
 
 # ------------------------------------------------------------------ item 8: one error each
 def flip_bit(raw: bytes, at: int) -> bytes:
-    return raw[:at] + bytes([raw[at] ^ 0x10]) + raw[at + 1:]
+    return raw[:at] + bytes([raw[at] ^ 0x10]) + raw[at + 1 :]
 
 
 def data_at(raw: bytes, member_suffix: str) -> int:
     """The offset of the first data byte of the zip member whose name ends so."""
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         info = next(i for i in archive.infolist() if i.filename.endswith(member_suffix))
-    name_length, extra_length = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
+    name_length, extra_length = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
     return info.header_offset + 30 + name_length + extra_length
 
 
@@ -240,23 +251,26 @@ def central_entry(raw: bytes, member_suffix: str) -> int:
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         at = archive.start_dir
     while True:
-        name_length, extra_length, comment_length = struct.unpack("<HHH", raw[at + 28:at + 34])
-        if raw[at + 46:at + 46 + name_length].decode().endswith(member_suffix):
+        name_length, extra_length, comment_length = struct.unpack("<HHH", raw[at + 28 : at + 34])
+        if raw[at + 46 : at + 46 + name_length].decode().endswith(member_suffix):
             return at
         at += 46 + name_length + extra_length + comment_length
 
 
-@pytest.mark.parametrize("field, value, fragment", [
-    (8, 0x809, "encrypted member"),  # flag bit 0 (zipfile: RuntimeError, a password needed)
-    (10, 99, "compressed member"),  # an unknown method (zipfile: NotImplementedError)
-    (8, 0x828, "zip flags 0x828"),  # bit 5, compressed patch data (zipfile: NotImplementedError)
-])
+@pytest.mark.parametrize(
+    "field, value, fragment",
+    [
+        (8, 0x809, "encrypted member"),  # flag bit 0 (zipfile: RuntimeError, a password needed)
+        (10, 99, "compressed member"),  # an unknown method (zipfile: NotImplementedError)
+        (8, 0x828, "zip flags 0x828"),  # bit 5, compressed patch data (zipfile: NotImplementedError)
+    ],
+)
 def test_zip_features_torch_never_writes_are_refused(tmp_path, field, value, fragment):
     buffer = io.BytesIO()
     torch.save({"w": torch.zeros(4)}, buffer)
     raw = bytearray(buffer.getvalue())
     at = central_entry(bytes(raw), "data.pkl")
-    raw[at + field:at + field + 2] = struct.pack("<H", value)
+    raw[at + field : at + field + 2] = struct.pack("<H", value)
     path = tmp_path / "feature.pkl"
     path.write_bytes(bytes(raw))
     refused(path, fragment)
@@ -284,25 +298,33 @@ def test_a_huge_memo_index_allocates_nothing(tmp_path):
         assert arrays["w"].tolist() == torch.load(path, weights_only=True)["w"].tolist() == [0.0] * 4
 
 
-@pytest.mark.parametrize("object_pickle, fragment", [
-    # a FRAME claiming 2**60 bytes, read from the file (MemoryError)
-    (b"\x80\x04\x95" + struct.pack("<Q", 1 << 60) + b"}.", "not a readable torch.save file"),
-    # BINBYTES8 claiming 2**40 bytes (MemoryError)
-    (b"\x80\x04\x8e" + struct.pack("<Q", 1 << 40) + b".", "not a readable torch.save file"),
-])
+@pytest.mark.parametrize(
+    "object_pickle, fragment",
+    [
+        # a FRAME claiming 2**60 bytes, read from the file (MemoryError)
+        (b"\x80\x04\x95" + struct.pack("<Q", 1 << 60) + b"}.", "not a readable torch.save file"),
+        # BINBYTES8 claiming 2**40 bytes (MemoryError)
+        (b"\x80\x04\x8e" + struct.pack("<Q", 1 << 40) + b".", "not a readable torch.save file"),
+    ],
+)
 def test_huge_claims_in_a_legacy_pickle_give_one_value_error(tmp_path, object_pickle, fragment):
     refused(legacy_file(tmp_path / "claims.pkl", object_pickle, ["0"], _FOUR_FLOATS), fragment)
 
 
-@pytest.mark.parametrize("object_pickle, fragment", [
-    # a storage key nested in 100000 tuples (RecursionError)
-    (b"\x80\x02}X\x01\x00\x00\x00w" + _TENSOR % nested_key(100_000) + b"s.", "malformed type, key or size"),
-    # BUILD on a tensor record (AttributeError: it has no __dict__)
-    (b"\x80\x02}X\x01\x00\x00\x00w" + _TENSOR % b"X\x01\x00\x00\x000" + b"}X\x01\x00\x00\x00aK\x01sbs.",
-     "a BUILD (an attribute update) of a StoredTensor"),
-    # APPEND to a dict (AttributeError)
-    (b"\x80\x02}K\x01a.", "not a readable torch.save file"),
-])
+@pytest.mark.parametrize(
+    "object_pickle, fragment",
+    [
+        # a storage key nested in 100000 tuples (RecursionError)
+        (b"\x80\x02}X\x01\x00\x00\x00w" + _TENSOR % nested_key(100_000) + b"s.", "malformed type, key or size"),
+        # BUILD on a tensor record (AttributeError: it has no __dict__)
+        (
+            b"\x80\x02}X\x01\x00\x00\x00w" + _TENSOR % b"X\x01\x00\x00\x000" + b"}X\x01\x00\x00\x00aK\x01sbs.",
+            "a BUILD (an attribute update) of a StoredTensor",
+        ),
+        # APPEND to a dict (AttributeError)
+        (b"\x80\x02}K\x01a.", "not a readable torch.save file"),
+    ],
+)
 def test_hostile_object_pickles_give_one_value_error(tmp_path, object_pickle, fragment):
     for path in one_tensor_files(tmp_path, object_pickle):
         refused(path, fragment)
@@ -336,7 +358,9 @@ def test_a_special_file_is_refused_without_reading_it(tmp_path):
     """(FIFOs too: tests/formats/test_regular_files.py; here a link to /dev/null, read as empty.)"""
     link = tmp_path / "null.pkl"
     link.symlink_to("/dev/null")
-    with pytest.raises(ValueError, match="null.pkl: the torch.save file must be a regular file, but it is a character device"):
+    with pytest.raises(
+        ValueError, match="null.pkl: the torch.save file must be a regular file, but it is a character device"
+    ):
         stored_tensors(link)
     with pytest.raises(ValueError, match="null.pkl: the weights file must be a regular file"):
         read_state_dict(link, {}, lambda array, what: array)
@@ -356,7 +380,9 @@ def test_a_hostile_pickle_in_a_model_folder_is_one_cli_error_line(tmp_path):
     (folder / "encoder.pkl").write_bytes(flip_bit(raw, data_at(raw, "data.pkl") + 9))  # zipfile: Bad CRC-32
     source = tmp_path / "in.txt"
     source.write_text("ein Satz\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["embed", str(source), str(tmp_path / "out.hdf5"), "--weights", str(folder), "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(tmp_path / "out.hdf5"), "--weights", str(folder), "--no-progress"]
+    )
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and str(folder / "encoder.pkl") in lines[0], result.output
