@@ -30,9 +30,9 @@ def pretrain_cli(
     auto_resume: bool = typer.Option(
         False,
         "--auto-resume",
-        help="Continue OUTPUT_DIR's interrupted run if it was started with the same config, "
-        "overrides and input files (recorded in OUTPUT_DIR/inputs.json); otherwise delete that run and start over. "
-        "A folder that holds no pretraining run is never deleted",
+        help="Continue OUTPUT_DIR's interrupted run if it has the same settings (the config and overrides as "
+        "parsed) and input files (by content; recorded in OUTPUT_DIR/inputs.json); otherwise move that run aside "
+        "to OUTPUT_DIR.previous-N and start over. A folder that holds no pretraining run is never touched",
     ),
     init_from: Optional[Path] = typer.Option(
         None,
@@ -51,7 +51,6 @@ def pretrain_cli(
     """
     from ..pretrain.errors import PretrainError
     from ..pretrain.output_folder import MODEL_BEST, MODEL_LAST
-    from ..pretrain.resume import describe_inputs
     from ..pretrain.settings import load_config, settings_from_config
     from ..pretrain.train import pretrain
 
@@ -66,13 +65,17 @@ def pretrain_cli(
             overrides["system.device"] = device
         config = load_config(config_path, overrides)
         settings = settings_from_config(config)
-        inputs = describe_inputs(config_path, _as_given(ctx.args, init_from, device)) if auto_resume else None
         result = pretrain(
-            settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs
+            settings,
+            output_dir,
+            resume=resume,
+            config_text=config.to_str(),
+            progress=not quiet,
+            auto_resume=auto_resume,
         )
     except PretrainError as err:  # every problem with the inputs or the output folder, named (pretrain/errors.py)
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if result.stopped_by_signal is not None:
         again = "run the same command again" if auto_resume else "continue with --resume"
         typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; {again}", err=True)
@@ -82,16 +85,6 @@ def pretrain_cli(
             f"Done: {result.step} steps, {result.tokens:,} tokens (stopped by {result.stopped_by}). "
             f"Models in {output_dir / MODEL_LAST} and {output_dir / MODEL_BEST}"
         )
-
-
-def _as_given(args: Sequence[str], init_from: Optional[Path], device: Optional[str]) -> list[str]:
-    """The run's overrides as the command line gave them, options that override config keys included."""
-    given = list(args)
-    if init_from is not None:
-        given += ["--init-from", str(init_from)]
-    if device is not None:
-        given += ["--device", device]
-    return given
 
 
 def _setup_logging() -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Union
 
+from ..formats.regular_files import open_regular_file
 from .docbin import read_docbin
 from .files import FORMATS, file_problem, guess_format
 from .jsonl import BadJsonLine, parse_jsonl_line
@@ -73,10 +74,11 @@ def read_sentences(
     """Sentences of ``path``, one at a time (see the module docstring for keys and formats).
 
     Unreadable lines are skipped and counted in ``skipped`` (a fresh counter when None). The
-    file itself is checked at once: a missing, unreadable or binary file raises here."""
+    file itself is checked at once: a missing, unreadable or binary file raises here, and so
+    does anything but a regular file (``/dev/null``, a FIFO, a directory), saying what it is."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Input file not found: {path}")
+    with open_regular_file(path, "input file"):
+        pass  # opened without blocking (a FIFO would wait for a writer) and checked
     input_format = guess_format(path) if input_format == "auto" else input_format
     if input_format not in FORMATS:
         raise ValueError(f"input format must be one of {FORMATS} or 'auto', not {input_format!r}")

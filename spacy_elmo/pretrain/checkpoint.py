@@ -26,7 +26,7 @@ from typing import Any, Optional, Union
 import numpy
 import torch
 
-from ..durable import io_error_reason, temporary_path, write_atomically
+from ..durable import io_error_reason, write_atomically
 from .data.batches import ShardState
 from .errors import CheckpointError, ForeignCheckpointError, InputNotFoundError
 
@@ -55,7 +55,9 @@ class CheckpointState:
     ``shards`` holds every shard's resume point and ``rng`` every process's random states, in
     rank order; ``model`` and ``optimizer`` are state dicts on the CPU. ``train_files`` is the
     fingerprint of the training text the shard positions point into (None in checkpoints of
-    releases before it; see :func:`.resume.fingerprint_training_text`).
+    releases before it; see :func:`.resume.fingerprint_training_text`), ``vocab_sha256`` that of
+    the vocabulary the model predicts (:meth:`.vocab.Vocabulary.digest`; None in older ones):
+    a resume checks both, and ``model_config``, against the run's own.
     """
 
     progress: Progress
@@ -66,6 +68,7 @@ class CheckpointState:
     model: dict[str, Any]
     optimizer: dict[str, Any]
     train_files: Optional[list[dict[str, Any]]] = None
+    vocab_sha256: Optional[str] = None
 
     def save(self, path: Union[str, Path]) -> None:
         """Write atomically (see :func:`save_checkpoint`)."""
@@ -86,6 +89,7 @@ class CheckpointState:
                 "model": self.model,
                 "optimizer": self.optimizer,
                 "train_files": self.train_files,
+                "vocab_sha256": self.vocab_sha256,
             },
         )
 
@@ -112,6 +116,7 @@ class CheckpointState:
             model=payload["model"],
             optimizer=payload["optimizer"],
             train_files=payload.get("train_files"),
+            vocab_sha256=payload.get("vocab_sha256"),
         )
 
 
@@ -157,7 +162,7 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
     except (OSError, RuntimeError) as err:
         kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
         cause = writers[0].error if writers and writers[0].error is not None else err
-        raise CheckpointError(f"Could not write the checkpoint {temporary_path(path)}: {_reason(cause)}{kept}") from err
+        raise CheckpointError(f"Could not write the checkpoint {path}: {_reason(cause)}{kept}") from err
 
 
 def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path]) -> None:

@@ -47,6 +47,10 @@ class ForeignCheckpointError(CheckpointError, ValueError):
     """A file that is not a spacy-elmo checkpoint, or one written by a newer release."""
 
 
+class CheckpointMismatchError(CheckpointError, ValueError):
+    """A checkpoint of another run: its model's sizes or vocabulary are not the run's own."""
+
+
 class EmptyCorpusError(PretrainError, ValueError):
     """A whole pass over (a shard of) the corpus produced no sentence."""
 

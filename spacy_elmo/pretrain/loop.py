@@ -214,6 +214,7 @@ class TrainingLoop:
             model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
             optimizer=_to_cpu(run.optimizer.state_dict()),
             train_files=run.train_files,
+            vocab_sha256=run.vocab.digest(),
         )
         state.save(run.out / CHECKPOINT_FILE)
         save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)

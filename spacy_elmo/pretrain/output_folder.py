@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from ..durable import write_bytes_atomically
+from ..durable import remove_leftover_temporaries, write_bytes_atomically
 from .errors import InputError, reading, writing
 from .settings import TrainingSettings
 
@@ -47,13 +47,24 @@ def is_run_folder(folder: Path) -> bool:
     return folder.is_dir() and any((folder / name).exists() for name in RUN_MARKERS)
 
 
+def remove_leftover_temporaries_of_run(folder: Path) -> int:
+    """Delete the temporary files (``NAME.<16 hex>.tmp``, :mod:`spacy_elmo.durable`) that a run
+    killed while writing its checkpoint, records or models left in ``folder`` and its model
+    folders; return how many. Only the run writes there, so no other writer's file can go."""
+    with writing(folder):
+        return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
+
+
 # ---------------------------------------------------------------- metrics.jsonl
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
     """Append one line and flush it, so that a killed run keeps every finished evaluation. A
-    failed write (a full disk) names the file; a resume drops the line it may have cut short."""
+    failed write (a full disk) names the file; a resume drops the line it may have cut short.
+    A symlink at ``path`` is refused, not followed."""
+    line = (json.dumps(_finite(record)) + "\n").encode("utf8")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     with writing(path):
-        with open(path, "a", encoding="utf8") as handle:
-            handle.write(json.dumps(_finite(record)) + "\n")
+        with open(path, "ab", opener=lambda name, _: os.open(name, flags, 0o666)) as handle:
+            handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
 

@@ -6,6 +6,13 @@ checkpoint stopped: weights, optimizer, data positions and every process's rando
 (:func:`saved_vocabulary`), and ``metrics.jsonl`` is cut back to the checkpoint's step
 (:func:`truncate_metrics`), since the steps after it are trained again.
 
+Another run's checkpoint. A ``checkpoint.pt`` copied from elsewhere would otherwise resume with
+its own sizes, silently, or fail deep in ``load_state_dict``. Before anything is loaded, the
+checkpoint's model config is compared with the architecture the run began with (its
+``config.cfg``'s ``[model]``, or the ``--init-from`` model's) and its vocabulary (size, and the
+words' SHA-256 in checkpoints that record it) with the run's ``vocab.json``; a mismatch is
+refused with both files named (:func:`check_checkpoint_fits`).
+
 Changed settings. The run's folder keeps the config of its first session (``config.cfg``). On
 resume the current settings are compared with it, key by key (:func:`compare_resumed_settings`):
 
@@ -25,31 +32,40 @@ and SHA-256 in its checkpoints (:func:`fingerprint_training_text`), and ``--resu
 continue when any differs (:func:`compare_training_text`). Hashing reads the whole text once
 per session, about a second per GB; rank 0 does it and tells the others.
 
-``--auto-resume`` (:func:`resume_or_start_over`): continue an interrupted run of the same inputs,
-else start over. A run started this way first records what it was started with in
-``OUTPUT_DIR/inputs.json``: the config's path, the command-line overrides, and the SHA-256 of the
-config and of every file or folder the overrides name. The next call with ``--auto-resume``
-resumes when those inputs are unchanged and a checkpoint is there; otherwise it deletes the old
-run and starts a fresh one. A folder that does not look like a pretraining run (none of the
-files only a run writes) is never deleted: that is an error. A workflow can therefore rerun its
-pretraining step blindly.
+``--auto-resume`` (:func:`resume_or_start_over`): continue an interrupted run of the same
+settings, else start over. A run started this way first records what identifies it in
+``OUTPUT_DIR/inputs.json`` (:func:`describe_run`): every setting after the config and the
+command line are parsed and resolved, and the SHA-256 of the content of every file or folder a
+``paths.*`` setting names (so the config's own path, the order of the options, ``--key=value``
+for ``--key value`` and a relative for an absolute path change nothing). The next call resumes
+when these are equal and a checkpoint is there. Otherwise an earlier run is never deleted: it
+is moved aside to ``OUTPUT_DIR.previous-N`` (the first free N), with a warning naming each
+setting that differs, and a fresh run starts (only a run of the very same settings that never
+reached its first checkpoint is cleared). A folder that does not look like a pretraining run
+(none of the files only a run writes) is left alone: that is an error. A workflow can therefore
+rerun its pretraining step blindly.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
+import itertools
 import json
 import logging
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
+from ..config import BiLMConfig
 from ..corpora.files import list_corpus_files
+from ..durable import write_bytes_atomically
 from .checkpoint import CheckpointState, restore_rng
 from .distributed import Distributed, run_on_main
-from .errors import PretrainError, ResumeSettingsError, reading, writing
+from .errors import CheckpointMismatchError, PretrainError, ResumeSettingsError, reading, writing
+from .initialization import load_existing_model
 from .output_folder import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -58,6 +74,7 @@ from .output_folder import (
     VOCAB_FILE,
     is_run_folder,
     read_metrics,
+    remove_leftover_temporaries_of_run,
 )
 from .settings import PretrainSettings, load_config, settings_from_config
 from .softmax import SoftmaxLoss
@@ -66,7 +83,7 @@ from .vocab import Vocabulary
 logger = logging.getLogger("spacy_elmo.pretrain")
 
 FileFingerprint = dict[str, object]  # {"file": relative name, "size": bytes, "sha256": hex}
-RunInputs = dict[str, Any]  # what identifies a run for --auto-resume (see describe_inputs)
+RunInputs = dict[str, Any]  # what identifies a run for --auto-resume (see describe_run)
 
 
 # ---------------------------------------------------------------- --resume
@@ -78,6 +95,8 @@ def open_output(
     if resume:
         if not checkpoint_path.is_file():
             raise PretrainError(f"--resume: no checkpoint in {out} ({CHECKPOINT_FILE} is missing)")
+        if context.is_main:
+            remove_leftover_temporaries_of_run(out)
         resumed = CheckpointState.load(checkpoint_path)
         step = resumed.progress.step
         for message in compare_resumed_settings(out / CONFIG_FILE, settings, step):
@@ -94,11 +113,12 @@ def open_output(
     if context.is_main:
         with writing(out):
             out.mkdir(parents=True, exist_ok=True)
+        remove_leftover_temporaries_of_run(out)
         with writing(out / METRICS_FILE):
             (out / METRICS_FILE).unlink(missing_ok=True)
         if config_text:
             with writing(out / CONFIG_FILE):
-                (out / CONFIG_FILE).write_text(config_text, encoding="utf8")
+                write_bytes_atomically(out / CONFIG_FILE, config_text.encode("utf8"))
     return None
 
 
@@ -121,10 +141,8 @@ def truncate_metrics(path: Union[str, Path], last_step: int) -> None:
     if not path.is_file():
         return
     kept = [r for r in read_metrics(path) if int(r.get("step", 0)) <= last_step]
-    tmp = path.with_name(path.name + ".tmp")
     with writing(path):
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf8")
-        os.replace(tmp, path)
+        write_bytes_atomically(path, "".join(json.dumps(r) + "\n" for r in kept).encode("utf8"))
 
 
 # ---------------------------------------------------------------- changed settings
@@ -151,7 +169,7 @@ def compare_resumed_settings(saved_config: Path, current: PretrainSettings, step
         saved = settings_from_config(load_config(saved_config))
     except (ValueError, OSError) as err:
         return [f"{saved_config} cannot be read ({err}): changed settings cannot be detected on this resume"]
-    old, new = _flatten(dataclasses.asdict(saved)), _flatten(dataclasses.asdict(current))
+    old, new = _resolved(_flatten(dataclasses.asdict(saved))), _resolved(_flatten(dataclasses.asdict(current)))
     changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key) and key not in NOT_REPORTED)
     refused = [key for key in changed if _rule(key, REFUSED)]
     if refused:
@@ -171,6 +189,73 @@ def compare_resumed_settings(saved_config: Path, current: PretrainSettings, step
                 "so the run will not equal an uninterrupted one"
             )
     return warnings
+
+
+# ---------------------------------------------------------------- another run's checkpoint
+def run_architecture(out: Path, settings: PretrainSettings) -> tuple[Optional[BiLMConfig], str]:
+    """The model sizes the run in ``out`` began with and where they are written: its
+    ``config.cfg``'s ``[model]``, or the ``--init-from`` model's config (None, with a warning,
+    when that model can no longer be read)."""
+    saved_config = out / CONFIG_FILE
+    saved = _saved_settings(saved_config)
+    began = saved or settings
+    if not began.paths.init_from:
+        return began.model, f"{saved_config if saved is not None else 'the config'} [model]"
+    try:
+        return load_existing_model(began.paths.init_from).config, f"the --init-from model {began.paths.init_from}"
+    except PretrainError as err:
+        logger.warning(
+            "--resume cannot compare the checkpoint's model sizes with the run's: its --init-from model %s "
+            "cannot be read (%s)",
+            began.paths.init_from,
+            err,
+        )
+        return None, ""
+
+
+def check_checkpoint_fits(
+    resumed: CheckpointState,
+    checkpoint: Path,
+    vocab: Vocabulary,
+    vocab_file: Path,
+    architecture: Optional[BiLMConfig],
+    architecture_source: str,
+) -> None:
+    """Refuse, with :class:`CheckpointMismatchError`, a checkpoint whose model has other sizes
+    than ``architecture`` (the run's; None: not known) or predicts another vocabulary than
+    ``vocab``: it was copied from another run."""
+    try:
+        found = BiLMConfig.from_dict(resumed.model_config)
+    except (TypeError, ValueError) as err:
+        raise CheckpointMismatchError(f"{checkpoint}: its model config cannot be used ({err})") from err
+    problems = []
+    if architecture is not None:
+        theirs, ours = found.to_dict(), architecture.to_dict()
+        problems += [
+            f"{key} {theirs.get(key)!r} where {architecture_source} has {ours.get(key)!r}"
+            for key in sorted(theirs.keys() | ours.keys())
+            if key != "vocab_size" and theirs.get(key) != ours.get(key)
+        ]
+    if found.vocab_size != len(vocab):
+        problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")
+    elif resumed.vocab_sha256 is not None and resumed.vocab_sha256 != vocab.digest():
+        problems.append(f"other words than {vocab_file} (as many, another SHA-256)")
+    if problems:
+        raise CheckpointMismatchError(
+            f"{checkpoint} is another run's checkpoint: its model has {'; '.join(problems)}. Put this run's "
+            "own checkpoint back, or resume that one in its own folder"
+        )
+
+
+def _saved_settings(saved_config: Path) -> Optional[PretrainSettings]:
+    """The settings of a run's ``config.cfg``; None when it is missing or unreadable (the
+    settings comparison warns about that)."""
+    if not saved_config.is_file():
+        return None
+    try:
+        return settings_from_config(load_config(saved_config))
+    except (ValueError, OSError):
+        return None
 
 
 def compare_training_text(
@@ -207,6 +292,15 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = _plain(value)
     return flat
+
+
+def _resolved(flat: dict[str, Any]) -> dict[str, Any]:
+    """The settings with the paths of :data:`FILE_SETTINGS` made absolute: ``corpus/train.txt``
+    and its absolute spelling are one setting."""
+    return {
+        key: str(Path(value).expanduser().resolve()) if key in FILE_SETTINGS and value else value
+        for key, value in flat.items()
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -258,15 +352,67 @@ def describe_change(recorded: list[FileFingerprint], current: list[FileFingerpri
 
 
 # ---------------------------------------------------------------- --auto-resume
-def describe_inputs(config_path: Path, overrides: Sequence[str]) -> RunInputs:
-    """What identifies a run: the config, the overrides as given, and the content of every
-    existing path among the override values (``--paths.train DIR`` or ``--paths.train=DIR``)."""
-    contents = {str(config_path): content_digest(config_path)}
-    for arg in overrides:
-        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
-        if value and not value.startswith("-") and Path(value).exists():
-            contents[value] = content_digest(Path(value))
-    return {"config": str(config_path), "overrides": list(overrides), "sha256": contents}
+RUN_RECORD_FORMAT = 2  # inputs.json of releases before it held the command's words (format 1, unmarked)
+FILE_SETTINGS = ("paths.train", "paths.dev", "paths.vocab", "paths.init_from")  # compared by content
+
+
+def describe_run(settings: PretrainSettings) -> RunInputs:
+    """What identifies a run for ``--auto-resume``: every parsed setting, except that the files
+    and folders named by ``paths.*`` are given by their content (SHA-256) and absolute path,
+    and an existing ``corpus.pipeline`` folder by its absolute path."""
+    flat = _flatten(dataclasses.asdict(settings))
+    files: dict[str, Any] = {}
+    for key in FILE_SETTINGS:
+        value = flat.pop(key, None)
+        if value is not None:
+            path = Path(value).expanduser()
+            digest = content_digest(path) if path.exists() else None
+            files[key] = {"path": str(path.resolve()), "sha256": digest}
+    pipeline = flat.get("corpus.pipeline")
+    if pipeline is not None and Path(pipeline).expanduser().exists():
+        flat["corpus.pipeline"] = str(Path(pipeline).expanduser().resolve())
+    record = {"format": RUN_RECORD_FORMAT, "settings": flat, "files": files}
+    return json.loads(json.dumps(record))  # as it reads back from inputs.json (lists for tuples)
+
+
+def describe_differences(recorded: Optional[RunInputs], current: RunInputs) -> list[str]:
+    """One line per setting in which the run ``recorded`` differs from ``current`` (empty: the
+    same run); one line saying why when the record cannot be compared."""
+    if recorded is None:
+        return [f"it has no readable {INPUTS_FILE} (it was not started with --auto-resume)"]
+    if not isinstance(recorded, dict) or recorded.get("format") != RUN_RECORD_FORMAT:
+        return [f"its {INPUTS_FILE} was written by an older spacy-elmo and cannot be compared with these settings"]
+    old, new = recorded.get("settings") or {}, current["settings"]
+    lines = [
+        f"{key}: {_shown(old, key)} -> {_shown(new, key)}"
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key, _ABSENT) != new.get(key, _ABSENT)
+    ]
+    old_files, new_files = recorded.get("files") or {}, current["files"]
+    for key in sorted(old_files.keys() | new_files.keys()):
+        before, now = old_files.get(key) or {}, new_files.get(key) or {}
+        if before.get("sha256") == now.get("sha256") and bool(before) == bool(now):
+            continue
+        if before and now and before.get("sha256") and now.get("sha256"):
+            same_place = before.get("path") == now.get("path")
+            where = f"{now.get('path')}" if same_place else f"{before.get('path')} -> {now.get('path')}"
+            lines.append(f"{key}: other content ({where})")
+        else:
+            lines.append(f"{key}: {_file_shown(before)} -> {_file_shown(now)}")
+    return lines
+
+
+_ABSENT = object()
+
+
+def _shown(values: dict[str, Any], key: str) -> str:
+    return repr(values[key]) if key in values else "(not set)"
+
+
+def _file_shown(entry: dict[str, Any]) -> str:
+    if not entry:
+        return "(not set)"
+    return str(entry.get("path")) + ("" if entry.get("sha256") else " (missing)")
 
 
 def content_digest(path: Path) -> str:
@@ -282,15 +428,18 @@ def content_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def resume_or_start_over(output_dir: Path, inputs: RunInputs) -> bool:
-    """True when ``output_dir`` holds an interrupted run of ``inputs`` to resume. Otherwise the
-    old run (if any) is deleted, the folder made anew with ``inputs.json`` in it, and False."""
-    if recorded_inputs(output_dir) == inputs and (output_dir / CHECKPOINT_FILE).is_file():
+def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
+    """True when ``output_dir`` holds an interrupted run of ``run`` (:func:`describe_run`) to
+    resume. Otherwise False, once the folder is ready for a new run with ``inputs.json`` in
+    it: an earlier run of other settings is moved aside (:func:`move_aside`), with a warning
+    naming each difference; one of the same settings without a checkpoint is cleared."""
+    differences = describe_differences(recorded_inputs(output_dir), run) if output_dir.exists() else []
+    if not differences and (output_dir / CHECKPOINT_FILE).is_file():
         return True
-    _delete_old_run(output_dir)
+    _make_room(output_dir, differences)
     with writing(output_dir / INPUTS_FILE):
-        output_dir.mkdir(parents=True)
-        (output_dir / INPUTS_FILE).write_text(json.dumps(inputs, indent=2) + "\n", encoding="utf-8")
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomically(output_dir / INPUTS_FILE, (json.dumps(run, indent=2) + "\n").encode("utf-8"))
     return False
 
 
@@ -302,23 +451,52 @@ def recorded_inputs(output_dir: Path) -> Optional[RunInputs]:
         return None
 
 
-def _delete_old_run(output_dir: Path) -> None:
+def move_aside(output_dir: Path) -> Path:
+    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first number whose name is free;
+    never onto anything that exists (the name is claimed with ``mkdir`` first)."""
+    for number in itertools.count(1):
+        aside = output_dir.with_name(f"{output_dir.name}.previous-{number}")
+        try:
+            aside.mkdir()  # claims the name: fails if anything (a link included) is there
+        except FileExistsError:
+            continue
+        try:
+            os.rename(output_dir, aside)  # onto the empty folder made just now, which it replaces
+        except OSError as err:
+            if err.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                continue  # something was put into it meanwhile: leave that and take the next name
+            aside.rmdir()
+            raise
+        return aside
+    raise AssertionError("unreachable")
+
+
+def _make_room(output_dir: Path, differences: list[str]) -> None:
+    """Empty ``output_dir`` for a new run: a run of other settings is moved aside, a run of the
+    same settings that never reached a checkpoint is deleted, anything else is refused."""
     if not output_dir.exists():
         return
     if not output_dir.is_dir():
         raise PretrainError(f"{output_dir} is a file, not an output folder")
     if not any(output_dir.iterdir()):
-        output_dir.rmdir()
         return
     if not is_run_folder(output_dir):
         raise PretrainError(
-            f"{output_dir} is not empty and holds no pretraining run: not deleting it; choose another output folder"
+            f"{output_dir} is not empty and holds no pretraining run: not touching it; choose another output folder"
         )
     here = Path(os.getcwd()).resolve()
     if output_dir.resolve() in (here, *here.parents):
-        raise PretrainError(f"{output_dir} holds the current folder: not deleting it; choose another output folder")
+        raise PretrainError(f"{output_dir} holds the current folder: not moving it; choose another output folder")
     with writing(output_dir):
-        shutil.rmtree(output_dir)
+        if not differences:
+            shutil.rmtree(output_dir)  # these very settings, stopped before their first checkpoint
+            return
+        aside = move_aside(output_dir)
+    logger.warning(
+        "--auto-resume: %s holds a run of other settings, kept as %s; starting a new run.", output_dir, aside
+    )
+    for line in differences:
+        logger.warning("  %s", line)
 
 
 def _add_file(digest: Any, path: Path) -> None:

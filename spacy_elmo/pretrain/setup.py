@@ -18,12 +18,13 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Optional
+from typing import Callable, ContextManager, Iterator, Optional
 
 import torch
 
 from ..config import BiLMConfig
 from ..corpora.record_stream import ReadStats
+from ..durable import write_bytes_atomically
 from ..nn.bilm import BiLM
 from .checkpoint import CheckpointState, Progress, save_model
 from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
@@ -31,7 +32,7 @@ from .data.passes import count_words, make_reader, read_dev_sentences
 from .data.sentences import SentenceSplitter
 from .data.step_inputs import StepInputBuilder, StepInputs
 from .distributed import Distributed, run_on_main
-from .errors import EmptyCorpusError, PretrainError, writing
+from .errors import CheckpointMismatchError, EmptyCorpusError, PretrainError, writing
 from .evaluate import dev_batches
 from .initialization import fresh_model, load_existing_model, same_architecture, vocabulary_of, with_vocabulary
 from .language_model_objective import LanguageModelObjective
@@ -39,9 +40,11 @@ from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE
 from .resume import (
     FileFingerprint,
+    check_checkpoint_fits,
     compare_training_text,
     open_output,
     restore_random_states,
+    run_architecture,
     saved_vocabulary,
     shared_fingerprint,
 )
@@ -95,9 +98,11 @@ def set_up_run(
     show_progress = show_progress and context.is_main
     if resumed is not None:
         vocab = saved_vocabulary(out)
+        architecture, source = run_architecture(out, settings)
+        check_checkpoint_fits(resumed, out / CHECKPOINT_FILE, vocab, out / VOCAB_FILE, architecture, source)
     else:
         vocab = run_vocabulary(settings, out, context, splitter, initial, show_progress)
-    model = _start_model(settings, vocab, resumed, initial, context.rank)
+    model = _start_model(settings, vocab, resumed, initial, context.rank, out / CHECKPOINT_FILE)
     loss = SoftmaxLoss(len(vocab), settings.softmax.n_negatives, settings.system.seed * 7919 + context.rank)
     training = settings.training
     objective = LanguageModelObjective(model, loss, training.dropout, lstm_dropout=training.lstm_dropout)
@@ -113,7 +118,8 @@ def set_up_run(
     n_shards = _n_shards(settings, context, resumed)
     progress = Progress()
     if resumed is not None:
-        optimizer.load_state_dict(resumed.optimizer)
+        with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
+            optimizer.load_state_dict(resumed.optimizer)
         progress = resumed.progress
         restore_random_states(resumed, loss, context.rank)
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
@@ -198,7 +204,7 @@ def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, sh
         "split_sentences": splitter.stats.split_sentences,
     }
     with writing(out / STATS_FILE):
-        (out / STATS_FILE).write_text(json.dumps(summary, indent=2), encoding="utf8")
+        write_bytes_atomically(out / STATS_FILE, json.dumps(summary, indent=2).encode("utf8"))
     return vocab
 
 
@@ -208,12 +214,14 @@ def _start_model(
     resumed: Optional[CheckpointState],
     initial: Optional[BiLM],
     rank: int,
+    checkpoint: Path,
 ) -> BiLM:
     seed = settings.system.seed
     if resumed is not None:
         config = BiLMConfig.from_dict(resumed.model_config).replace(vocab_size=0)
         model = BiLM(config, vocab=vocab.words)
-        model.load_state_dict(resumed.model)
+        with _restoring(checkpoint, "weights"):
+            model.load_state_dict(resumed.model)
     elif initial is not None:
         model = with_vocabulary(initial, vocab, seed)
     else:
@@ -222,6 +230,22 @@ def _start_model(
     # Dropout masks differ per process (as they would for different examples).
     torch.manual_seed(seed * 1000 + 1 + rank)
     return model
+
+
+@contextlib.contextmanager
+def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
+    """torch's errors of a state that does not fit (a size mismatch, a missing key), as one
+    :class:`CheckpointMismatchError` naming the checkpoint instead of a traceback."""
+    try:
+        yield
+    except (RuntimeError, ValueError, KeyError) as err:
+        lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+        if lines and lines[0].startswith("Error(s) in loading state_dict"):
+            lines = lines[1:]  # torch's header; the line after it says which tensor
+        detail = lines[0].rstrip(".") if lines else type(err).__name__
+        raise CheckpointMismatchError(
+            f"{checkpoint}: its {what} cannot be restored ({detail}); it is damaged or was edited"
+        ) from err
 
 
 def _precision(

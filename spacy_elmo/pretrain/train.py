@@ -20,7 +20,7 @@ import torch
 from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .loop import TrainingLoop
-from .resume import RunInputs, resume_or_start_over
+from .resume import describe_run, resume_or_start_over
 from .settings import PretrainSettings
 from .setup import set_up_run
 from .stop_signals import catch_stop_signals
@@ -44,15 +44,15 @@ def pretrain(
     resume: bool = False,
     config_text: str = "",
     progress: bool = True,
-    auto_resume: Optional[RunInputs] = None,
+    auto_resume: bool = False,
 ) -> RunResult:
     """Pretrain a biLM as ``settings`` say; see the module docstring for what is written.
 
-    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` (the inputs from
-    :func:`~.resume.describe_inputs`) decides that itself: resume when the saved run was
-    started with these inputs, else delete it and start over.
+    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` decides that itself:
+    resume when the saved run has these settings (:func:`~.resume.describe_run`), else move it
+    aside and start over.
     """
-    if resume and auto_resume is not None:
+    if resume and auto_resume:
         raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)
     context = setup_distributed(settings.system.device)
@@ -60,8 +60,8 @@ def pretrain(
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
         with catch_stop_signals() as stop:
-            if auto_resume is not None:
-                resume = _decide_resume(context, out, auto_resume)
+            if auto_resume:
+                resume = _decide_resume(context, out, settings)
             run = set_up_run(settings, out, context, resume, config_text, progress)
             loop = TrainingLoop(run, stop)
             try:
@@ -81,10 +81,10 @@ def pretrain(
         teardown_distributed(context)
 
 
-def _decide_resume(context: Distributed, out: Path, inputs: RunInputs) -> bool:
+def _decide_resume(context: Distributed, out: Path, settings: PretrainSettings) -> bool:
     """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
-    decision = run_on_main(context, lambda: resume_or_start_over(out, inputs), lambda: None)
+    decision = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)), lambda: None)
     resume = bool(context.gather(decision)[0])
     if resume:
-        logger.info("Same inputs as the run in %s: resuming it", out)
+        logger.info("Same settings as the run in %s: resuming it", out)
     return resume

@@ -6,6 +6,7 @@ sampler of the sampled softmax relies on that order.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -44,6 +45,10 @@ class Vocabulary:
         """Ids of ``<S> w1 ... wn </S>``, the targets of both directions."""
         get, unk = self.index.get, self.unk_id
         return [self.bos_id, *(get(word, unk) for word in sentence), self.eos_id]
+
+    def digest(self) -> str:
+        """SHA-256 of the word list, in order: what a checkpoint records of the words it predicts."""
+        return hashlib.sha256(json.dumps(self.words, ensure_ascii=False).encode("utf8")).hexdigest()
 
     def to_disk(self, path: Union[str, Path]) -> None:
         """A JSON list of words (the format of a model directory's ``vocab.json``), atomically."""

@@ -11,8 +11,9 @@ saying how to start over; so is an existing HDF5 file without the ``spacy_elmo_e
 attribute, which is never written into.
 
 The join (:class:`Join`): the finished parts (:mod:`.parts`) and the still valid datasets of an
-earlier ``OUTPUT`` are copied into a temporary file that replaces ``OUTPUT`` in one rename, and
-the parts folder is removed; ``OUTPUT`` is thus always either the previous complete result or
+earlier ``OUTPUT`` are copied into a temporary file (a new file of an unguessable name, see
+:mod:`spacy_elmo.durable`; one left by a join that was killed is deleted first) that replaces
+``OUTPUT`` in one rename, and the parts folder is removed; ``OUTPUT`` is thus always either the previous complete result or
 the new one. Every dataset copied must still carry the token hash of the sentence it is stored
 for, so vectors of another run can never end up under this run's sentences. A full disk: the
 join reserves the space it needs before HDF5 writes into the file (HDF5 handles failed writes
@@ -26,13 +27,14 @@ import errno
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
 import h5py
 
-from ..durable import io_error_reason, sync_file, sync_folder
+from ..durable import io_error_reason, new_temporary_file, remove_leftover_temporaries, sync_file, sync_folder
 from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 
 PathLike = Union[str, Path]
@@ -85,16 +87,19 @@ class Join:
             by_source.setdefault(sources[key][digest], []).append(key)
         index = json.dumps(sentence_to_index, ensure_ascii=False)
         needed = sum(source.stat().st_size for source in by_source) + len(index.encode("utf8")) + _JOIN_MARGIN
+        remove_leftover_temporaries(self.output.parent, lambda target: target == self.output.name)
         self._check_space(needed)
-        staging = self.output.with_name(self.output.name + ".joining.tmp")
+        staging = None
         try:
+            staging = new_temporary_file(self.output)
             self._write_joined(staging, by_source, wanted, index, needed)
         except BaseException as err:
-            staging.unlink(missing_ok=True)
+            if staging is not None:
+                staging.unlink(missing_ok=True)
             if isinstance(err, EmbedError) or not isinstance(err, Exception):
                 raise
             raise EmbedError(
-                f"could not write {staging} while joining the parts into {self.output} ({io_error_reason(err)}); "
+                f"could not write the joined file {self.output} ({io_error_reason(err)}); "
                 f"every finished batch is kept in {self.parts}: free some space and run the same command again"
             ) from err
         os.replace(staging, self.output)
@@ -132,7 +137,7 @@ class Join:
         """Claim the disk space of the joined file before HDF5 writes into it: another process
         filling the disk meanwhile then cannot make an HDF5 write fail (HDF5 gives the unused
         rest back when it closes the file). Skipped where the file system cannot reserve."""
-        descriptor = os.open(staging, os.O_RDWR)
+        descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
         try:
             os.posix_fallocate(descriptor, 0, needed)
         except OSError as err:
@@ -163,6 +168,28 @@ class Join:
             f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
             "free some space and run the same command again"
         )
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_output_kind(path: Path) -> None:
+    """Refuse an output path that names something other than a file (a directory, a device):
+    HDF5 would answer with a message of several lines about a failed read."""
+    try:
+        facts = os.stat(path)
+    except OSError:
+        return  # nothing there (or unreachable): creating the output says what is wrong
+    if not stat.S_ISREG(facts.st_mode):
+        kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
+        hint = f" (e.g. {path / 'vectors.hdf5'})" if stat.S_ISDIR(facts.st_mode) else ""
+        raise EmbedError(f"the output {path} is {kind}, not an HDF5 file: give the path of a file to write{hint}")
 
 
 def open_output_file(path: Path, manifest: dict) -> h5py.File:

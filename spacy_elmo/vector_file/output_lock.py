@@ -8,6 +8,10 @@ process. Runs of different shards of one output still go on side by side (each l
 file), and ``flock`` locks belong to open files, so two threads of one process exclude each other
 too. A lock dies with its process: a run killed with ``kill -9`` blocks nothing.
 
+The lock's name is predictable, so it is never followed: it is opened with ``O_NOFOLLOW`` and
+must be a regular file (:func:`open_lock_file`); a symlink or anything else there (a FIFO, a
+device) is refused with an error naming it, instead of truncating what it points to.
+
 The holder removes the file when it is done. A run that opened the file just before it was
 removed would lock a file no other run can find; it notices (the path then names another file or
 none) and tries again, so the removal is safe. On a file system without locks (some network
@@ -21,6 +25,7 @@ import errno
 import fcntl
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import Optional
 
@@ -30,6 +35,37 @@ _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
 
 class OutputBusy(RuntimeError):
     """Another run holds the lock; the message says which process and what to do."""
+
+
+class UnsafeLockFile(ValueError):
+    """The lock's path is a symlink or not a regular file; the message names it."""
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"))
+
+
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file ``path`` (created if missing), open for reading and
+    writing. Never follows a symlink there, and refuses anything but a regular file, with
+    :class:`UnsafeLockFile`."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafeLockFile(
+                f"{path} is a symbolic link; a lock file is never followed: remove the link and run again"
+            ) from None
+        if err.errno not in (errno.EISDIR, errno.ENXIO, errno.EOPNOTSUPP):
+            raise
+        descriptor = None
+    facts = os.fstat(descriptor) if descriptor is not None else os.lstat(path)
+    if not stat.S_ISREG(facts.st_mode):
+        if descriptor is not None:
+            os.close(descriptor)
+        kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
+        raise UnsafeLockFile(f"{path} is {kind}, not a lock file: move it away and run again")
+    return descriptor
 
 
 def lock_path(output: Path, shard: int) -> Path:
@@ -43,7 +79,7 @@ class OutputLock:
         self.path = lock_path(output, shard)
         self._descriptor: Optional[int] = None
         while self._descriptor is None:
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            descriptor = open_lock_file(self.path)
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:
@@ -90,7 +126,7 @@ class OutputLock:
 
 def _still_there(path: Path, descriptor: int) -> bool:
     try:
-        on_path, held = os.stat(path), os.fstat(descriptor)
+        on_path, held = os.lstat(path), os.fstat(descriptor)
     except FileNotFoundError:
         return False
     return (on_path.st_dev, on_path.st_ino) == (held.st_dev, held.st_ino)

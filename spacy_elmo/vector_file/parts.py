@@ -35,10 +35,19 @@ from typing import Optional
 import h5py
 import numpy
 
-from ..durable import io_error_reason, sync_folder, write_bytes_atomically
+from ..durable import io_error_reason, remove_leftover_temporaries, sync_folder, write_bytes_atomically
 from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image
-from .join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, Join, check_manifest, open_output_file, parts_dir
-from .output_lock import OutputBusy, OutputLock
+from .join import (
+    SENTENCE_INDEX,
+    TOKENS_ATTR,
+    EmbedError,
+    Join,
+    check_manifest,
+    check_output_kind,
+    open_output_file,
+    parts_dir,
+)
+from .output_lock import OutputBusy, OutputLock, UnsafeLockFile, open_lock_file
 
 _MANIFEST = "manifest.json"
 _PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
@@ -61,10 +70,11 @@ class PartStore:
     def __post_init__(self) -> None:
         self.parts = parts_dir(self.output)
         self._lock: Optional[OutputLock] = None
+        check_output_kind(self.output)
         try:
             self.output.parent.mkdir(parents=True, exist_ok=True)
             self._lock = OutputLock(self.output, self.shard, self.n_shards)
-        except OutputBusy as err:
+        except (OutputBusy, UnsafeLockFile) as err:
             raise EmbedError(str(err)) from None
         except OSError as err:
             raise EmbedError(f"cannot write beside {self.output} ({io_error_reason(err)})") from err
@@ -98,8 +108,9 @@ class PartStore:
 
     def _read_parts(self, own_cleanup: bool = False) -> None:
         """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers
-        (a ``.tmp`` part of a run that stopped, a part damaged on disk): never another shard's,
-        which may be running now."""
+        (the temporary file of a part or ``done`` mark a run was writing when it stopped, a part
+        damaged on disk): never another shard's, which may be running now, and never a file
+        whose name is not one this shard writes."""
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))
@@ -109,13 +120,10 @@ class PartStore:
                 f"or is damaged: delete {self.parts} to start over"
             ) from err
         self._check_parts_manifest(found)
-        mine = f"{_PART_PREFIX}{self.shard:04d}-"
+        if own_cleanup:
+            remove_leftover_temporaries(self.parts, self._is_own_file)
         for path in sorted(self.parts.iterdir()):
-            if path.name.endswith(".tmp"):
-                if own_cleanup and path.name.startswith(mine):
-                    path.unlink(missing_ok=True)  # a part that was being written when the run stopped
-                continue
-            parsed = _part_number(path)
+            parsed = _part_number(path)  # None for temporary files and the other files of the folder
             if parsed is None:
                 continue
             if parsed[0] == self.shard:
@@ -134,6 +142,11 @@ class PartStore:
                 continue
             for key, digest in entries.items():
                 self._add(key, digest, path)
+
+    def _is_own_file(self, name: str) -> bool:
+        """Whether this shard writes a file of this name into the parts folder (a part or its done mark)."""
+        parsed = _part_number(Path(name))
+        return (parsed is not None and parsed[0] == self.shard) or name == _done_name(self.shard, self.n_shards)
 
     def _check_parts_manifest(self, found: object) -> None:
         """The folder must hold parts of these settings, split into as many shards as this run's."""
@@ -216,9 +229,11 @@ class PartStore:
         if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
             return False, 0
         try:
-            lock = open(self.parts / _JOIN_LOCK, "a")
+            lock = os.fdopen(open_lock_file(self.parts / _JOIN_LOCK), "rb")
         except FileNotFoundError:
             return False, 0  # another shard joined and removed the folder meanwhile
+        except UnsafeLockFile as err:
+            raise EmbedError(str(err)) from None
         with lock:
             try:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

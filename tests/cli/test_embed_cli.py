@@ -4,6 +4,7 @@ run killed with SIGKILL at random points that, resumed, ends equal to an uninter
 import json
 import os
 import random
+import secrets
 import signal
 import subprocess
 import sys
@@ -170,7 +171,8 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     def crash_on_third(path, data):
         calls.append(path)
         if len(calls) == 3:
-            Path(str(path) + ".tmp").write_bytes(data[: len(data) // 2])  # half written, then the crash
+            leftover = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")  # a temporary name of durable's
+            leftover.write_bytes(data[: len(data) // 2])  # half written, then the crash
             raise KeyboardInterrupt
         real_write(path, data)
 
@@ -278,3 +280,74 @@ def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
     assert len(stored["datasets"]) == 200
     want = embed_layers(bilm, [["line", "7", "says", "2", "things"]])[0]
     numpy.testing.assert_allclose(stored["datasets"]["7"], want, atol=1e-5, rtol=0)
+
+
+# ------------------------------------------------------------------ issue 33 item 8: special inputs and outputs
+def embed_result(*args: str):
+    return CliRunner().invoke(app, ["embed", *args, "--no-progress"])
+
+
+def test_an_output_that_is_a_directory_is_one_line_naming_it(tmp_path, model_dir):
+    source, folder = tmp_path / "in.txt", tmp_path / "vectors"
+    source.write_text("a line\n", encoding="utf8")
+    folder.mkdir()
+    result = embed_result(str(source), str(folder), "--weights", str(model_dir))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: the output {folder} is a directory, not an HDF5 file: give the path of a file to write "
+        f"(e.g. {folder / 'vectors.hdf5'})"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "vectors"]  # no lock, no parts
+
+
+def test_an_output_that_is_a_fifo_is_refused_before_anything_is_opened(tmp_path, model_dir):
+    source, fifo = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    source.write_text("a line\n", encoding="utf8")
+    os.mkfifo(fifo)
+    result = embed_result(str(source), str(fifo), "--weights", str(model_dir))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: the output {fifo} is a FIFO (named pipe), not an HDF5 file: give the path of a file to write"
+    ]
+
+
+@pytest.mark.parametrize("kind", ["/dev/null", "fifo"])
+def test_an_input_that_is_not_a_regular_file_says_what_it_is(tmp_path, model_dir, kind):
+    source = Path("/dev/null") if kind == "/dev/null" else tmp_path / "in.txt"
+    if kind == "fifo":
+        os.mkfifo(source)  # opened without blocking: no writer needed for the error
+    result = embed_result(str(source), str(tmp_path / "out.hdf5"), "--weights", str(model_dir))
+    what = "a character device" if kind == "/dev/null" else "a FIFO (named pipe)"
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: {source}: the input file must be a regular file, but it is {what}"
+    ]
+    assert not (tmp_path / "out.hdf5.parts").exists()
+
+
+def test_a_directory_as_input_is_named_as_one(tmp_path, model_dir):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    result = embed_result(str(folder), str(tmp_path / "out.hdf5"), "--weights", str(model_dir))
+    assert result.exit_code == 2 and f"'{folder}' is a directory" in result.output  # the argument's own check
+    with pytest.raises(ValueError, match=f"^{folder}: the input file must be a regular file, but it is a directory$"):
+        read_sentences(folder)
+
+
+def test_an_unreadable_input_is_one_line_naming_it(tmp_path, monkeypatch):
+    import errno
+
+    from spacy_elmo.formats import regular_files
+
+    source = tmp_path / "in.txt"
+    source.write_text("a line\n", encoding="utf8")
+    real_open = os.open
+
+    def no_permission(path, flags, *args):
+        if Path(path) == source:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(regular_files.os, "open", no_permission)  # root reads any file: a chmod would not do
+    with pytest.raises(ValueError, match=f"^{source}: the input file cannot be opened \\(Permission denied\\)$"):
+        read_sentences(source)

@@ -95,7 +95,7 @@ def test_spacy_docs_without_boundaries_are_one_sentence_even_with_a_pipeline(tmp
 
 
 def test_missing_file_and_unknown_format_are_clear_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="Input file not found"):
+    with pytest.raises(FileNotFoundError, match="nope.txt is missing \\(the input file\\)"):
         read_sentences(tmp_path / "nope.txt")
     (tmp_path / "in.txt").write_text("x\n")
     with pytest.raises(ValueError, match="input format must be one of"):

@@ -207,7 +207,7 @@ def test_an_export_that_fails_keeps_the_previous_export(tmp_path, monkeypatch):
         result = CliRunner().invoke(app, ["export-allennlp", str(model_dir), str(out)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.strip().splitlines() == [
-        f"Error: [Errno 28] No space left on device: '{out / 'weights.hdf5.tmp'}'"
+        f"Error: [Errno 28] No space left on device: '{out / 'weights.hdf5'}'"
     ]
     assert {name: (out / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in out.iterdir()) == ["options.json", "weights.hdf5"]
@@ -247,8 +247,8 @@ def test_writers_on_a_real_full_disk_keep_the_previous_files(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 3, result.stdout + result.stderr
-    assert lines[0].startswith("ERROR [Errno 28] No space left on device") and "export/weights.hdf5.tmp" in lines[0]
-    assert lines[1].startswith("ERROR [Errno 28] No space left on device") and "model-best/weights.hdf5.tmp" in lines[1]
+    assert lines[0].startswith("ERROR [Errno 28] No space left on device") and "export/weights.hdf5'" in lines[0]
+    assert lines[1].startswith("ERROR [Errno 28] No space left on device") and "model-best/weights.hdf5'" in lines[1]
     assert lines[2] == "UNCHANGED ['config.json', 'options.json', 'weights.hdf5', 'weights.hdf5']"
 
 

@@ -98,8 +98,8 @@ LEGACY_KEYS = [
     "model",
     "optimizer",
 ]
-# Keys this release adds after them: the training text's fingerprint.
-NEW_KEYS = ["train_files"]
+# Keys later releases add after them: the training text's fingerprint, the vocabulary's.
+NEW_KEYS = ["train_files", "vocab_sha256"]
 # Keys that the first releases did not write yet.
 LATER_KEYS = ("since_eval", "elapsed_seconds", "decay_start_tokens", *NEW_KEYS)
 OPTIONS = {
@@ -166,3 +166,32 @@ def test_shard_positions_keep_their_numbers(tmp_path):
     state.save(tmp_path / "c.pt")
     assert load_checkpoint(tmp_path / "c.pt")["shards"] == {"0": states[0].to_dict(), "2": states[2].to_dict()}
     assert CheckpointState.load(tmp_path / "c.pt").shards == states
+
+
+# ------------------------------------------------------------------ issue 33 item 5: links at predictable names
+def test_links_at_the_old_temporary_names_of_a_run_change_nothing(corpus_dir, tmp_path):
+    out = tmp_path / "out"
+    (out / "model-last").mkdir(parents=True)
+    victims = {}
+    for name in ("checkpoint.pt.tmp", "run.json.tmp", "vocab.json.tmp", "config.cfg", "model-last/weights.hdf5.tmp"):
+        victim = tmp_path / f"victim-{len(victims)}.txt"
+        victim.write_text("someone else's file\n")
+        (out / name).symlink_to(victim)
+        victims[name] = victim
+    run(corpus_dir, out, 3)
+    assert all(victim.read_text() == "someone else's file\n" for victim in victims.values())
+    for name in ("checkpoint.pt", "run.json", "vocab.json", "config.cfg", "model-last/weights.hdf5"):
+        assert (out / name).is_file() and not (out / name).is_symlink(), name
+    assert load_checkpoint(out / "checkpoint.pt")["step"] == 3
+
+
+def test_a_resume_removes_the_temporary_files_of_a_killed_save(corpus_dir, runs, tmp_path):
+    out = tmp_path / "half"
+    shutil.copytree(runs / "half", out)
+    leftovers = [out / "checkpoint.pt.0123456789abcdef.tmp", out / "model-last" / "weights.hdf5.0123456789abcdef.tmp"]
+    for path in leftovers:
+        path.write_bytes(b"half a file: the save was killed")
+    mine = out / "notes.0123456789.tmp"
+    mine.write_text("not a name spacy-elmo writes")
+    run(corpus_dir, out, 6, resume=True)
+    assert not any(path.exists() for path in leftovers) and mine.exists()

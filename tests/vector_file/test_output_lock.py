@@ -9,7 +9,7 @@ import os
 import pytest
 
 from spacy_elmo.vector_file import output_lock
-from spacy_elmo.vector_file.output_lock import OutputBusy, OutputLock, lock_path
+from spacy_elmo.vector_file.output_lock import OutputBusy, OutputLock, UnsafeLockFile, lock_path
 
 
 def test_a_second_run_of_one_shard_is_refused_and_others_are_not(tmp_path):
@@ -42,3 +42,35 @@ def test_without_locks_the_run_goes_on_with_a_warning(tmp_path, monkeypatch, cap
     with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
         OutputLock(tmp_path / "out.hdf5", 0, 1).release()
     assert "cannot be locked (No locks available)" in caplog.text
+
+
+# ------------------------------------------------------------------ issue 33 item 5: the lock's name is predictable
+def test_a_symlink_at_the_lock_name_is_refused_and_its_target_left_alone(tmp_path):
+    output, victim = tmp_path / "out.hdf5", tmp_path / "victim.txt"
+    victim.write_text("someone else's file\n")
+    lock_path(output, 0).symlink_to(victim)
+    with pytest.raises(UnsafeLockFile) as caught:
+        OutputLock(output, 0, 1)
+    assert str(caught.value) == (
+        f"{lock_path(output, 0)} is a symbolic link; a lock file is never followed: remove the link and run again"
+    )
+    assert victim.read_text() == "someone else's file\n" and lock_path(output, 0).is_symlink()
+
+
+def test_a_dangling_symlink_at_the_lock_name_creates_nothing(tmp_path):
+    output, nowhere = tmp_path / "out.hdf5", tmp_path / "created-through-the-link"
+    lock_path(output, 0).symlink_to(nowhere)
+    with pytest.raises(UnsafeLockFile, match="is a symbolic link"):
+        OutputLock(output, 0, 1)
+    assert not nowhere.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_lock_name_that_is_not_a_regular_file_is_refused(tmp_path, kind):
+    output = tmp_path / "out.hdf5"
+    path = lock_path(output, 0)
+    os.mkfifo(path) if kind == "fifo" else path.mkdir()
+    expected = "a FIFO" if kind == "fifo" else "a directory"
+    with pytest.raises(UnsafeLockFile, match=f"^{path} is {expected}, not a lock file: move it away and run again$"):
+        OutputLock(output, 0, 1)
+    assert path.exists()

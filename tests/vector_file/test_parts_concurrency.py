@@ -170,8 +170,7 @@ def test_a_failure_inside_hdf5_while_joining_is_one_line_and_keeps_the_parts(tmp
     message = str(caught.value)
     assert (
         message.startswith(
-            f"could not write {output}.joining.tmp while joining the parts into {output} "
-            "(No space left on device); every finished batch is kept in"
+            f"could not write the joined file {output} (No space left on device); every finished batch is kept in"
         )
         and "\n" not in message
     )

@@ -5,6 +5,7 @@ reads long lines as windows, and skips unreadable lines with their file and line
 import errno
 import json
 import logging
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -140,7 +141,7 @@ def test_a_full_disk_loses_at_most_the_batch_in_flight(tmp_path, bilm, monkeypat
     writes = []
 
     def open_with_full_disk(path, mode="r", *args, **kwargs):
-        if str(path).endswith(".hdf5.tmp") and "w" in mode:
+        if re.search(r"\.hdf5\.[0-9a-f]{16}\.tmp$", str(path)) and "x" in mode:  # durable's temporary parts
             writes.append(path)
             if len(writes) >= 4:
                 raise OSError(errno.ENOSPC, "No space left on device", str(path))
@@ -244,3 +245,71 @@ def save(bilm: BiLM, tmp_path: Path) -> Path:
     if not path.exists():
         bilm.to_disk(path)
     return path
+
+
+# ------------------------------------------------------------------ issue 33 item 5: links at predictable names
+def plant_link(at: Path, victim: Path) -> Path:
+    victim.write_text("someone else's file\n")
+    at.symlink_to(victim)
+    return victim
+
+
+def test_a_symlinked_lock_is_one_error_and_its_target_is_left_alone(tmp_path, bilm):
+    source, output = write_lines(tmp_path / "in.txt", LINES), tmp_path / "out.hdf5"
+    lock = tmp_path / "out.hdf5.embed-0.lock"
+    victim = plant_link(lock, tmp_path / "victim.txt")
+    command = ["embed", str(source), str(output), "--weights", str(save(bilm, tmp_path)), "--no-progress"]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: {lock} is a symbolic link; a lock file is never followed: remove the link and run again"
+    ]
+    assert victim.read_text() == "someone else's file\n" and not output.exists()
+
+
+def test_links_at_the_old_temporary_names_change_nothing(tmp_path, bilm):
+    """A link at ``out.hdf5.joining.tmp`` and at the ``.tmp`` names of a part and a done mark:
+    the targets stay as they were and the output is a regular file with every vector."""
+    source, output = write_lines(tmp_path / "in.txt", LINES), tmp_path / "out.hdf5"
+    reference = tmp_path / "reference.hdf5"
+    embed_corpus(Embedder(bilm), read_sentences(source), reference, chunk_tokens=30, progress=False)
+    embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=30, progress=False, shard=(0, 2))
+    parts = parts_dir(output)
+    victims = [
+        plant_link(tmp_path / "out.hdf5.joining.tmp", tmp_path / "victim-join.txt"),
+        plant_link(parts / "part-0001-00000000.hdf5.tmp", tmp_path / "victim-part.txt"),
+        plant_link(parts / "done-0001-of-0002.tmp", tmp_path / "victim-done.txt"),
+    ]
+    summary = embed_corpus(
+        Embedder(bilm), read_sentences(source), output, chunk_tokens=30, progress=False, shard=(1, 2)
+    )
+    assert summary.joined
+    assert [victim.read_text() for victim in victims] == ["someone else's file\n"] * 3
+    assert output.is_file() and not output.is_symlink()
+    want, got = datasets(reference), datasets(output)
+    assert want.keys() == got.keys() and all(numpy.array_equal(want[k], got[k]) for k in want)
+
+
+def test_leftovers_of_a_killed_run_are_removed_and_nothing_else(tmp_path, bilm):
+    source, output = write_lines(tmp_path / "in.txt", LINES), tmp_path / "out.hdf5"
+    embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=30, progress=False, shard=(0, 2))
+    parts = parts_dir(output)
+    own = [parts / "part-0000-00000007.hdf5.0123456789abcdef.tmp", parts / "done-0000-of-0002.0123456789abcdef.tmp"]
+    for path in own:
+        path.write_bytes(b"half written when the run was killed")
+    others = [parts / "part-0001-00000000.hdf5.0123456789abcdef.tmp", parts / "part-0000-notes.tmp"]
+    for path in others:
+        path.write_bytes(b"another shard's, or the user's")
+    link = parts / "part-0000-00000008.hdf5.fedcba9876543210.tmp"
+    victim = plant_link(link, tmp_path / "victim.txt")
+    embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=30, progress=False, shard=(0, 2))
+    assert not any(path.exists() for path in own)
+    assert all(path.exists() for path in others) and link.is_symlink()
+    assert victim.read_text() == "someone else's file\n"
+    killed_join, users = tmp_path / "out.hdf5.00112233445566ff.tmp", tmp_path / "out.hdf5.backup.tmp"
+    killed_join.write_bytes(b"a join killed halfway")
+    users.write_bytes(b"the user's")
+    for path in others:
+        path.unlink()
+    embed_corpus(Embedder(bilm), read_sentences(source), output, chunk_tokens=30, progress=False, shard=(1, 2))
+    assert not killed_join.exists() and users.exists() and len(datasets(output)) == len(LINES)
