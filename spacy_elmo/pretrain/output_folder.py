@@ -32,7 +32,7 @@ STATS_FILE = "corpus_stats.json"  # what the vocabulary pass read, skipped and c
 CHECKPOINT_FILE = "checkpoint.pt"  # everything a resume needs
 METRICS_FILE = "metrics.jsonl"  # one line per evaluation
 RUN_FILE = "run.json"  # how the last session ended
-INPUTS_FILE = "inputs.json"  # what --auto-resume compares: config, overrides, input files
+INPUTS_FILE = "inputs.json"  # what --auto-resume compares: the parsed settings, the content of their files
 MODEL_LAST = "model-last"
 MODEL_BEST = "model-best"
 
