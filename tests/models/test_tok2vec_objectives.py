@@ -39,7 +39,9 @@ def nlp():
 
 
 def small_tok2vec():
-    embed = MultiHashEmbed(width=16, attrs=["NORM", "PREFIX", "SUFFIX", "SHAPE"], rows=[200] * 4, include_static_vectors=False)
+    embed = MultiHashEmbed(
+        width=16, attrs=["NORM", "PREFIX", "SUFFIX", "SHAPE"], rows=[200] * 4, include_static_vectors=False
+    )
     return build_Tok2Vec_model(embed, MaxoutWindowEncoder(width=16, depth=1, window_size=1, maxout_pieces=2))
 
 

@@ -27,9 +27,9 @@ def test_gradient_matches_finite_differences(name, groups):
         up, down = prediction.astype("float64"), prediction.astype("float64")
         up[index] += step
         down[index] -= step
-        numeric[index] = (loss_value(name, up, target, weights, groups) - loss_value(name, down, target, weights, groups)) / (
-            2 * step
-        )
+        numeric[index] = (
+            loss_value(name, up, target, weights, groups) - loss_value(name, down, target, weights, groups)
+        ) / (2 * step)
     # the gradient is that of the weighted mean: the summed loss divided by the weight total
     assert numpy.allclose(grad, numeric / weights.sum(), atol=2e-4)
     assert not grad[1].any()  # weight 0: no gradient

@@ -189,5 +189,7 @@ def test_a_standalone_tok2vec_component(tmp_path, raw_text, bilm_weights, toy_co
 
 def test_a_bad_setting_stops_spacy_pretrain_naming_it(tmp_path, raw_text, bilm_weights):
     config = distil_config("tagger_distill.cfg", raw_text, bilm_weights, **{"pretraining.objective.loss": "L1"})
-    with pytest.raises(ValueError, match="PretrainElmo.v1: loss must be one of 'cosine', 'l2', 'cosine\\+l2', not 'L1'"):
+    with pytest.raises(
+        ValueError, match="PretrainElmo.v1: loss must be one of 'cosine', 'l2', 'cosine\\+l2', not 'L1'"
+    ):
         pretrain(config, tmp_path, silent=True)
