@@ -40,7 +40,7 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
     try:
         for path, data in files.items():
             written.append(temporary_path(path))
-            _write_synced(written[-1], lambda handle, data=data: handle.write(data))
+            _write_synced(written[-1], _bytes_writer(data))
     except BaseException:
         for tmp in written:
             tmp.unlink(missing_ok=True)
@@ -49,6 +49,11 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
         os.replace(temporary_path(path), path)
     for folder in {path.parent for path in files}:
         sync_folder(folder)
+
+
+def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
+    """A ``write`` for :func:`_write_synced` that writes ``data``."""
+    return lambda handle: handle.write(data)
 
 
 def _write_synced(tmp: Path, write: Callable[[BinaryIO], object]) -> None:

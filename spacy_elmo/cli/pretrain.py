@@ -72,7 +72,7 @@ def pretrain_cli(
         )
     except PretrainError as err:  # every problem with the inputs or the output folder, named (pretrain/errors.py)
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if result.stopped_by_signal is not None:
         again = "run the same command again" if auto_resume else "continue with --resume"
         typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; {again}", err=True)

@@ -54,7 +54,7 @@ def create_pretrain_characters(
             token_rows(),
             Maxout(nO=hidden_size, nP=maxout_pieces),
             LayerNorm(nI=hidden_size),
-            MultiSoftmax([256] * n_characters, nI=hidden_size),
+            MultiSoftmax((256,) * n_characters, nI=hidden_size),
         )
         model = build_masked_language_model(vocab, chain(tok2vec, output_layer))
         model.set_ref("tok2vec", tok2vec)
