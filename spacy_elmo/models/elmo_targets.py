@@ -118,6 +118,7 @@ class ElmoTargets:
     @property
     def bilm(self) -> BiLM:
         self.load()
+        assert self._layers is not None  # load() sets it
         bilm = get_bilm(self._layers)
         assert bilm is not None
         return bilm
