@@ -24,9 +24,10 @@ documents.
   its variance errs on the large side for the interaction terms.
 * **p-value** (two-sided) from the same resamples, by inverting the percentile interval:
   ``p = min(1, 2 * (1 + #{D* on the other side of 0 from D, 0 included}) / (1 + resamples))``
-  (``p = 1`` when ``D == 0``). So ``p < 0.05`` exactly when fewer than about 2.5% of the
-  resampled differences fall at or beyond 0, which is when the 95% interval excludes 0: the
-  interval and the p-value never disagree. The alternatives were weighed: a sign-flip
+  (``p = 1`` when ``D == 0``). So ``p < 0.05`` only when fewer than 2.5% of the resampled
+  differences fall at or beyond 0, that is, only when the 95% interval excludes 0: a claim by p
+  never contradicts the interval (the ``+1`` can leave p just above 0.05 where the interval
+  barely excludes 0, the cautious side). The alternatives were weighed: a sign-flip
   randomization over biLMs is exact under exchangeability but with 3 biLMs its smallest p is
   2/8 = 0.25 (no claim could ever be made); a bootstrap test centred on ``D`` (Hall and Wilson
   1991) gives nearly the same p here but can disagree with the percentile interval.

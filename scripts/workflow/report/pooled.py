@@ -33,7 +33,7 @@ POOLED_METHOD_NOTE = (
     "of variation ({resamples:,} resamples): each draws the biLMs, the seeds (one draw for the baseline "
     "and every biLM) and the test documents (one draw for every run), each with replacement. p is "
     "two-sided from the same resamples, 2 (1 + the resamples at or beyond 0) / (1 + resamples), so "
-    "p < 0.05 exactly when the 95% interval excludes 0. Few biLMs make the biLM draw coarse (three give "
+    "p < 0.05 only where the 95% interval excludes 0. Few biLMs make the biLM draw coarse (three give "
     "10 distinct draws, and the biLMs' part of the spread shrinks by sqrt(2/3)), so a gain is claimed only "
     "where the pooled p < 0.05 and every biLM gains; otherwise the gain varies with the biLM, and its "
     "range is given. Each biLM's own difference is tested as in the comparisons above."

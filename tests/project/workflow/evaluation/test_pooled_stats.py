@@ -273,3 +273,25 @@ def test_a_claim_needs_p_below_alpha_and_every_biLM_on_its_side():
     assert pooled_verdict(0.02, 0.05, [0.01, 0.02, 0.03]) == "varies"  # p not below 0.05
     assert pooled_verdict(-0.02, 0.01, [-0.01, -0.02, -0.03]) == "loss"
     assert pooled_verdict(0.0, 0.01, [0.0]) == "varies"
+
+
+def test_a_p_below_005_comes_with_an_interval_that_excludes_0():
+    """The p-value inverts the percentile interval: p < 0.05 never where the interval holds 0."""
+    rng = numpy.random.default_rng(19)
+    significant = 0
+    for _ in range(40):
+        base = rng.integers(8, 13, size=40)
+        baseline = {seed: tagger_counts(base, 20) for seed in (0, 1)}
+        shift = rng.normal(0.5, 0.6)
+        others = {
+            name: {
+                seed: tagger_counts(base + rng.integers(-2, 3, size=40) + int(round(shift + rng.normal(0, 0.4))), 20)
+                for seed in (0, 1)
+            }
+            for name in "abc"
+        }
+        result = compare_pooled("tagger", baseline, others, resamples=1000, rounds=10)
+        if result.p_value < 0.05:
+            significant += 1
+            assert result.ci_low > 0 or result.ci_high < 0, result
+    assert significant >= 5  # the check above was exercised
