@@ -54,7 +54,7 @@ def forward_flops(config: BiLMConfig, vocab_size: int, n_negatives: int) -> Flop
     projection = 2 * nf * config.projection_dim
     c, p = config.lstm_dim, config.projection_dim
     lstm = 0
-    for layer in range(config.n_layers):
+    for _ in range(config.n_layers):
         input_dim = p  # the char-CNN projects to P, so every layer reads P
         lstm += 2 * (2 * input_dim * 4 * c + 2 * p * 4 * c + 2 * c * p)  # two directions
     scored = vocab_size if not 0 < n_negatives < vocab_size else n_negatives + 1

@@ -11,6 +11,7 @@ dropout), as in training. Use one thread; process CPU time is what is reported.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import time
 from collections import defaultdict
@@ -117,7 +118,7 @@ def main() -> None:
     full_step(batches[0])
     parts(batches[0], record=False)
     for batch in batches[1:]:
-        clock.run("full step", lambda: full_step(batch))
+        clock.run("full step", functools.partial(full_step, batch))
     for batch in batches[1:]:
         parts(batch, record=True)
     n = args.steps

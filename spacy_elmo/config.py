@@ -368,7 +368,9 @@ class Lexicon:
         """Why these dictionaries cannot serve ``config``: missing markers, or ids outside the
         tables (ELMoForManyLangs' tables have one row per entry)."""
         problems = []
-        tables = [("char", self.chars, CHAR_MARKERS, config.n_characters)]
+        tables: list[tuple[str, Mapping[str, int], tuple[str, ...], int]] = [
+            ("char", self.chars, CHAR_MARKERS, config.n_characters)
+        ]
         if self.words is not None or config.word_dim:
             tables.append(("word", self.words or {}, WORD_MARKERS, config.n_words))
         for kind, entries, markers, rows in tables:

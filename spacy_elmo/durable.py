@@ -60,7 +60,7 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
 def write_bytes_atomically(path: Path, data: bytes) -> None:
     """``data`` at ``path``, complete or not at all."""
-    write_atomically(path, lambda handle: handle.write(data))
+    write_atomically(path, _bytes_writer(data))
 
 
 def write_files_atomically(files: Mapping[Path, bytes]) -> None:
@@ -70,7 +70,7 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
     written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
-            written[Path(path)] = _write_synced(Path(path), lambda handle, data=data: handle.write(data))
+            written[Path(path)] = _write_synced(Path(path), _bytes_writer(data))
     except BaseException:
         for tmp in written.values():
             tmp.unlink(missing_ok=True)
@@ -79,6 +79,11 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
         os.replace(tmp, path)
     for folder in {path.parent for path in written}:
         sync_folder(folder)
+
+
+def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
+    """A ``write`` for :func:`_write_synced` that writes ``data``."""
+    return lambda handle: handle.write(data)
 
 
 def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:

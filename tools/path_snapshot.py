@@ -317,7 +317,7 @@ def _snapshot_training(snap: Snapshot, weights: Path) -> None:
             sent = [rng.choice(words) for _ in range(rng.randint(3, 9))]
             doc = nlp.make_doc(" ".join(sent))
             examples.append(Example.from_dict(doc, {"tags": [tags[w] for w in sent]}))
-        optimizer = nlp.initialize(lambda: examples)
+        optimizer = nlp.initialize(lambda examples=examples: examples)
         for step in range(4):
             losses = nlp.update(examples[step * 3 : step * 3 + 3], sgd=optimizer, drop=0.1)
             snap.record(f"train/{grad_factor}/loss/{step}", {k: float(v) for k, v in losses.items()})
@@ -388,6 +388,17 @@ def snapshot_embed_cli(snap: Snapshot, weights: Path, tmp: Path) -> None:
                 snap.record(f"embed_cli/{mode}/{cache}/attrs", {k: str(v) for k, v in handle.attrs.items()})
 
 
+def record_datasets(snap: Snapshot, prefix: str, handle: Any) -> None:
+    """Every dataset of an open HDF5 file, under ``prefix/<its path>``."""
+    import h5py
+
+    def visit(key: str, obj: Any) -> None:
+        if isinstance(obj, h5py.Dataset):
+            snap.array(f"{prefix}/{key}", obj[()])
+
+    handle.visititems(visit)
+
+
 def snapshot_pretrain(snap: Snapshot, tmp: Path) -> None:
     import random
 
@@ -426,11 +437,7 @@ def snapshot_pretrain(snap: Snapshot, tmp: Path) -> None:
             args = [a for a in call if a != "--resume"]
             run_command(base + [str(out)] + (["--resume"] if resume else []) + common + args)
         with h5py.File(out / "model-last" / "weights.hdf5", "r") as handle:
-            handle.visititems(
-                lambda key, obj: (
-                    snap.array(f"pretrain/{name}/last/{key}", obj[()]) if isinstance(obj, h5py.Dataset) else None
-                )
-            )
+            record_datasets(snap, f"pretrain/{name}/last", handle)
         metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
         for row in metrics:
             for key in list(row):

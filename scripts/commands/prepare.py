@@ -43,7 +43,7 @@ def fetch(
         msg.fail(first)
         for line in rest:
             print(line)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     msg.good(
         f"{len(results)} asset(s) ready ({sum(v == 'skipped' for v in results.values())} "
         f"already present) in {time.time() - start:.1f}s"

@@ -84,6 +84,11 @@ def report(
         show_default="BILM_DIR/cpu_time.json",
         help="The CPU time of the biLM's pretraining (the `timed` command's)",
     ),
+    robustness_step_times: Optional[Path] = typer.Option(
+        None,
+        "--robustness-step-times",
+        help="The step times of the robustness workflow, which the report states beside its pooled comparisons",
+    ),
     command: str = typer.Option(
         "python -m spacy project run all",
         "--command",
@@ -98,7 +103,9 @@ def report(
 
     Also prints the summary table. Settings named TASK[-small]-VARIANT are compared with their
     baseline (and *-adapted with the unadapted one, ELMo with spaCy's pretraining) by paired tests;
-    a gain or loss is claimed only where p < 0.05."""
+    a gain or loss is claimed only where p < 0.05. A setting also trained on other biLMs
+    (SETTING@bilmN, the robustness workflow) is compared pooled over them: a gain is claimed only
+    where the pooled p < 0.05 and every biLM gains."""
     from scripts.workflow.report.build import ReportInputs, write_report
 
     inputs = ReportInputs(
@@ -110,6 +117,7 @@ def report(
         output_dir=output_dir,
         step_times=step_times,
         bilm_cpu_time=bilm_cpu_time,
+        robustness_step_times=robustness_step_times,
         command=command,
         readme=Path(readme) if readme else None,
         results_page=Path(results_page) if results_page else None,

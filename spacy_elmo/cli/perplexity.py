@@ -48,5 +48,5 @@ def perplexity_cli(
         result = saved_model_perplexity(model_or_run_dir, dev_text, model, config)
     except (PretrainError, FileNotFoundError, ValueError) as err:  # CheckpointError is a PretrainError
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     typer.echo(json.dumps(result.to_dict()))

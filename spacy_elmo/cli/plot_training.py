@@ -24,5 +24,5 @@ def plot_training_cli(
         path = plot_training(output_dir, image)
     except (ValueError, RuntimeError) as err:
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     typer.echo(f"Wrote {path}")

@@ -31,7 +31,7 @@ from ..formats.regular_files import open_regular_file
 from .docbin import read_docbin
 from .files import FORMATS, file_problem, guess_format
 from .jsonl import BadJsonLine, parse_jsonl_line
-from .lines import Line, read_lines
+from .lines import read_lines
 from .pipelines import sentence_spans
 
 logger = logging.getLogger("spacy_elmo")
@@ -95,38 +95,39 @@ def read_sentences(
     return _doc_sentences(nlp.pipe(text for _, text, _ in paragraphs))
 
 
-def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[Line]:
-    """The lines of ``path`` that are UTF-8 and within ``max_line_bytes``; the others are counted."""
+def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[tuple[int, str]]:
+    """The lines of ``path`` (number, text) that are UTF-8 and within ``max_line_bytes``; the
+    others are counted."""
     for line in read_lines(path, max_line_bytes):
         if line.cut:
             skipped.add(path, line.number, f"longer than {max_line_bytes:,} bytes")
         elif line.text is None:
             skipped.add(path, line.number, f"not valid UTF-8 (byte {line.bad_byte})")
         else:
-            yield line
+            yield line.number, line.text
 
 
-def _text_lines(lines: Iterable[Line]) -> Iterator[tuple[int, str, Optional[list[str]]]]:
-    for line in lines:
-        text = line.text.strip()
+def _text_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, Optional[list[str]]]]:
+    for number, line in lines:
+        text = line.strip()
         if text:
-            yield line.number - 1, text, None
+            yield number - 1, text, None
 
 
 def _jsonl_records(
-    path: Path, lines: Iterable[Line], skipped: SkippedLines
+    path: Path, lines: Iterable[tuple[int, str]], skipped: SkippedLines
 ) -> Iterator[tuple[int, str, Optional[list[str]]]]:
-    for line in lines:
-        if not line.text.strip():
+    for number, line in lines:
+        if not line.strip():
             continue
         try:
-            record = parse_jsonl_line(line.text, with_tokens=True)
+            record = parse_jsonl_line(line, with_tokens=True)
         except BadJsonLine as err:
-            raise ValueError(f"{path}:{line.number}: {err}") from err
+            raise ValueError(f"{path}:{number}: {err}") from err
         if record.has_lone_surrogate():
-            skipped.add(path, line.number, "a lone surrogate (\\ud800-\\udfff) has no UTF-8 form")
+            skipped.add(path, number, "a lone surrogate (\\ud800-\\udfff) has no UTF-8 form")
             continue
-        yield line.number - 1, record.text, record.tokens
+        yield number - 1, record.text, record.tokens
 
 
 def _whitespace_sentences(lines: Iterable[tuple[int, str, Optional[list[str]]]]) -> Iterator[Sentence]:

@@ -194,12 +194,13 @@ def _config(
         isinstance(f, list) and len(f) == 2 and all(type(n) is int for n in f) for f in filters
     ):
         raise ValueError(f"{where}: 'filters' must be a list of [width, n_filters] integer pairs")
+    activation: Any = embedder.get("activation")  # any JSON value: BiLMConfig rejects what names no activation
     try:
         return BiLMConfig(
             char_embed_dim=_positive(embedder, "char_dim", where),
             filters=tuple((w, n) for w, n in filters),
             n_highway=_positive(embedder, "n_highway", where, allow_zero=True),
-            activation=embedder.get("activation"),
+            activation=activation,
             lstm_dim=_positive(encoder, "dim", where),
             projection_dim=_positive(encoder, "projection_dim", where),
             n_layers=_positive(encoder, "n_layers", where),

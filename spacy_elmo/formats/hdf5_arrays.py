@@ -91,7 +91,7 @@ def open_safe_hdf5(
         raise unreadable(err) from err
     try:
         with named_damage(where or str(path)):
-            check_hdf5_safe(handle, where or path)
+            check_hdf5_safe(handle, where or str(path))
         if check is not None:
             check(handle)
     except BaseException:

@@ -159,6 +159,7 @@ class _Opcodes(dict):
 class _Plain(pickle._Unpickler):  # Python's unpickler: see the module docstring
     """Unpickles plain values only (the legacy stream's header and key list)."""
 
+    stack: list[Any]  # the unpickler's value stack, set by load()
     dispatch = _Opcodes({op[0]: pickle._Unpickler.dispatch[op[0]] for op in _TORCH_OPCODES})
 
     def find_class(self, module: str, name: str) -> Any:

@@ -11,7 +11,8 @@
   a listener (what ``nlp.replace_listeners`` builds);
 - :mod:`.tok2vec`: ``spacy_elmo.ElmoTok2Vec.v1``, ELMo features next to a task's own embedding;
 - :mod:`.tok2vec_objectives`: ``spacy_elmo.PretrainCharacters.v1``, the characters objective of
-  ``spacy pretrain`` for any tok2vec.
+  ``spacy pretrain`` for any tok2vec, and ``spacy_elmo.PretrainElmo.v1``, which distils the
+  biLM into a tok2vec (its targets: :mod:`.elmo_targets`; its losses: :mod:`.vector_losses`).
 """
 
 from .doc_layers import build_bilm_model, get_bilm, set_bilm
@@ -19,7 +20,7 @@ from .listener import ElmoLayersListener, build_elmo_listener
 from .scalar_mix import mix_softmax_weights, scalar_mix
 from .standalone import build_elmo_standalone, elmo_layers_node
 from .tok2vec import build_elmo_tok2vec
-from .tok2vec_objectives import create_pretrain_characters, token_rows
+from .tok2vec_objectives import create_pretrain_characters, create_pretrain_elmo, token_rows
 
 # The names these had before (issue 29), for code that imported them from here.
 ElmoLayers = elmo_layers_node
@@ -33,6 +34,7 @@ __all__ = [
     "build_elmo_standalone",
     "build_elmo_tok2vec",
     "create_pretrain_characters",
+    "create_pretrain_elmo",
     "elmo_layers_node",
     "get_bilm",
     "layer_weights",

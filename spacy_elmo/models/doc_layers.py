@@ -12,7 +12,7 @@ torch parameters.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple, cast
 
 import numpy
 import torch
@@ -59,7 +59,8 @@ def build_bilm_model(
     """
     config = BiLMConfig(
         char_embed_dim=char_embed_dim,
-        filters=tuple(tuple(f) for f in filters),
+        # pairs, unless the config is wrong: BiLMConfig names what is not a (width, n_filters) pair
+        filters=cast(Tuple[Tuple[int, int], ...], tuple(tuple(f) for f in filters)),
         n_highway=n_highway,
         activation=activation,
         lstm_dim=lstm_dim,

@@ -61,7 +61,7 @@ class ElmoLayersListener(Model):
     def __init__(self, upstream_name: str, grad_factor: float = 0.0) -> None:
         if grad_factor < 0:
             raise ValueError(f"grad_factor must not be negative, not {grad_factor}")
-        dims = {"nL": None, "nO": None}
+        dims: dict[str, Optional[int]] = {"nL": None, "nO": None}
         Model.__init__(self, name=self.name, forward=forward, init=_init, dims=dims, attrs={"grad_factor": grad_factor})
         self.upstream_name = upstream_name
         self._batch_id: Optional[int] = None

@@ -10,12 +10,13 @@ travel with the weights.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, cast
 
 import srsly
 import torch
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, get_torch_default_device
 from thinc.layers.pytorchwrapper import convert_pytorch_default_outputs
+from thinc.shims import PyTorchShim
 
 from ..formats.native import model_files, packed_model
 from ..nn.bilm import BiLM
@@ -27,7 +28,7 @@ PACKED_NAME = "biLM"  # how errors name the model files packed into a component'
 def TorchBiLM(bilm: Optional[BiLM] = None) -> Model:
     """Word sequences (one batch, as the embedder plans it) -> ``(L+1, B, T, D)`` layers."""
     return PyTorchWrapper_v3(
-        bilm,
+        bilm,  # type: ignore[arg-type]  # None until the weights are known (see above): the shim holds it as is
         convert_inputs=_convert_inputs,
         convert_outputs=convert_pytorch_default_outputs,
         serialize_model=serialize_bilm,
@@ -48,7 +49,7 @@ def _convert_inputs(model: Model, X: Sequence[Sequence[str]], is_train: bool):
     """The words as id rows framed by BOS/EOS (in the biLM's encoding), on the module's device,
     and their lengths."""
     char_ids, lengths = encode_padded(X, encoding=model.shims[0]._model.encoding)
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device  # the wrapper's one shim
     args = (torch.from_numpy(char_ids).to(device), torch.from_numpy(lengths))
     return ArgsKwargs(args=args, kwargs={}), _no_input_gradient
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
@@ -81,7 +82,8 @@ class BiLM(nn.Module):
         self.lexicon = lexicon
         self.encoding = _token_encoding(config, lexicon)
         self.char_encoder = CharEncoder(config)
-        stack_args = dict(
+        make_stack = functools.partial(
+            LstmStack,
             input_dim=config.projection_dim,
             cell_dim=config.lstm_dim,
             projection_dim=config.projection_dim,
@@ -91,8 +93,8 @@ class BiLM(nn.Module):
             use_skip_connections=config.use_skip_connections,
             forget_bias=config.forget_bias,
         )
-        self.forward_lstm = LstmStack(**stack_args)
-        self.backward_lstm = LstmStack(**stack_args)
+        self.forward_lstm = make_stack()
+        self.backward_lstm = make_stack()
         self.softmax: Optional[nn.Linear] = (
             nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
         )

@@ -341,7 +341,7 @@ class Elmo(TrainablePipe):
             nonlocal waiting
             for total, d in zip(d_layers, one_d_layers):
                 total += d
-                losses[self.name] += float((d**2).sum())
+                losses[self.name] += float((d**2).sum())  # type: ignore[call-overload]  # thinc types no argless 3d sum()
             waiting -= 1
             if waiting == 0:
                 backprop_layers(d_layers)

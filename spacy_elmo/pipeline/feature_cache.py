@@ -55,7 +55,8 @@ def _process_running(pid: int) -> bool:
 
 def remove_stale_spill_dirs(disk_dir: Union[str, Path]) -> list[Path]:
     """Delete the spill folders in ``disk_dir`` left by processes of this host that are gone."""
-    folder, removed = Path(disk_dir), []
+    folder = Path(disk_dir)
+    removed: list[Path] = []
     if not folder.is_dir():
         return removed
     prefix = f"{SPILL_PREFIX}{_host_tag()}-"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import IO, Any, Optional, Union, cast
 
 import numpy
 import torch
@@ -123,7 +123,9 @@ class CheckpointState:
 def capture_rng(generator: Optional[torch.Generator] = None) -> dict[str, Any]:
     """This process's random states, as weights-only-loadable data."""
     version, internal, gauss = random.getstate()
-    kind, keys, position, has_gauss, cached = numpy.random.get_state()
+    # numpy's global generator is an MT19937, whose legacy state is this tuple (never the dict)
+    legacy_state = cast("tuple[str, numpy.ndarray, int, int, float]", numpy.random.get_state(legacy=True))
+    kind, keys, position, has_gauss, cached = legacy_state
     state: dict[str, Any] = {
         "python": [version, list(internal), gauss],
         "numpy": [kind, torch.from_numpy(keys.astype(numpy.int64)), int(position), int(has_gauss), float(cached)],
@@ -155,7 +157,8 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
 
     def write(handle) -> None:
         writers.append(_RecordingWriter(handle))
-        torch.save({"format": FORMAT, "version": VERSION, **payload}, writers[0])
+        # torch.save only writes and flushes: the wrapper is file enough
+        torch.save({"format": FORMAT, "version": VERSION, **payload}, cast(IO[bytes], writers[0]))
 
     try:
         write_atomically(path, write)

@@ -172,6 +172,9 @@ class LanguageModelObjective(nn.Module):
             self._unique = None
 
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        softmax = self.bilm.softmax
+        if softmax is None:  # checked in __init__, unless it was removed since
+            raise ValueError("Pretraining needs a BiLM with an output softmax (a vocabulary)")
         # No prediction reads the forward stack at EOS or the backward stack at BOS: skip those steps.
         states = self.bilm.contextualize(
             char_ids, lengths, final_boundary=False, layer_dropout=self.lstm_dropout if self.training else 0.0
@@ -183,7 +186,7 @@ class LanguageModelObjective(nn.Module):
             with torch.autocast(
                 hidden.device.type, dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None
             ):
-                sums.append(self.softmax_loss.training_nll_sum(hidden, self.bilm.softmax, targets))
+                sums.append(self.softmax_loss.training_nll_sum(hidden, softmax, targets))
         return torch.stack(sums)
 
 
@@ -191,6 +194,8 @@ def exact_direction_nll(
     bilm: BiLM, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
     """Summed exact NLL of each direction, ``(2,)`` (for perplexity; no dropout, no sampling)."""
+    if bilm.softmax is None:
+        raise ValueError("The model has no output softmax")
     states = bilm.contextualize(char_ids, lengths)
     forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
     return torch.stack(

@@ -82,10 +82,9 @@ def set_up_run(
     settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str, show_progress: bool
 ) -> TrainingRun:
     """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
-    if not settings.paths.train:
-        raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
+    train = _train_text(settings)
     resumed = open_output(settings, out, context, resume, config_text)
-    train_files = shared_fingerprint(context, settings.paths.train)
+    train_files = shared_fingerprint(context, train)
     if resumed is not None:
         for message in compare_training_text(resumed.train_files, train_files, out / CHECKPOINT_FILE):
             logger.warning(message)
@@ -148,6 +147,13 @@ def set_up_run(
     )
 
 
+def _train_text(settings: PretrainSettings) -> str:
+    """``paths.train``, which a run cannot do without."""
+    if not settings.paths.train:
+        raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
+    return settings.paths.train
+
+
 def run_vocabulary(
     settings: PretrainSettings,
     out: Path,
@@ -161,8 +167,8 @@ def run_vocabulary(
         vocab = Vocabulary.from_disk(settings.paths.vocab)
         if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
             vocab = with_counts(vocab, _count(settings, splitter, show_progress)[0])
-    elif initial is not None and vocabulary_of(initial) is not None:
-        vocab = vocabulary_of(initial)
+    elif initial is not None and (initial_vocab := vocabulary_of(initial)) is not None:
+        vocab = initial_vocab
         logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
     else:
         return run_on_main(
@@ -179,7 +185,9 @@ def run_vocabulary(
 def _count(
     settings: PretrainSettings, splitter: SentenceSplitter, show_progress: bool
 ) -> tuple[WordCounter, ReadStats]:
-    return count_words(settings.paths.train, settings.corpus, splitter, settings.vocab.max_tracked_types, show_progress)
+    return count_words(
+        _train_text(settings), settings.corpus, splitter, settings.vocab.max_tracked_types, show_progress
+    )
 
 
 def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool) -> Vocabulary:
@@ -187,6 +195,7 @@ def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, sh
     if counter.sentences == 0:
         raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
     vocab = build_vocabulary(counter, settings.vocab.size, settings.vocab.min_count)
+    assert vocab.counts is not None  # build_vocabulary counts every word
     coverage = 1.0 - vocab.counts[vocab.unk_id] / max(1, counter.tokens)
     logger.info(
         "Vocabulary: %d words, covering %.1f%% of %s training tokens", len(vocab), 100 * coverage, f"{counter.tokens:,}"
@@ -285,7 +294,7 @@ def _stream(
         max_sentences=max(1, settings.training.max_batch_sentences // n_shards),
         chunk_sentences=settings.corpus.chunk_sentences,
     )
-    reader = make_reader(settings.paths.train, settings.corpus, splitter)
+    reader = make_reader(_train_text(settings), settings.corpus, splitter)
     shards = shards_of_rank(context.rank, context.world_size, n_shards)
     return RankStream(
         [

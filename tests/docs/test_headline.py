@@ -1,5 +1,6 @@
 """The README's headline table quotes the last report (``reports/results.json``): every number
-in it is that run's, rounded as shown."""
+in it is that run's, rounded as shown; where the report pooled ELMo's gain over biLMs (the
+robustness workflow), the headline's claims are those, and only those."""
 
 from __future__ import annotations
 
@@ -12,15 +13,24 @@ from .markdown_blocks import REPO_ROOT
 NUMBER = r"[+-]?[\d,]*\.?\d+"
 
 
-def headline_rows() -> list[list[str]]:
+def headline_section() -> str:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("<!-- headline:start -->", 1)[1].split("<!-- headline:end -->", 1)[0]
-    rows = [
-        [cell.strip() for cell in line.strip().strip("|").split("|")]
-        for line in section.splitlines()
-        if line.startswith("|")
+    return text.split("<!-- headline:start -->", 1)[1].split("<!-- headline:end -->", 1)[0]
+
+
+def headline_tables() -> list[list[list[str]]]:
+    """Each table of the headline: its rows of cells, after the header and the rule."""
+    blocks = [block.strip() for block in headline_section().split("\n\n")]
+    return [
+        [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in block.splitlines()][2:]
+        for block in blocks
+        if block.startswith("|")
     ]
-    return rows[2:]  # after the header and the rule
+
+
+def headline_rows() -> list[list[str]]:
+    """The first table: ELMo against the baseline on the `all` workflow's biLM."""
+    return headline_tables()[0]
 
 
 def numbers(cell: str) -> list[tuple[float, float]]:
@@ -70,3 +80,29 @@ def test_the_headline_sentence_on_spacy_pretraining_quotes_the_report():
     for (delta, p_value), comparison in zip(quoted, compared):
         assert_shows(delta, comparison["delta"])
         assert_shows(p_value, comparison["test"]["p_value"])
+
+
+def test_the_headline_claims_only_what_holds_pooled():
+    """With pooled comparisons, a second table quotes them and claims a gain only where the
+    pooled p < 0.05 and every biLM gains; without them, the headline has one table and no
+    pooled words."""
+    results = json.loads((REPO_ROOT / "reports" / "results.json").read_text(encoding="utf-8"))
+    pools = [
+        p
+        for p in results.get("pooled") or []
+        if p["setting"].endswith("-elmo") and p["baseline"].endswith("-baseline") and p["test"]
+    ]
+    tables = headline_tables()
+    if not pools:
+        assert len(tables) == 1 and "biLMs" not in headline_section()
+        return
+    assert len(tables) == 2 and len(tables[1]) == len(pools)
+    for row, pool in zip(tables[1], pools):
+        test = pool["test"]
+        assert_shows(row[2], pool["delta"], 100 * test["ci95"][0], 100 * test["ci95"][1])
+        assert_shows(row[3], test["p_value"])
+        assert_shows(row[4], *pool["range"])
+        assert_shows(row[5], len(test["bilms"]), len(test["seeds"]), test["n_docs"])
+        gain = test["p_value"] < 0.05 and pool["range"][0] > 0
+        loss = test["p_value"] < 0.05 and pool["range"][1] < 0
+        assert row[6] == ("**gain**" if gain else "**loss**" if loss else "varies"), row

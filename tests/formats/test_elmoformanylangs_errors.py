@@ -117,7 +117,8 @@ def test_dictionary_ids_outside_the_table_and_size_mismatches(copy):
     (copy / "char.dic").write_text("\n".join(lines[:-1] + ["<eow>\t999"]) + "\n", encoding="utf-8")
     fails(copy, ValueError, copy / "char.dic", "999")
     (copy / "char.dic").write_text(
-        "\n".join(["zz\t0"] + [f"{l.split(chr(9))[0]}\t{i + 1}" for i, l in enumerate(lines)]) + "\n", encoding="utf-8"
+        "\n".join(["zz\t0"] + [f"{line.split(chr(9))[0]}\t{i + 1}" for i, line in enumerate(lines)]) + "\n",
+        encoding="utf-8",
     )
     fails(copy, ValueError, copy / "token_embedder.pkl", "char_emb_layer.embedding.weight")
     (copy / "char.dic").write_bytes(b"\xff\xfe")

@@ -24,7 +24,7 @@ CHAR_MODEL = MANY_LANGS_FIXTURES / "char_legacy.model"
 
 def usable(sentences, layers):
     """The fixture sentences spaCy can hold as Docs (no empty token), with their layers."""
-    return [(s, l) for s, l in zip(sentences, layers) if all(s)]
+    return [(sentence, layer) for sentence, layer in zip(sentences, layers) if all(sentence)]
 
 
 @pytest.mark.parametrize("name,lang", [("char_legacy", "de"), ("words_zip", "xx")])

@@ -58,7 +58,7 @@ def test_forward_loss_at_k_has_zero_gradient_from_tokens_after_k(model_and_batch
     model, batch = model_and_batch
     length = int(batch.lengths[row])
     for k in range(length - 1):  # forward position k predicts token k+1
-        grad = token_vector_gradients(model, batch, lambda f, b: f[row, k])
+        grad = token_vector_gradients(model, batch, lambda f, b, k=k: f[row, k])
         assert torch.count_nonzero(grad[row, k + 1 :]) == 0, f"forward loss at {k} sees later tokens"
         assert torch.count_nonzero(grad[row, : k + 1]) > 0
         assert torch.count_nonzero(grad[torch.arange(len(SENTENCES)) != row]) == 0
@@ -69,7 +69,7 @@ def test_backward_loss_at_k_has_zero_gradient_from_tokens_before_k(model_and_bat
     model, batch = model_and_batch
     length = int(batch.lengths[row])
     for k in range(1, length):  # backward position k predicts token k-1 (column k-1)
-        grad = token_vector_gradients(model, batch, lambda f, b: b[row, k - 1])
+        grad = token_vector_gradients(model, batch, lambda f, b, k=k: b[row, k - 1])
         assert torch.count_nonzero(grad[row, :k]) == 0, f"backward loss at {k} sees earlier tokens"
         assert torch.count_nonzero(grad[row, k:length]) > 0
 

@@ -10,7 +10,8 @@ step, that the runner records every step's times, that spaCy's pretraining stops
 CPU time (read from the file the pretrain step writes), that a setting trained in the
 parallel run has the weights of the same seeds trained again on their own, and that the
 README's results section is rewritten. The later workflows run under `spacy project run`,
-which records no step times (their report says so).
+which records no step times (their report says so), except `robustness`, which runs as `make`'s
+runner runs it and adds the comparisons pooled over three biLMs to the same report.
 """
 
 from __future__ import annotations
@@ -584,3 +585,59 @@ def test_textcat_workflow(project):
     main = json.loads((project["dir"] / "reports" / "results.json").read_text())
     assert not [s for s in main["settings"] if s["name"].startswith("textcat")]
     assert "textcat" not in srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
+
+
+def test_robustness_workflow(project):
+    """`robustness` after `all`, as `make`'s runner runs it: two more biLMs (pretraining seeds 1
+    and 2, the same token budget), the ELMo NER and small tagger settings on each, and the report
+    with the gains per biLM and pooled over the three, and the headline's pooled claims."""
+    proj = project["dir"]
+    if not (proj / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "scripts", "run-workflow", "robustness", str(proj), "--jobs", "2"]
+    proc = subprocess.run(
+        cmd + tiny_vars(project["assets_file"]), cwd=proj, capture_output=True, text=True, timeout=900, env=env
+    )
+    assert proc.returncode == 0, plain(proc)[-3000:]
+    for seed in (1, 2):
+        folder = proj / "training" / f"bilm-seed{seed}"
+        run = json.loads((folder / "run.json").read_text())
+        assert run["stopped_by"] == "max_tokens" and run["tokens"] >= 3000
+        assert Config().from_disk(folder / "config.cfg", interpolate=False)["system"]["seed"] == seed
+        for setting, seeds in (("ner-elmo", NER_SEEDS), ("tagger-small-elmo", SEEDS)):
+            for run_seed in seeds.split(","):
+                model = proj / "training" / f"{setting}@bilm{seed}" / f"seed{run_seed}" / "model-best"
+                config = Config().from_disk(model / "config.cfg", interpolate=False)
+                assert config["paths"]["elmo"] == f"training/bilm-seed{seed}/model-best"
+                assert (proj / "metrics" / f"{setting}@bilm{seed}.seed{run_seed}.docs.json").is_file()
+    # the seeds give other biLMs
+    assert (proj / "training/bilm-seed1/model-best/weights.hdf5").read_bytes() != (
+        proj / "training/bilm/model-best/weights.hdf5"
+    ).read_bytes()
+    results = json.loads((proj / "reports" / "results.json").read_text())
+    pools = {(p["setting"], p["baseline"]): p for p in results["pooled"]}
+    assert set(pools) == {("ner-elmo", "ner-baseline"), ("tagger-small-elmo", "tagger-small-baseline")}
+    for (setting, _), pool in pools.items():
+        assert pool["members"] == [setting, f"{setting}@bilm1", f"{setting}@bilm2"], pool["not_tested"]
+        assert [bilm["seed"] for bilm in pool["bilms"]] == [0, 1, 2]
+        assert [bilm["folder"] for bilm in pool["bilms"]] == [
+            "training/bilm",
+            "training/bilm-seed1",
+            "training/bilm-seed2",
+        ]
+        for bilm in pool["bilms"]:
+            logged = [json.loads(line) for line in (proj / bilm["folder"] / "metrics.jsonl").read_text().splitlines()]
+            assert bilm["dev_perplexity"] == min(record["dev_perplexity"] for record in logged)
+            assert bilm["cpu_seconds"] > 0
+        test = pool["test"]
+        assert test["seeds"] == [0, 1] and len(test["per_bilm"]) == 3 and pool["verdict"] in ("gain", "loss", "varies")
+        assert test["ci95"][0] <= test["difference"] <= test["ci95"][1]
+    times = json.loads((proj / "reports" / "robustness_step_times.json").read_text())
+    assert set(srsly.read_yaml(ROOT / "project.yml")["workflows"]["robustness"]) <= set(times)
+    assert results["robustness_cpu_seconds"] > 0
+    assert not [s for s in results["settings"] if "@" in s["name"]]  # the tables of one run stay as they were
+    readme = (proj / "README.md").read_text()
+    headline = readme.split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    assert "Over 3 biLMs (pretraining seeds 0, 1, 2)" in headline
+    assert "Over biLMs: does the gain replicate?" in (proj / "reports" / "report.md").read_text()

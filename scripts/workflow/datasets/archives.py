@@ -61,7 +61,7 @@ def extract(archive: Path, dest: Path, patterns: Sequence[str], strip: str = "")
                     count += 1
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise ArchiveError(f"Could not extract {archive}: {e}")
+        raise ArchiveError(f"Could not extract {archive}: {e}") from e
     if count == 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ArchiveError(f"No member of {archive} matches {', '.join(patterns)}")

@@ -145,7 +145,7 @@ def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
     try:
         proc = subprocess.run(cmd, cwd=work_dir, capture_output=True, text=True)
     except OSError as e:
-        raise FetchError(f"{name}: could not run {' '.join(cmd)}: {e}")
+        raise FetchError(f"{name}: could not run {' '.join(cmd)}: {e}") from e
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout or "").strip().splitlines()[-15:])
         raise FetchError(

@@ -139,7 +139,10 @@ def pair_seeds(baseline: Sequence[Seed], other: Sequence[Seed]) -> List[Tuple[Se
     )
 
 
-def _stack(task: str, runs: Mapping[Seed, numpy.ndarray], seeds: Sequence[Seed], name: str) -> numpy.ndarray:
+def stack_counts(task: str, runs: Mapping[Seed, numpy.ndarray], seeds: Sequence[Seed], name: str) -> numpy.ndarray:
+    """The counts of ``seeds`` as one float array ``(seeds, docs, fields)``, checked: a ValueError
+    naming ``name`` and the seed for a wrong shape, negative or non-integer counts, or seeds
+    scored on different numbers of documents."""
     arrays = []
     for seed in seeds:
         counts = numpy.asarray(runs[seed])
@@ -154,6 +157,14 @@ def _stack(task: str, runs: Mapping[Seed, numpy.ndarray], seeds: Sequence[Seed],
     if len({a.shape for a in arrays}) != 1:
         raise ValueError(f"{name}: the seeds were scored on different numbers of documents")
     return numpy.stack(arrays).astype(numpy.float64)  # (seeds, docs, fields); exact below 2**53
+
+
+def resample_counts(rng: numpy.random.Generator, n_items: int, size: int) -> numpy.ndarray:
+    """How often each of ``n_items`` is drawn in ``size`` resamples of ``n_items`` draws with
+    replacement: ``(size, n_items)`` floats, each row summing to ``n_items``."""
+    draws = rng.integers(0, n_items, size=(size, n_items)) + n_items * numpy.arange(size)[:, None]
+    counts = numpy.bincount(draws.ravel(), minlength=size * n_items).reshape(size, n_items)
+    return counts.astype(numpy.float64)
 
 
 def _differences(task: str, sums_a: numpy.ndarray, sums_b: numpy.ndarray) -> numpy.ndarray:
@@ -178,8 +189,8 @@ def compare(
     if resamples < 1 or rounds < 1:
         raise ValueError(f"resamples and rounds must be positive, got {resamples} and {rounds}")
     pairs = pair_seeds(list(baseline), list(other))
-    a = _stack(task, baseline, [s for s, _ in pairs], "baseline")
-    b = _stack(task, other, [s for _, s in pairs], "other")
+    a = stack_counts(task, baseline, [s for s, _ in pairs], "baseline")
+    b = stack_counts(task, other, [s for _, s in pairs], "other")
     if a.shape != b.shape:
         raise ValueError(
             f"baseline and other were scored on different documents: {a.shape[1]} vs {b.shape[1]} documents"
@@ -199,9 +210,7 @@ def compare(
     boot = []
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        draws = rng.integers(0, n_docs, size=(size, n_docs)) + n_docs * numpy.arange(size)[:, None]
-        weights = numpy.bincount(draws.ravel(), minlength=size * n_docs).reshape(size, n_docs)
-        weights = weights.astype(numpy.float64)
+        weights = resample_counts(rng, n_docs, size)
         boot.append(_differences(task, (weights @ flat_a).reshape(shape), (weights @ flat_b).reshape(shape)))
     boot_d = numpy.concatenate(boot)
     ci_low, ci_high = (float(v) for v in numpy.percentile(boot_d, [2.5, 97.5]))

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data, plots, user_choice
+from . import data, plots, pooled, user_choice
 from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
@@ -55,6 +55,7 @@ class ReportInputs:
     output_dir: Path = Path("reports")
     step_times: Optional[Path] = None
     bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
+    robustness_step_times: Optional[Path] = None  # the robustness workflow's step times, if recorded
     command: str = "python -m spacy project run all"
     readme: Optional[Path] = None  # the landing page whose headline section is rewritten; None: none
     results_page: Optional[Path] = None  # the docs page whose results section is rewritten; None: none
@@ -137,6 +138,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     test_options = {"resamples": inputs.resamples, "rounds": inputs.rounds}
     setting_list = setting_rows(settings)
     rows = comparison_rows(settings, **test_options)
+    pooled_rows = pooled.pooled_rows(settings, **test_options)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
     step_times = json.loads(inputs.step_times.read_text()) if inputs.step_times and inputs.step_times.is_file() else {}
@@ -188,7 +190,11 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         )
         adapted_md += lines
         adaptations.append((name, info, adapted_curve[-1] if adapted_curve else None, warning))
-    warnings = [w for w in [bilm_warning] + [a[3] for a in adaptations] if w]
+    pooled_md, pooled_warnings = pooled.pooled_lines(pooled_rows, inputs.robustness_step_times, inputs.resamples)
+    section_pooled_md, _ = pooled.pooled_lines(
+        pooled_rows, inputs.robustness_step_times, inputs.resamples, heading="###"
+    )
+    warnings = [w for w in [bilm_warning] + [a[3] for a in adaptations] if w] + pooled_warnings
     mixes: Dict[str, Tuple[List[float], float]] = {}
     for label, model_dir in elmo_pipelines(inputs.training_dir, list(settings)).items():
         for component, mix in data.learned_mixes(model_dir).items():
@@ -252,6 +258,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         "",
     ]
     md += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    md += pooled_md
     if choice_md:
         md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
     md += ["## Targets", ""] + target_lines[2:]
@@ -325,6 +332,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         section += [" ".join(ended), ""]
     section += [settings_table(setting_list), "", comparisons_table(rows), "", method, ""]
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    section += section_pooled_md
     section += choice_md
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
@@ -363,6 +371,8 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
             for r in rows
         ],
         "statistics": {"resamples": inputs.resamples, "rounds": inputs.rounds, "alpha": 0.05},
+        "pooled": [row.as_dict() for row in pooled_rows],
+        "robustness_cpu_seconds": pooled.robustness_times(inputs.robustness_step_times)[0] if pooled_rows else None,
         "targets": targets,
         "pretraining_last": curve[-1] if curve else None,
         "pretraining_run": bilm_run,

@@ -63,6 +63,11 @@ BANK_SENTENCES = (
     ("They", "sat", "by", "the", "river", "bank", "."),
 )
 SEED_SUFFIX = re.compile(r"^(?P<setting>.+)\.seed(?P<seed>\d+)$")
+# A setting trained on another biLM (the robustness workflow): SETTING@bilmN, N being that
+# biLM's pretraining seed; SETTING itself is trained on the `all` workflow's biLM. Such names
+# are no TASK[-small]-VARIANT (parse_setting: None), so the tables of one run leave them out;
+# the pooled comparisons (``pooled_groups``) gather them with SETTING.
+BILM_SUFFIX = re.compile(r"^(?P<setting>.+)@bilm(?P<seed>\d+)$")
 DOCS_SUFFIX = ".docs.json"
 # summed per-document counts must give the run's own score back to this precision
 COUNTS_TOLERANCE = 1e-9
@@ -115,6 +120,46 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
             if setting_name(task, size, reference) in present:
                 found.append((order + (2,), (task, size, setting_name(task, size, reference), name)))
     return [comparison for _, comparison in sorted(found)]
+
+
+def split_bilm(name: str) -> Tuple[str, Optional[int]]:
+    """``("ner-elmo", 1)`` for ``ner-elmo@bilm1``; ``(name, None)`` for a name without a biLM."""
+    match = BILM_SUFFIX.match(name)
+    return (match["setting"], int(match["seed"])) if match else (name, None)
+
+
+def bilm_setting_name(setting: str, seed: int) -> str:
+    """The name of ``setting`` trained on the biLM pretrained with ``seed``."""
+    return f"{setting}@bilm{seed}"
+
+
+def pooled_groups(names: Sequence[str]) -> List[Tuple[str, str, str, str, List[str]]]:
+    """``(task, size, baseline setting, setting, members)`` for each setting that was also trained
+    on other biLMs (``SETTING@bilmN``) and whose baseline was scored: ``members`` are SETTING
+    (if scored) and its ``@bilmN`` settings by N. A group needs two members or more."""
+    present = set(names)
+    members: Dict[str, List[Tuple[int, str]]] = {}
+    for name in present:
+        base, seed = split_bilm(name)
+        if seed is not None:
+            members.setdefault(base, []).append((seed, name))
+    found = []
+    for base, others in members.items():
+        parts = parse_setting(base)
+        if parts is None or parts[2] == "baseline":
+            continue
+        task, size, variant = parts
+        baseline = setting_name(task, size, "baseline")
+        group = ([base] if base in present else []) + [name for _, name in sorted(others)]
+        if baseline not in present or len(group) < 2:
+            continue
+        order = (
+            TASKS.index(task),
+            SIZES.index(size),
+            VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS),
+        )
+        found.append((order + (variant,), (task, size, baseline, base, group)))
+    return [group for _, group in sorted(found)]
 
 
 @dataclass
@@ -219,6 +264,18 @@ def train_docs_of(model_dir: Path) -> Optional[int]:
     return min(n_docs, limit) if limit > 0 else n_docs
 
 
+def elmo_of(model_dir: Path) -> Optional[str]:
+    """The biLM a pipeline was trained on: its config's ``paths.elmo``; None if it has none."""
+    from thinc.api import Config
+
+    try:
+        config = Config().from_disk(model_dir / "config.cfg", interpolate=False)
+        value = config["paths"]["elmo"]
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
+    return str(value) if value else None
+
+
 def main_score(task: str, runs: Sequence[dict]) -> Tuple[Optional[str], str]:
     """The key and display name of the score a task is compared on."""
     for key, label in MAIN_SCORES[task]:
@@ -254,6 +311,18 @@ def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> nu
     from_counts = float(paired_stats.SCORES[task](counts.sum(axis=0)))
     if not isinstance(run.get(key), (int, float)) or abs(from_counts - run[key]) > COUNTS_TOLERANCE:
         raise ValueError(f"{where}: the counts give {key} = {from_counts!r}, the scores {run.get(key)!r}")
+    return counts
+
+
+def one_test_file(
+    task: str, key: str, settings: Sequence[Setting], seeds: Sequence[int]
+) -> List[Dict[int, numpy.ndarray]]:
+    """The per-document counts of ``seeds`` of each setting (``doc_counts``), checked to come
+    from one test file; a ValueError naming the settings if they do not."""
+    counts = [{seed: doc_counts(setting, seed, task, key) for seed in seeds} for setting in settings]
+    files = {setting.docs[seed].get("test_data_sha256") for setting in settings for seed in seeds}
+    if len(files) != 1:
+        raise ValueError(f"{', '.join(s.name for s in settings)} were scored on different test files")
     return counts
 
 

@@ -1,5 +1,8 @@
 """The README's headline: one line on the run, ELMo against the baseline per task, and one
-sentence on ELMo against spaCy's own pretraining, all taken from ``results.json``.
+sentence on ELMo against spaCy's own pretraining, all taken from ``results.json``. When the
+``robustness`` workflow has run (``results["pooled"]``), the claims are the pooled ones: per task,
+ELMo against the baseline over the biLMs, a gain only where the pooled p < 0.05 and every biLM
+gains, else "varies", with the range over the biLMs.
 
 Why apart from the full results section: the landing page quotes a few numbers a newcomer
 needs to decide, and links to ``docs/workflow.md`` for the rest."""
@@ -45,7 +48,66 @@ def run_line(results: dict) -> str:
     cpu, elapsed = results.get("cpu_seconds"), results.get("elapsed_seconds")
     if cpu and elapsed:
         line += f": {cpu / 60:.1f} min of CPU time, {elapsed / 60:.1f} min of wall time"
+    robustness = results.get("robustness_cpu_seconds")
+    if robustness and elmo_pools(results):
+        line += f"; then `python -m scripts run-workflow robustness`: {robustness / 60:.1f} min of CPU time"
     return line + "."
+
+
+def elmo_pools(results: dict) -> List[dict]:
+    """The pooled comparisons of ELMo (over biLMs) with the baseline, where they were tested."""
+    return [
+        p
+        for p in results.get("pooled") or []
+        if p["setting"].endswith("-elmo") and p["baseline"].endswith("-baseline") and p["test"]
+    ]
+
+
+def claim(pool: dict) -> str:
+    """``gain`` (pooled p < 0.05 and every biLM gains), ``loss`` likewise, else ``varies``."""
+    return {"gain": "**gain**", "loss": "**loss**"}.get(pool["verdict"], "varies")
+
+
+def pooled_lines(pools: List[dict]) -> List[str]:
+    """The claims over biLMs: a sentence on what was pooled and a table, one row per task."""
+    seeds = sorted({b["seed"] for p in pools for b in p["bilms"] if b["seed"] is not None})
+    n_bilms = max(len(p["test"]["bilms"]) for p in pools)
+    rows = []
+    for p in pools:
+        test = p["test"]
+        unit = UNITS.get(p["task"], "sentences")
+        low, high = (100 * bound for bound in test["ci95"])
+        rows.append(
+            [
+                SCORE_DATA[p["task"]],
+                f"{p['train_docs']:,} {unit}" if p["train_docs"] else p["size"],
+                f"{p['delta']:+.2f} ({low:+.2f} to {high:+.2f})",
+                p_text(test["p_value"]),
+                f"{p['range'][0]:+.2f} to {p['range'][1]:+.2f}",
+                f"{len(test['bilms'])} x {len(test['seeds'])} x {test['n_docs']:,}",
+                claim(p),
+            ]
+        )
+    pretrained = f" (pretraining seeds {', '.join(map(str, seeds))})" if seeds else ""
+    return [
+        f"Over {n_bilms} biLMs{pretrained}, pretrained alike but for the seed: a gain is claimed only where "
+        "ELMo beats the baseline pooled over the biLMs (p < 0.05, a bootstrap over biLMs, seeds and test "
+        "documents) and on every biLM; otherwise it varies with the biLM.",
+        "",
+        markdown_table(
+            [
+                "task",
+                "training data",
+                "ELMo - baseline, pooled (95% interval)",
+                "p",
+                "range over biLMs",
+                "biLMs x seeds x test docs",
+                "claim",
+            ],
+            rows,
+        ),
+        "",
+    ]
 
 
 def headline_section(results: dict) -> str:
@@ -70,7 +132,11 @@ def headline_section(results: dict) -> str:
     table = markdown_table(
         ["task", "training data", "baseline", "ELMo", "ELMo - baseline (95% interval)", "p", "seeds x test docs"], rows
     )
-    lines = [run_line(results), "", table, ""]
+    pools = elmo_pools(results)
+    lines = [run_line(results), ""]
+    if pools:
+        lines += ["One biLM, the `all` workflow's, paired over seeds and test documents:", ""]
+    lines += [table, ""]
     against = [
         c
         for c in results["comparisons"]
@@ -88,4 +154,6 @@ def headline_section(results: dict) -> str:
         )
     else:
         lines.append("Scores are the mean ± std over seeds.")
+    if pools:
+        lines += [""] + pooled_lines(pools)[:-1]
     return "\n".join(lines)

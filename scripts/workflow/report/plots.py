@@ -111,7 +111,7 @@ def plot_differences(rows: List[Tuple[str, float, float, float, str]], path: Pat
     (p < 0.05) are drawn filled, the rest hollow.
     """
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(rows) + 1.4))
-    for y, (label, difference, low, high, verdict) in enumerate(reversed(rows)):
+    for y, (_, difference, low, high, verdict) in enumerate(reversed(rows)):
         colour = {"gain": "#2ca02c", "loss": "#d62728"}.get(verdict, "#555555")
         ax.errorbar(
             [difference],
@@ -134,7 +134,7 @@ def plot_per_type(per_type: Dict[str, Tuple[Optional[Summary], Optional[Summary]
     """Per entity type F1, baseline vs ELMo."""
     labels = sorted(per_type)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels)), 3.6))
-    _paired_bars(ax, labels, [per_type[l][0] for l in labels], [per_type[l][1] for l in labels])
+    _paired_bars(ax, labels, [per_type[label][0] for label in labels], [per_type[label][1] for label in labels])
     ax.set_ylabel("F1 (%)")
     ax.set_title(title)
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
@@ -182,10 +182,12 @@ def plot_probe(scores: Dict[str, Dict[int, float]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for task, by_layer in scores.items():
         layers = sorted(by_layer)
-        ax.plot(layers, [by_layer[l] * 100 for l in layers], marker="o", label=task)
-    all_layers = sorted({l for by_layer in scores.values() for l in by_layer})
+        ax.plot(layers, [by_layer[layer] * 100 for layer in layers], marker="o", label=task)
+    all_layers = sorted({layer for by_layer in scores.values() for layer in by_layer})
     ax.set_xticks(all_layers)
-    ax.set_xticklabels([("0: char-CNN" if l == 0 else f"{l}: LSTM {l}") for l in all_layers], fontsize=8)
+    ax.set_xticklabels(
+        [("0: char-CNN" if layer == 0 else f"{layer}: LSTM {layer}") for layer in all_layers], fontsize=8
+    )
     ax.set_ylabel("dev score (%)")
     ax.set_title("One biLM layer at a time (fixed one-hot weights)")
     ax.legend(fontsize=8)

@@ -52,11 +52,13 @@ def write_probe_report(probe_dirs: Sequence[Path], output_dir: Path) -> str:
     layers = sorted({layer for scores in by_task.values() for layer in scores})
     rows = [
         [task]
-        + [f"{scores[l] * 100:.2f}" if l in scores else "n/a" for l in layers]
+        + [f"{scores[layer] * 100:.2f}" if layer in scores else "n/a" for layer in layers]
         + [str(max(scores, key=scores.get))]
         for task, scores in by_task.items()
     ]
-    headers = ["probe"] + [("layer 0 (char-CNN)" if l == 0 else f"layer {l} (LSTM {l})") for l in layers]
+    headers = ["probe"] + [
+        ("layer 0 (char-CNN)" if layer == 0 else f"layer {layer} (LSTM {layer})") for layer in layers
+    ]
     table = markdown_table(headers + ["best layer"], rows)
     output_dir.mkdir(parents=True, exist_ok=True)
     figure = plots.plot_probe(by_task, output_dir / "probe_layers.png")

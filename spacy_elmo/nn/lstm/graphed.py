@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence, TypedDict
 
 import torch
 
@@ -211,6 +211,13 @@ def _graphed_layer(
     return cache.get(params, lambda: _GraphedLayer(layers, first, compute_dtype, like), extra_key=first.forget_bias)
 
 
+class _TensorOptions(TypedDict):
+    """The keyword arguments ``torch.zeros`` gets for a buffer."""
+
+    dtype: torch.dtype
+    device: torch.device
+
+
 class _WindowRunner:
     """Static buffers for ``rows`` rows and a window of steps, and the window's recorded graph."""
 
@@ -218,8 +225,8 @@ class _WindowRunner:
         self.layer, self.rows = layer, rows
         self.window = max(1, min(MAX_WINDOW_STEPS, WINDOW_GATE_ROWS // rows))
         n_dirs, cell, proj = layer.n_dirs, layer.cell, layer.proj
-        state = dict(dtype=layer.state_dtype, device=layer.bias.device)
-        low = dict(dtype=layer.matmul_dtype, device=layer.bias.device)
+        state: _TensorOptions = {"dtype": layer.state_dtype, "device": layer.bias.device}
+        low: _TensorOptions = {"dtype": layer.matmul_dtype, "device": layer.bias.device}
         self.low_precision = layer.matmul_dtype != layer.state_dtype
         self.window_input = torch.zeros(n_dirs, self.window, rows, layer.input_dim, **low)
         self.window_output = torch.zeros(n_dirs, self.window, rows, proj, **state)

@@ -8,7 +8,7 @@ this module, never the reverse.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence, cast
 
 import torch
 from torch import nn
@@ -62,7 +62,10 @@ class LstmStack(nn.Module):
     ) -> None:
         super().__init__()
         dims = [input_dim] + [projection_dim] * (n_layers - 1)
-        self.layers = nn.ModuleList(ProjectedLstmLayer(d, cell_dim, projection_dim) for d in dims)
+        # nn.ModuleList is not generic: the cast tells the type checker what its items are
+        self.layers = cast(
+            Sequence[ProjectedLstmLayer], nn.ModuleList(ProjectedLstmLayer(d, cell_dim, projection_dim) for d in dims)
+        )
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = use_skip_connections

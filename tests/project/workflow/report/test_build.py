@@ -20,10 +20,16 @@ N_DOCS = 60
 README = "# Project\n\nIntro.\n\n## Results\n\n<!-- results:start -->\nold\n<!-- results:end -->\n\nAfter.\n"
 
 
-def write_run(metrics: Path, stem: str, task: str, counts: numpy.ndarray, with_docs: bool = True) -> None:
+def write_run(
+    metrics: Path, stem: str, task: str, counts: numpy.ndarray, with_docs: bool = True, model: str = ""
+) -> None:
     """A scores JSON whose main score comes from the counts, and the counts beside it."""
     score = float(paired_stats.SCORES[task](counts.sum(axis=0)))
-    provenance = {"model": f"/nowhere/{stem}", "test_data": f"corpus/{task}/test.spacy", "model_sha256": stem}
+    provenance = {
+        "model": model or f"/nowhere/{stem}",
+        "test_data": f"corpus/{task}/test.spacy",
+        "model_sha256": stem,
+    }
     scores = (
         {"ents_f": score, "ents_per_type": {"PER": {"p": score, "r": score, "f": score}}}
         if task == "ner"
@@ -547,3 +553,12 @@ def test_the_landing_page_gets_the_headline_and_nothing_else(built):
     assert len(rows) == len(compared) > 0
     for row, comparison in zip(rows, compared):
         assert (f"{comparison['delta']:+.2f} (" in row) if comparison["test"] else row.endswith("| n/a | n/a | n/a |")
+
+
+def test_without_settings_on_other_biLMs_nothing_is_pooled(built):
+    """Before the robustness workflow: no pooled section, and the headline as it was."""
+    assert built["results"]["pooled"] == [] and built["results"]["robustness_cpu_seconds"] is None
+    for text in (built["report"], built["section"], built["landing"]):
+        assert "Over biLMs" not in text and "Over 3 biLMs" not in text and "One biLM" not in text
+    headline = built["landing"].split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    assert len([block for block in headline.split("\n\n") if block.startswith("| ")]) == 1
