@@ -58,14 +58,17 @@ def open_lock_file(path: Path) -> int:
             ) from None
         if err.errno not in (errno.EISDIR, errno.ENXIO, errno.EOPNOTSUPP):
             raise
-        descriptor = None
-    facts = os.fstat(descriptor) if descriptor is not None else os.lstat(path)
-    if not stat.S_ISREG(facts.st_mode):
-        if descriptor is not None:
-            os.close(descriptor)
-        kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
-        raise UnsafeLockFile(f"{path} is {kind}, not a lock file: move it away and run again")
+        raise _not_a_lock_file(path, os.lstat(path).st_mode) from None  # a directory, a socket
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise _not_a_lock_file(path, mode)  # a FIFO or a device (opened without blocking)
     return descriptor
+
+
+def _not_a_lock_file(path: Path, mode: int) -> UnsafeLockFile:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return UnsafeLockFile(f"{path} is {kind}, not a lock file: move it away and run again")
 
 
 def lock_path(output: Path, shard: int) -> Path:
