@@ -87,11 +87,24 @@ def pretrain_cli(
         )
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a record is emitted: a handler holding the stream of
+    the first run kept writing to it after a caller (a test, a notebook) had closed or replaced it."""
+
+    @property  # type: ignore[override]  # the base class stores a stream; this one looks it up
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _setup_logging() -> None:
     rank = int(os.environ.get("RANK", "0"))
     logger = logging.getLogger("spacy_elmo.pretrain")
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(message)s" if rank == 0 else f"[rank {rank}] %(message)s"))
         logger.addHandler(handler)
     logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)
