@@ -1,4 +1,5 @@
-# Fresh-machine entry points. `make test` runs the test suite; `make all` runs the main job.
+# Fresh-machine entry points. `make test` runs the lint and type checks (`make lint`), then the test
+# suite; `make all` runs the main job.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -6,7 +7,7 @@ TORCH_CPU := torch==2.13.0
 # PyTorch's own index of CPU-only wheels: a stock index serves the CUDA build on Linux
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
-.PHONY: install torch test all clean
+.PHONY: install torch lint test all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,13 +31,20 @@ torch: $(PY)
 install: torch
 	$(PY) -m pip install -e ".[dev]"
 
-test: install
+# ruff (lint, then the formatter's check) over the repository, mypy over the package; settings in
+# pyproject.toml ([tool.ruff], [tool.mypy]: spaCy's own mypy settings)
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy spacy_elmo
+
+test: install lint
 	$(PY) -m pytest tests -q
 
 # The independent steps of the `all` workflow run side by side, one per core
 # (`python -m spacy project run all` runs the same steps one after another).
 all: install
-	$(PY) -m scripts.run_workflow all
+	$(PY) -m scripts run-workflow all
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -9,6 +9,7 @@ the best round of each is reported with the load average, and the outputs are co
 
     python -m benchmarks.bench_batch32 [--size original] [--batches 4] [--repeats 2] [--batch 32]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,13 +58,22 @@ def main() -> None:
             outputs[name] = run()
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             best[name] = (min(best[name][0], cpu), min(best[name][1], wall))
-            print(f"  {name}: {n_tokens / cpu:7.1f} tok/CPU-s {n_tokens / wall:7.1f} tok/wall-s  load {os.getloadavg()[0]:.2f}", flush=True)
-    print(f"{args.size}, {len(batches)} batches of {args.batch} sentences ({n_tokens:,} tokens), one thread "
-          f"({torch.get_num_threads()}), load {load_before:.2f} -> {os.getloadavg()[0]:.2f}")
+            print(
+                f"  {name}: {n_tokens / cpu:7.1f} tok/CPU-s {n_tokens / wall:7.1f} tok/wall-s  load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+    print(
+        f"{args.size}, {len(batches)} batches of {args.batch} sentences ({n_tokens:,} tokens), one thread "
+        f"({torch.get_num_threads()}), load {load_before:.2f} -> {os.getloadavg()[0]:.2f}"
+    )
     for name, (cpu, wall) in best.items():
-        print(f"  {name:5s}: {n_tokens / cpu:7.1f} tok/s by CPU time, {n_tokens / wall:7.1f} by wall time (best of {args.repeats})")
+        print(
+            f"  {name:5s}: {n_tokens / cpu:7.1f} tok/s by CPU time, {n_tokens / wall:7.1f} by wall time (best of {args.repeats})"
+        )
     if "plain" in best:
-        print(f"  ours / plain: {best['plain'][0] / best['ours'][0]:.2f}x by CPU time, {best['plain'][1] / best['ours'][1]:.2f}x by wall time")
+        print(
+            f"  ours / plain: {best['plain'][0] / best['ours'][0]:.2f}x by CPU time, {best['plain'][1] / best['ours'][1]:.2f}x by wall time"
+        )
         diff = max(float(numpy.abs(a - b).max()) for a, b in zip(outputs["ours"], outputs["plain"]))
         print(f"  largest difference between the two: {diff:.2e}")
 

@@ -18,6 +18,7 @@ torch thread; the process CPU time (the best of ``--repeats``) is reported next 
     python -m benchmarks.bench_char_cnn
     python -m benchmarks.bench_char_cnn --words 4000 --repeats 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,8 +71,12 @@ def code_point_model(text_chars: set[str], size: int, char_dim: int, word_dim: i
         common = sorted(set(words))[:20000]
         vocabulary = {w: i for i, w in enumerate(["<oov>", "<bos>", "<eos>", "<pad>"] + common)}
     config = BiLMConfig(
-        char_embed_dim=char_dim, char_encoding="code_points", n_characters=len(lexicon_chars) + 1,
-        word_dim=word_dim, n_words=len(vocabulary) + 1 if vocabulary else 0, **CNN,
+        char_embed_dim=char_dim,
+        char_encoding="code_points",
+        n_characters=len(lexicon_chars) + 1,
+        word_dim=word_dim,
+        n_words=len(vocabulary) + 1 if vocabulary else 0,
+        **CNN,
     )
     return BiLM(config, lexicon=Lexicon(lexicon_chars, vocabulary)).eval()
 
@@ -115,7 +120,9 @@ def measure(label: str, bilm, words: list[str], call_words: int, repeats: int) -
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, default=8000, help="running tokens per text")
-    parser.add_argument("--call-words", type=int, default=2048, help="tokens per encoder call (distinct ones are encoded)")
+    parser.add_argument(
+        "--call-words", type=int, default=2048, help="tokens per encoder call (distinct ones are encoded)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -125,17 +132,35 @@ def main(argv: Optional[list[str]] = None) -> None:
     rows = [measure("bytes", byte_model(), english, args.call_words, args.repeats)]
     for size, char_dim, word_dim in ((300, 16, 0), (300, 50, 0), (300, 50, 100), (5000, 16, 0), (5000, 50, 100)):
         bilm = code_point_model(text_chars, size, char_dim, word_dim, english)
-        rows.append(measure(f"code points, {size} chars, dim {char_dim}, words {word_dim}", bilm, english, args.call_words, args.repeats))
+        rows.append(
+            measure(
+                f"code points, {size} chars, dim {char_dim}, words {word_dim}",
+                bilm,
+                english,
+                args.call_words,
+                args.repeats,
+            )
+        )
     cjk = cjk_words(args.words, 5000)
     cjk_chars = {c for w in cjk for c in w}
     for size in (6000, 20000):
         bilm = code_point_model(cjk_chars, size, 50, 100, cjk)
-        rows.append(measure(f"code points, CJK-like words, {size} chars, dim 50, words 100", bilm, cjk, args.call_words, args.repeats))
+        rows.append(
+            measure(
+                f"code points, CJK-like words, {size} chars, dim 50, words 100",
+                bilm,
+                cjk,
+                args.call_words,
+                args.repeats,
+            )
+        )
     base = rows[0]["words_per_s_cpu"]
     print("\n| model | words/s (CPU time) | vs bytes | ids: words/s |")
     print("| --- | ---: | ---: | ---: |")
     for row in rows:
-        print(f"| {row['model']} | {row['words_per_s_cpu']:,} | {row['words_per_s_cpu'] / base:.2f} | {row['ids_words_per_s_cpu']:,} |")
+        print(
+            f"| {row['model']} | {row['words_per_s_cpu']:,} | {row['words_per_s_cpu'] / base:.2f} | {row['ids_words_per_s_cpu']:,} |"
+        )
 
 
 if __name__ == "__main__":

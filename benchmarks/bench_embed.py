@@ -29,6 +29,7 @@ Examples (from the repository root)::
     python -m benchmarks.bench_embed --sizes original --threads 1 --max-tokens 3000
     python -m benchmarks.bench_embed --embed-memory --embed-size tiny
 """
+
 from __future__ import annotations
 
 import argparse
@@ -179,7 +180,9 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
         subset.append(sentence)
         total += len(sentence)
     subset_tokens = sum(len(s) for s in subset)
-    *ours_subset, ours_out = timed(lambda: embed_layers(model, subset, batch_tokens=spec["batch_tokens"]), spec["repeats"])
+    *ours_subset, ours_out = timed(
+        lambda: embed_layers(model, subset, batch_tokens=spec["batch_tokens"]), spec["repeats"]
+    )
     *plain_subset, plain_out = timed(lambda: plain_embed_layers(model, subset), 1)
     agreement = max(float(numpy.abs(a - b).max()) for a, b in zip(ours_out, plain_out))
     gemm_after = gemm_rate()
@@ -201,20 +204,22 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
     }
     for clock, index in (("", 0), ("_cpu", 1)):
         rate = n_tokens / off[index]
-        result.update({
-            f"tokens_per_s_cache_off{clock}": rate,
-            f"tokens_per_s_cache_cold{clock}": n_tokens / cold[index],
-            f"tokens_per_s_cache_warm{clock}": n_tokens / warm[index],
-            f"cache_cold_speedup{clock}": off[index] / cold[index],
-            f"cache_warm_speedup{clock}": off[index] / warm[index],
-            f"gflops_per_s{clock}": rate * flops_token / 1e9,
-            f"gemm_gflops_per_s{clock}": gemm[index] / 1e9,
-            f"roofline_fraction{clock}": rate * flops_token / gemm[index],
-            f"roofline_fraction_gemm_only{clock}": rate * gemm_flops_token / gemm[index],
-            f"tokens_per_s_ours_on_subset{clock}": subset_tokens / ours_subset[index],
-            f"tokens_per_s_plain_on_subset{clock}": subset_tokens / plain_subset[index],
-            f"speedup_vs_plain{clock}": plain_subset[index] / ours_subset[index],
-        })
+        result.update(
+            {
+                f"tokens_per_s_cache_off{clock}": rate,
+                f"tokens_per_s_cache_cold{clock}": n_tokens / cold[index],
+                f"tokens_per_s_cache_warm{clock}": n_tokens / warm[index],
+                f"cache_cold_speedup{clock}": off[index] / cold[index],
+                f"cache_warm_speedup{clock}": off[index] / warm[index],
+                f"gflops_per_s{clock}": rate * flops_token / 1e9,
+                f"gemm_gflops_per_s{clock}": gemm[index] / 1e9,
+                f"roofline_fraction{clock}": rate * flops_token / gemm[index],
+                f"roofline_fraction_gemm_only{clock}": rate * gemm_flops_token / gemm[index],
+                f"tokens_per_s_ours_on_subset{clock}": subset_tokens / ours_subset[index],
+                f"tokens_per_s_plain_on_subset{clock}": subset_tokens / plain_subset[index],
+                f"speedup_vs_plain{clock}": plain_subset[index] / ours_subset[index],
+            }
+        )
     return result
 
 
@@ -236,8 +241,17 @@ def run_embed_memory(args: argparse.Namespace) -> list[dict[str, Any]]:
             _write_sentences(source, text, count)
             output = tmp_path / f"out_{count}.hdf5"
             command = [
-                sys.executable, "-m", "spacy_elmo", "embed", str(text), str(output),
-                "--weights", str(tmp_path / "model"), "--layers", args.embed_layers, "--no-progress",
+                sys.executable,
+                "-m",
+                "spacy_elmo",
+                "embed",
+                str(text),
+                str(output),
+                "--weights",
+                str(tmp_path / "model"),
+                "--layers",
+                args.embed_layers,
+                "--no-progress",
             ]
             start = time.perf_counter()
             process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -247,11 +261,17 @@ def run_embed_memory(args: argparse.Namespace) -> list[dict[str, Any]]:
                 raise SystemExit(f"spacy-elmo embed failed with status {status}")
             size_mb = output.stat().st_size / 2**20
             output.unlink()
-            results.append({
-                "sentences": count, "source": str(source), "model": args.embed_size,
-                "peak_rss_mb": usage.ru_maxrss / 1024.0, "seconds": seconds, "output_mb": size_mb,
-                "load_avg_after": os.getloadavg()[0],
-            })
+            results.append(
+                {
+                    "sentences": count,
+                    "source": str(source),
+                    "model": args.embed_size,
+                    "peak_rss_mb": usage.ru_maxrss / 1024.0,
+                    "seconds": seconds,
+                    "output_mb": size_mb,
+                    "load_avg_after": os.getloadavg()[0],
+                }
+            )
             print(json.dumps(results[-1]), flush=True)
     return results
 
@@ -298,17 +318,27 @@ def print_table(rows: list[dict[str, Any]]) -> None:
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--text", type=Path, help="text file, one sentence per line (default: corpus dev text or the bundled sample)")
+    parser.add_argument(
+        "--text", type=Path, help="text file, one sentence per line (default: corpus dev text or the bundled sample)"
+    )
     parser.add_argument("--tokenizer", choices=["whitespace", "regex"], help="how to split lines (default: by source)")
     parser.add_argument("--sizes", default="small,original")
     parser.add_argument("--threads", default="1,all", help="comma list of thread counts; 'all' = every core")
     parser.add_argument("--max-tokens", type=int, default=20000, help="tokens of text to embed per pass")
-    parser.add_argument("--reference-tokens", type=int, default=None,
-                        help="tokens for the plain-loop comparison (default: all of --max-tokens; the plain loop is slow)")
+    parser.add_argument(
+        "--reference-tokens",
+        type=int,
+        default=None,
+        help="tokens for the plain-loop comparison (default: all of --max-tokens; the plain loop is slow)",
+    )
     parser.add_argument("--repeats", type=int, default=2, help="timed passes per measure (best is kept)")
-    parser.add_argument("--batch-tokens", type=int, default=None, help="max padded tokens per batch (default: the library's)")
+    parser.add_argument(
+        "--batch-tokens", type=int, default=None, help="max padded tokens per batch (default: the library's)"
+    )
     parser.add_argument("--cache-words", type=int, default=50_000)
-    parser.add_argument("--wait-idle", type=float, default=0.0, help="seconds to wait for load < --idle-load before each row")
+    parser.add_argument(
+        "--wait-idle", type=float, default=0.0, help="seconds to wait for load < --idle-load before each row"
+    )
     parser.add_argument("--idle-load", type=float, default=0.5)
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--embed-memory", action="store_true", help="peak RSS of `spacy-elmo embed` instead")
@@ -325,8 +355,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         args.embed_counts = [int(n) for n in args.embed_counts.split(",")]
         rows = run_embed_memory(args)
         if len(rows) >= 2:
-            print(f"peak RSS difference, {rows[-1]['sentences']} vs {rows[0]['sentences']} sentences: "
-                  f"{rows[-1]['peak_rss_mb'] - rows[0]['peak_rss_mb']:.1f} MB")
+            print(
+                f"peak RSS difference, {rows[-1]['sentences']} vs {rows[0]['sentences']} sentences: "
+                f"{rows[-1]['peak_rss_mb'] - rows[0]['peak_rss_mb']:.1f} MB"
+            )
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2))
         return
@@ -341,9 +373,15 @@ def main(argv: Optional[list[str]] = None) -> None:
             if args.wait_idle:
                 wait_for_idle(args.wait_idle, args.idle_load)
             spec = {
-                "size": size, "threads": n_threads, "text": str(text), "tokenizer": tokenizer,
-                "max_tokens": args.max_tokens, "reference_tokens": args.reference_tokens or args.max_tokens,
-                "repeats": args.repeats, "batch_tokens": args.batch_tokens, "cache_words": args.cache_words,
+                "size": size,
+                "threads": n_threads,
+                "text": str(text),
+                "tokenizer": tokenizer,
+                "max_tokens": args.max_tokens,
+                "reference_tokens": args.reference_tokens or args.max_tokens,
+                "repeats": args.repeats,
+                "batch_tokens": args.batch_tokens,
+                "cache_words": args.cache_words,
             }
             if spec["batch_tokens"] is None:
                 from spacy_elmo.embedding.embedder import DEFAULT_BATCH_TOKENS
@@ -352,7 +390,11 @@ def main(argv: Optional[list[str]] = None) -> None:
             env = {**os.environ, "OMP_NUM_THREADS": str(n_threads), "MKL_NUM_THREADS": str(n_threads)}
             done = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_embed", "--worker", json.dumps(spec)],
-                env=env, capture_output=True, text=True, check=False, cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=REPO,
             )
             if done.returncode != 0:
                 raise SystemExit(f"worker {size}/{threads} failed:\n{done.stderr}")

@@ -18,6 +18,7 @@ a random biLM of the project's small size.
     python -m benchmarks.bench_feature_cache
     python -m benchmarks.bench_feature_cache --epochs 3 --limit 1000 --threads 1
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,9 +54,10 @@ def load_examples(nlp, train: Optional[Path], limit: int) -> list:
 
 def random_small_bilm(target: Path) -> Path:
     """A random biLM of the project's small size (configs/bilm_small.cfg's [model])."""
+    from thinc.api import Config
+
     from spacy_elmo import BiLM
     from spacy_elmo.config import BiLMConfig
-    from thinc.api import Config
 
     model = Config().from_disk(REPO / "configs" / "bilm_small.cfg")["model"]
     sizes = {key: (tuple(tuple(f) for f in value) if key == "filters" else value) for key, value in model.items()}
@@ -103,8 +105,12 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
-    baseline = {row["epoch"]: row["wall_s"] for row in results[0]["epochs"]} if results[0]["setting"] == "baseline" else {}
-    print(f"{'setting':<14} {'epoch':>5} {'wall s':>8} {'cpu s':>8} {'tok/s':>8} {'x baseline':>10} {'hit rate':>8} {'load':>5} {'RSS MB':>7}")
+    baseline = (
+        {row["epoch"]: row["wall_s"] for row in results[0]["epochs"]} if results[0]["setting"] == "baseline" else {}
+    )
+    print(
+        f"{'setting':<14} {'epoch':>5} {'wall s':>8} {'cpu s':>8} {'tok/s':>8} {'x baseline':>10} {'hit rate':>8} {'load':>5} {'RSS MB':>7}"
+    )
     for result in results:
         for row in result["epochs"]:
             ratio = row["wall_s"] / baseline[row["epoch"]] if row["epoch"] in baseline else float("nan")
@@ -117,12 +123,24 @@ def print_table(results: list[dict[str, Any]]) -> None:
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train", type=Path, default=None, help=f"a .spacy file (default: {PROJECT_TRAIN.relative_to(REPO)} if present)")
-    parser.add_argument("--weights", type=Path, default=None, help="biLM weights (default: the project's pretrained biLM if present, else random)")
+    parser.add_argument(
+        "--train",
+        type=Path,
+        default=None,
+        help=f"a .spacy file (default: {PROJECT_TRAIN.relative_to(REPO)} if present)",
+    )
+    parser.add_argument(
+        "--weights",
+        type=Path,
+        default=None,
+        help="biLM weights (default: the project's pretrained biLM if present, else random)",
+    )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="training Docs to use (0: all)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
-    parser.add_argument("--settings", default=",".join(SETTINGS), help="comma-separated subset of " + ", ".join(SETTINGS))
+    parser.add_argument(
+        "--settings", default=",".join(SETTINGS), help="comma-separated subset of " + ", ".join(SETTINGS)
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -132,15 +150,30 @@ def main(argv: Optional[list[str]] = None) -> None:
     train = args.train or (PROJECT_TRAIN if PROJECT_TRAIN.exists() else None)
     with tempfile.TemporaryDirectory() as tmp:
         weights = args.weights or (PROJECT_BILM if PROJECT_BILM.exists() else random_small_bilm(Path(tmp) / "bilm"))
-        print(f"train: {train or BUNDLED_TEXT}; weights: {weights}; torch threads: {args.threads}; "
-              f"cores: {os.cpu_count()}; load average: {os.getloadavg()}", flush=True)
+        print(
+            f"train: {train or BUNDLED_TEXT}; weights: {weights}; torch threads: {args.threads}; "
+            f"cores: {os.cpu_count()}; load average: {os.getloadavg()}",
+            flush=True,
+        )
         results = []
         for setting in args.settings.split(","):
-            spec = {"setting": setting, "train": str(train) if train else None, "weights": str(weights),
-                    "epochs": args.epochs, "limit": args.limit, "threads": args.threads}
+            spec = {
+                "setting": setting,
+                "train": str(train) if train else None,
+                "weights": str(weights),
+                "epochs": args.epochs,
+                "limit": args.limit,
+                "threads": args.threads,
+            }
             env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_feature_cache", "--worker", json.dumps(spec)],
-                                 env=env, check=True, capture_output=True, text=True, cwd=REPO).stdout
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks.bench_feature_cache", "--worker", json.dumps(spec)],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+            ).stdout
             results.append(json.loads(out.strip().splitlines()[-1]))
             print(f"{setting}: done", flush=True)
     print_table(results)

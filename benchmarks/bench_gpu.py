@@ -27,9 +27,11 @@ Example (from the repository root)::
 
     python -m benchmarks.bench_gpu --sizes small,original --max-tokens 40000 --json out.json
 """
+
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from pathlib import Path
@@ -76,10 +78,14 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
     """Seconds spent in each stage of one ``embed()`` pass (synchronised around each call)."""
     import torch
 
-    from spacy_elmo.embedding import batch_run
+    from spacy_elmo.embedding import batch_forward
 
     parts = {"layer0": 0.0, "lstm": 0.0, "gather": 0.0}
-    originals = {"layer0": batch_run.layer0_table, "lstm": batch_run.run_time_major, "gather": batch_run._gather_tokens}
+    originals = {
+        "layer0": batch_forward.layer0_table,
+        "lstm": batch_forward.run_time_major,
+        "gather": batch_forward._gather_tokens,
+    }
 
     def timing(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -89,11 +95,12 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
             torch.cuda.synchronize()
             parts[name] += time.perf_counter() - start
             return result
+
         return wrapped
 
-    batch_run.layer0_table = timing("layer0", originals["layer0"])
-    batch_run.run_time_major = timing("lstm", originals["lstm"])
-    batch_run._gather_tokens = timing("gather", originals["gather"])
+    batch_forward.layer0_table = timing("layer0", originals["layer0"])
+    batch_forward.run_time_major = timing("lstm", originals["lstm"])
+    batch_forward._gather_tokens = timing("gather", originals["gather"])
     try:
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -101,9 +108,9 @@ def time_parts(embed: Callable[[], Any]) -> dict[str, float]:
         torch.cuda.synchronize()
         parts["total"] = time.perf_counter() - start
     finally:
-        batch_run.layer0_table = originals["layer0"]
-        batch_run.run_time_major = originals["lstm"]
-        batch_run._gather_tokens = originals["gather"]
+        batch_forward.layer0_table = originals["layer0"]
+        batch_forward.run_time_major = originals["lstm"]
+        batch_forward._gather_tokens = originals["gather"]
     parts["host_copy_and_python"] = parts["total"] - parts["layer0"] - parts["lstm"] - parts["gather"]
     return parts
 
@@ -120,9 +127,13 @@ def lstm_only(model: Any, shapes: list[tuple[int, int]], repeats: int) -> list[d
         inputs = torch.randn(2, steps, batch, model.config.projection_dim, device=model.device)
         active = [batch] * steps
         row: dict[str, Any] = {"rows": batch, "steps": steps}
-        for name, graphs, dtype in [("fp32_in_place", False, None), ("fp32_graphs", True, None),
-                                    ("bf16_autograd_safe", False, torch.bfloat16), ("bf16_graphs", True, torch.bfloat16)]:
-            call = lambda: run_time_major(stacks, inputs, active, dtype, cuda_graphs=graphs, windowed=graphs)  # noqa: E731
+        for name, graphs, dtype in [
+            ("fp32_in_place", False, None),
+            ("fp32_graphs", True, None),
+            ("bf16_autograd_safe", False, torch.bfloat16),
+            ("bf16_graphs", True, torch.bfloat16),
+        ]:
+            call = functools.partial(run_time_major, stacks, inputs, active, dtype, cuda_graphs=graphs, windowed=graphs)
             with torch.inference_mode():
                 call()
                 seconds, _, _ = timed_pass(call, repeats)
@@ -191,31 +202,51 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
         seconds, result, memory = timed_pass(embed, args.repeats)
         if exact is None:
             exact = result
-        rows.append({
-            "path": name, "tokens_per_s": n_tokens / seconds, "peak_gpu_mb": memory,
-            "relative_error_vs_float32": relative_error(result, exact),
-        })
+        rows.append(
+            {
+                "path": name,
+                "tokens_per_s": n_tokens / seconds,
+                "peak_gpu_mb": memory,
+                "relative_error_vs_float32": relative_error(result, exact),
+            }
+        )
         print(json.dumps({"size": size, **rows[-1]}), flush=True)
     small_batches = []
-    for name, graphs, dtype in [("float32, in-place loop", False, None), ("float32, default", "default", None),
-                                ("bfloat16, autograd-safe loop", False, torch.bfloat16), ("bfloat16, default", "default", torch.bfloat16)]:
+    for name, graphs, dtype in [
+        ("float32, in-place loop", False, None),
+        ("float32, default", "default", None),
+        ("bfloat16, autograd-safe loop", False, torch.bfloat16),
+        ("bfloat16, default", "default", torch.bfloat16),
+    ]:
         configure(model, graphs, dtype)
         few = lambda: embed_layers(model, sentences[:4000], batch_sentences=args.small_batch)  # noqa: E731
         few()
         seconds, _, _ = timed_pass(few, args.repeats)
-        small_batches.append({"path": name, "batch_sentences": args.small_batch,
-                              "tokens_per_s": sum(len(s) for s in sentences[:4000]) / seconds})
+        small_batches.append(
+            {
+                "path": name,
+                "batch_sentences": args.small_batch,
+                "tokens_per_s": sum(len(s) for s in sentences[:4000]) / seconds,
+            }
+        )
         print(json.dumps({"size": size, **small_batches[-1]}), flush=True)
     configure(model, True, None)
-    embedder = Embedder(model, batch_sentences=args.batch_sentences, batch_tokens=args.batch_tokens, word_cache_words=args.cache_words)
+    embedder = Embedder(
+        model, batch_sentences=args.batch_sentences, batch_tokens=args.batch_tokens, word_cache_words=args.cache_words
+    )
     cache = embedder.word_cache
     embedder.layers(sentences)
     cache.reset_stats()
     seconds, result, memory = timed_pass(lambda: embedder.layers(sentences), args.repeats)
-    rows.append({
-        "path": "float32, CUDA graphs, word cache warm", "tokens_per_s": n_tokens / seconds, "peak_gpu_mb": memory,
-        "relative_error_vs_float32": relative_error(result, exact), "hit_rate": cache.stats.hit_rate,
-    })
+    rows.append(
+        {
+            "path": "float32, CUDA graphs, word cache warm",
+            "tokens_per_s": n_tokens / seconds,
+            "peak_gpu_mb": memory,
+            "relative_error_vs_float32": relative_error(result, exact),
+            "hit_rate": cache.stats.hit_rate,
+        }
+    )
     print(json.dumps({"size": size, **rows[-1]}), flush=True)
 
     subset, total = [], 0
@@ -234,8 +265,12 @@ def bench_size(size: str, sentences: list, args: argparse.Namespace) -> dict[str
     print(json.dumps({"size": size, "parts_s": parts}), flush=True)
     lstm = lstm_only(model, [(32, 32), (128, 32), (512, 32)], args.repeats)
     return {
-        "size": size, "sentences": len(sentences), "tokens": n_tokens, "flops_per_token": flops_token,
-        "gemm_fp32_tflops": fp32_rate / 1e12, "gemm_bf16_tflops": bf16_rate / 1e12,
+        "size": size,
+        "sentences": len(sentences),
+        "tokens": n_tokens,
+        "flops_per_token": flops_token,
+        "gemm_fp32_tflops": fp32_rate / 1e12,
+        "gemm_bf16_tflops": bf16_rate / 1e12,
         "roofline_fraction_fp32_graphs": default["tokens_per_s"] * flops_token / fp32_rate,
         "roofline_fraction_fp32_default": rows[6]["tokens_per_s"] * flops_token / fp32_rate,
         "graphs_speedup_fp32": rows[1]["tokens_per_s"] / rows[0]["tokens_per_s"],
@@ -264,7 +299,11 @@ def conformance(fixtures: Path) -> dict[str, float]:
         sentences = json.loads(handle.attrs["sentences_json"])
         expected = [handle["layers_f64"][str(i)][...] for i in range(len(sentences))]
     results = {}
-    for name, graphs, loop in [("cuda_graphs", True, "fused"), ("in_place", False, "fused"), ("per_direction", False, "per_direction")]:
+    for name, graphs, loop in [
+        ("cuda_graphs", True, "fused"),
+        ("in_place", False, "fused"),
+        ("per_direction", False, "per_direction"),
+    ]:
         model.cuda_graphs, model.lstm_loop = graphs, loop
         actual = embed_layers(model, sentences)
         results[name] = max(float(numpy.abs(a - e).max()) for a, e in zip(actual, expected))
@@ -291,7 +330,9 @@ def cycled_sentences(path: Path, tokenizer: str, max_tokens: int) -> list[list[s
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--text", type=Path, help="text file, one sentence per line (default: corpus dev text or the bundled sample)")
+    parser.add_argument(
+        "--text", type=Path, help="text file, one sentence per line (default: corpus dev text or the bundled sample)"
+    )
     parser.add_argument("--tokenizer", choices=["whitespace", "regex"], help="how to split lines (default: by source)")
     parser.add_argument("--sizes", default="small,original")
     parser.add_argument("--max-tokens", type=int, default=40000, help="tokens per pass (the text is cycled if shorter)")
@@ -313,7 +354,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     text, default_tokenizer = default_text() if args.text is None else (args.text, "whitespace")
     sentences = cycled_sentences(text, args.tokenizer or default_tokenizer, args.max_tokens)
     report: dict[str, Any] = {
-        "device": torch.cuda.get_device_name(), "torch": torch.__version__, "text": str(text), "results": [],
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "text": str(text),
+        "results": [],
     }
     if args.fixtures is not None:
         report["conformance_max_abs_diff"] = conformance(args.fixtures)
@@ -324,19 +368,35 @@ def main(argv: Optional[list[str]] = None) -> None:
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2))
     for result in report["results"]:
-        print(f"\n{result['size']}: {result['tokens']} tokens, {result['flops_per_token'] / 1e9:.3f} GFLOP/token, "
-              f"GEMM fp32 {result['gemm_fp32_tflops']:.1f} / bf16 {result['gemm_bf16_tflops']:.1f} TFLOP/s")
+        print(
+            f"\n{result['size']}: {result['tokens']} tokens, {result['flops_per_token'] / 1e9:.3f} GFLOP/token, "
+            f"GEMM fp32 {result['gemm_fp32_tflops']:.1f} / bf16 {result['gemm_bf16_tflops']:.1f} TFLOP/s"
+        )
         print(f"{'path':42} {'tok/s':>10} {'GPU MB':>8} {'rel. error':>10}")
         for row in result["paths"]:
-            print(f"{row['path']:42} {row['tokens_per_s']:>10.0f} {row['peak_gpu_mb']:>8.0f} {row['relative_error_vs_float32']:>10.2e}")
-        print(f"plain loop {result['plain_tokens_per_s']:.0f} tok/s; default path {result['speedup_vs_plain_on_subset']:.1f}x "
-              f"faster on {result['reference_tokens']} tokens; CUDA graphs {result['graphs_speedup_fp32']:.2f}x the in-place loop")
-        print(f"batches of {args.small_batch} sentences: " + ", ".join(f"{r['path']} {r['tokens_per_s']:.0f} tok/s" for r in result["small_batches"]))
-        print("default path, seconds per pass: " + ", ".join(f"{k} {v:.3f}" for k, v in result["default_path_parts_s"].items()))
-        print(f"{'LSTM only: rows x steps':24} {'fp32 in-place':>13} {'fp32 graphs':>11} {'bf16 eager':>10} {'bf16 graphs':>11}  (ms)")
+            print(
+                f"{row['path']:42} {row['tokens_per_s']:>10.0f} {row['peak_gpu_mb']:>8.0f} {row['relative_error_vs_float32']:>10.2e}"
+            )
+        print(
+            f"plain loop {result['plain_tokens_per_s']:.0f} tok/s; default path {result['speedup_vs_plain_on_subset']:.1f}x "
+            f"faster on {result['reference_tokens']} tokens; CUDA graphs {result['graphs_speedup_fp32']:.2f}x the in-place loop"
+        )
+        print(
+            f"batches of {args.small_batch} sentences: "
+            + ", ".join(f"{r['path']} {r['tokens_per_s']:.0f} tok/s" for r in result["small_batches"])
+        )
+        print(
+            "default path, seconds per pass: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in result["default_path_parts_s"].items())
+        )
+        print(
+            f"{'LSTM only: rows x steps':24} {'fp32 in-place':>13} {'fp32 graphs':>11} {'bf16 eager':>10} {'bf16 graphs':>11}  (ms)"
+        )
         for row in result["lstm_only"]:
-            print(f"{row['rows']:>11} x {row['steps']:<10} {row['fp32_in_place_ms']:>13.2f} {row['fp32_graphs_ms']:>11.2f} "
-                  f"{row['bf16_autograd_safe_ms']:>10.2f} {row['bf16_graphs_ms']:>11.2f}")
+            print(
+                f"{row['rows']:>11} x {row['steps']:<10} {row['fp32_in_place_ms']:>13.2f} {row['fp32_graphs_ms']:>11.2f} "
+                f"{row['bf16_autograd_safe_ms']:>10.2f} {row['bf16_graphs_ms']:>11.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ average (a busy machine makes every number here meaningless) and the peak RSS.
 
     python -m benchmarks.bench_pretrain [--threads 1] [--config PATH ...] [--steps 5] [--full-softmax] [--autograd-lstm]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,12 +23,12 @@ from pathlib import Path
 
 import torch
 
-from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.config import BiLMConfig
+from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.words.char_ids import MAX_WORD_LENGTH
-from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
-from spacy_elmo.pretrain.objective import LanguageModelObjective
+from spacy_elmo.pretrain.language_model_objective import LanguageModelObjective
 from spacy_elmo.pretrain.optim import make_optimizer
 from spacy_elmo.pretrain.settings import PretrainSettings, load_config, settings_from_config
 from spacy_elmo.pretrain.softmax import SoftmaxLoss
@@ -53,7 +54,7 @@ def forward_flops(config: BiLMConfig, vocab_size: int, n_negatives: int) -> Flop
     projection = 2 * nf * config.projection_dim
     c, p = config.lstm_dim, config.projection_dim
     lstm = 0
-    for layer in range(config.n_layers):
+    for _ in range(config.n_layers):
         input_dim = p  # the char-CNN projects to P, so every layer reads P
         lstm += 2 * (2 * input_dim * 4 * c + 2 * p * 4 * c + 2 * c * p)  # two directions
     scored = vocab_size if not 0 < n_negatives < vocab_size else n_negatives + 1
@@ -115,10 +116,13 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
     model = fresh_model(settings.model, vocab, seed=0)
     n_negatives = settings.softmax.n_negatives
     objective = LanguageModelObjective(
-        model, SoftmaxLoss(len(vocab), n_negatives), settings.training.dropout, lstm_dropout=settings.training.lstm_dropout
+        model,
+        SoftmaxLoss(len(vocab), n_negatives),
+        settings.training.dropout,
+        lstm_dropout=settings.training.lstm_dropout,
     )
     optimizer = make_optimizer(objective.parameters(), settings.training)
-    encoder = BatchEncoder(vocab)
+    encoder = StepInputBuilder(vocab)
     mean_length = 25
     batch_tokens = batch_tokens or settings.training.batch_tokens
     n_sentences = max(1, min(settings.training.max_batch_sentences, batch_tokens // (mean_length + 6)))
@@ -141,18 +145,26 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
     flops = forward_flops(model.config, len(vocab), n_negatives)
     total = 3 * (flops.char_cnn * words + flops.lstm * positions + flops.softmax * predictions)
     softmax_kind = f"sampled ({n_negatives} negatives)" if 0 < n_negatives < len(vocab) else "full"
-    print(f"\n== {name}: lstm {model.config.lstm_dim}/{model.config.projection_dim}, {model.config.n_layers} layers, "
-          f"{model.config.n_filters} filters, {model.config.n_highway} highway, vocab {len(vocab):,}, {softmax_kind} softmax")
-    print(f"   batch: {n_sentences} sentences, {positions // steps:,} positions ({words // steps:,} distinct words), "
-          f"{predictions // steps:,} predictions/direction per step")
-    print(f"   forward FLOPs: char-CNN {flops.char_cnn / 1e6:.2f}M per distinct word, LSTMs {flops.lstm / 1e6:.2f}M per position, "
-          f"softmax {flops.softmax / 1e6:.2f}M per prediction (both directions); training step = 3x forward")
+    print(
+        f"\n== {name}: lstm {model.config.lstm_dim}/{model.config.projection_dim}, {model.config.n_layers} layers, "
+        f"{model.config.n_filters} filters, {model.config.n_highway} highway, vocab {len(vocab):,}, {softmax_kind} softmax"
+    )
+    print(
+        f"   batch: {n_sentences} sentences, {positions // steps:,} positions ({words // steps:,} distinct words), "
+        f"{predictions // steps:,} predictions/direction per step"
+    )
+    print(
+        f"   forward FLOPs: char-CNN {flops.char_cnn / 1e6:.2f}M per distinct word, LSTMs {flops.lstm / 1e6:.2f}M per position, "
+        f"softmax {flops.softmax / 1e6:.2f}M per prediction (both directions); training step = 3x forward"
+    )
     per_thread_cpu = cpu_seconds / torch.get_num_threads()
     peak = peak.best(gemm_rate())  # measured again right after: the better of the two
-    print(f"   {steps} steps in {seconds:.2f}s wall, {cpu_seconds:.2f}s CPU: "
-          f"{predictions / seconds:,.0f} tokens/s (predictions per direction) = {total / seconds / 1e9:.1f} GFLOP/s "
-          f"= {100 * total / seconds / peak.wall:.0f}% of the GEMM rate by wall time; "
-          f"{predictions / per_thread_cpu:,.0f} tokens per CPU-second = {100 * total / per_thread_cpu / peak.cpu:.0f}% by CPU time")
+    print(
+        f"   {steps} steps in {seconds:.2f}s wall, {cpu_seconds:.2f}s CPU: "
+        f"{predictions / seconds:,.0f} tokens/s (predictions per direction) = {total / seconds / 1e9:.1f} GFLOP/s "
+        f"= {100 * total / seconds / peak.wall:.0f}% of the GEMM rate by wall time; "
+        f"{predictions / per_thread_cpu:,.0f} tokens per CPU-second = {100 * total / per_thread_cpu / peak.cpu:.0f}% by CPU time"
+    )
 
 
 def main() -> None:
@@ -162,14 +174,19 @@ def main() -> None:
     parser.add_argument("--config", action="append", type=Path, help="config(s) to time (default: small and original)")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument(
-        "--max-vocab-size", type=int, default=100_000,
+        "--max-vocab-size",
+        type=int,
+        default=100_000,
         help="cap on the output vocabulary (the original's 793k words need ~12 GB with dense Adagrad state; "
         "sampled-softmax FLOPs do not depend on it, only the optimizer's dense update does). 0: no cap",
     )
     parser.add_argument("--batch-tokens", type=int, default=0, help="override training.batch_tokens (0: keep)")
-    parser.add_argument("--full-softmax", action="store_true", help="time the full softmax even where the config samples")
     parser.add_argument(
-        "--autograd-lstm", action="store_true",
+        "--full-softmax", action="store_true", help="time the full softmax even where the config samples"
+    )
+    parser.add_argument(
+        "--autograd-lstm",
+        action="store_true",
         help="run the LSTMs on the loop recorded op by op by autograd instead of the hand-written backward pass",
     )
     args = parser.parse_args()
@@ -179,19 +196,27 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     load1, load5, _ = os.getloadavg()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} CPUs, load average {load1:.2f} (1 min) {load5:.2f} (5 min)")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} CPUs, load average {load1:.2f} (1 min) {load5:.2f} (5 min)"
+    )
     print(f"LSTM backward: {'hand-written' if lstm_fused.USE_CUSTOM_BACKWARD else 'autograd-recorded loop'}")
     if load1 > 0.5:
-        print(f"WARNING: the machine is not idle (load {load1:.2f}); the numbers below are lower than the hardware allows")
+        print(
+            f"WARNING: the machine is not idle (load {load1:.2f}); the numbers below are lower than the hardware allows"
+        )
     peak = gemm_rate()
-    print(f"GEMM rate (float32, best of 4 shapes): {peak.wall / 1e9:.1f} GFLOP/s by wall time, {peak.cpu / 1e9:.1f} by CPU time")
+    print(
+        f"GEMM rate (float32, best of 4 shapes): {peak.wall / 1e9:.1f} GFLOP/s by wall time, {peak.cpu / 1e9:.1f} by CPU time"
+    )
     configs = args.config or [REPO / "configs" / "bilm_small.cfg", REPO / "configs" / "bilm_original.cfg"]
     for path in configs:
         settings = settings_from_config(load_config(path, {"softmax.n_negatives": 0} if args.full_softmax else {}))
         steps = args.steps if settings.model.lstm_dim <= 1024 else max(2, min(args.steps, 3))
         vocab_size = settings.vocab.size if not args.max_vocab_size else min(settings.vocab.size, args.max_vocab_size)
         if vocab_size < settings.vocab.size:
-            print(f"\n(vocabulary capped at {vocab_size:,} of the config's {settings.vocab.size:,} words: --max-vocab-size)")
+            print(
+                f"\n(vocabulary capped at {vocab_size:,} of the config's {settings.vocab.size:,} words: --max-vocab-size)"
+            )
         bench(settings, path.stem, steps, vocab_size, args.batch_tokens, peak)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS {rss:,.0f} MB; load average now {os.getloadavg()[0]:.2f}")

@@ -7,7 +7,7 @@ step. The trees take turns (A B A B ...), so a drift in the machine's load hits 
 Reported per run: tokens (predictions per direction) per CPU-second and per wall-second
 between the end of step ``--skip`` and the end of step ``--steps`` (everything the loop does in
 between: reading and batching the corpus, char ids, forward, backward, optimizer), the share of
-that CPU time spent in ``BatchEncoder.encode``, the whole process's CPU seconds, and the load
+that CPU time spent in ``StepInputBuilder.encode``, the whole process's CPU seconds, and the load
 average. Then the median of each tree and the median of the per-pair ratios.
 
     python -m benchmarks.bench_pretrain_command --tree base=/tmp/base0554 [--tree other=PATH] [--pairs 3]
@@ -15,6 +15,7 @@ average. Then the median of each tree and the median of the per-pair ratios.
 A baseline tree is a plain export of a commit (``git archive COMMIT | tar -x -C DIR``); no
 virtual environment of its own is needed: the clock imports ``spacy_elmo`` from the tree only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,9 @@ def gemm_rate() -> float:
         "for _ in range(5):\n    s = time.process_time(); a @ a; best = min(best, time.process_time() - s)\n"
         "print(2 * 2048 ** 3 / best / 1e9)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     return float(out.stdout.strip())
 
 
@@ -46,13 +49,32 @@ def run_once(tree: Path, train: Path, steps: int, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         record_path = Path(tmp) / "clock.json"
         args = [
-            "pretrain", str(tree / "configs" / "bilm_small.cfg"), str(Path(tmp) / "run"), "--paths.train", str(train),
-            "--corpus.pretokenized", "true", "--training.max_steps", str(steps), "--training.eval_every", "100000",
-            "--training.checkpoint_every", "100000", "--system.threads", "1", *extra,
+            "pretrain",
+            str(tree / "configs" / "bilm_small.cfg"),
+            str(Path(tmp) / "run"),
+            "--paths.train",
+            str(train),
+            "--corpus.pretokenized",
+            "true",
+            "--training.max_steps",
+            str(steps),
+            "--training.eval_every",
+            "100000",
+            "--training.checkpoint_every",
+            "100000",
+            "--system.threads",
+            "1",
+            *extra,
         ]
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
-        subprocess.run([sys.executable, str(CLOCK), str(tree), str(record_path), "--", *args],
-                       cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(CLOCK), str(tree), str(record_path), "--", *args],
+            cwd=tree,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return json.loads(record_path.read_text())
 
 
@@ -79,7 +101,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--skip", type=int, default=4)
     parser.add_argument("--train", type=Path, default=TRAIN)
-    parser.add_argument("--set", action="append", default=[], help="extra config overrides for every tree, e.g. training.batch_tokens=4096")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="extra config overrides for every tree, e.g. training.batch_tokens=4096",
+    )
     args = parser.parse_args()
     trees = {"this": REPO}
     for item in args.tree:
@@ -92,17 +119,24 @@ def main() -> None:
         for name, tree in trees.items():
             row = summarize(run_once(tree, args.train, args.steps, extra), args.skip, args.steps)
             results[name].append(row)
-            print(f"pair {pair + 1} {name:>8}: {row['tok_per_cpu_s']:8,.0f} tok/CPU-s {row['tok_per_wall_s']:8,.0f} tok/wall-s "
-                  f"encode {100 * row['encode_share']:.1f}%  process CPU {row['process_cpu_s']:.1f}s  load {row['load']:.2f}  "
-                  f"threads {row['threads']}  ({row['module']})", flush=True)
+            print(
+                f"pair {pair + 1} {name:>8}: {row['tok_per_cpu_s']:8,.0f} tok/CPU-s {row['tok_per_wall_s']:8,.0f} tok/wall-s "
+                f"encode {100 * row['encode_share']:.1f}%  process CPU {row['process_cpu_s']:.1f}s  load {row['load']:.2f}  "
+                f"threads {row['threads']}  ({row['module']})",
+                flush=True,
+            )
     print(f"GEMM rate after: {gemm_rate():.1f} GFLOP/s")
     for name, rows in results.items():
-        print(f"{name:>8}: median {statistics.median(r['tok_per_cpu_s'] for r in rows):,.0f} tok/CPU-s, "
-              f"{statistics.median(r['tok_per_wall_s'] for r in rows):,.0f} tok/wall-s")
+        print(
+            f"{name:>8}: median {statistics.median(r['tok_per_cpu_s'] for r in rows):,.0f} tok/CPU-s, "
+            f"{statistics.median(r['tok_per_wall_s'] for r in rows):,.0f} tok/wall-s"
+        )
     for name in trees:
         if name != "this":
             ratios = [a["tok_per_cpu_s"] / b["tok_per_cpu_s"] for a, b in zip(results["this"], results[name])]
-            print(f"this / {name}: per-pair CPU-time ratios {', '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}x")
+            print(
+                f"this / {name}: per-pair CPU-time ratios {', '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ index arithmetic for the backward direction (here: the rows are reversed).
 
 It reads the weights of a :class:`spacy_elmo.nn.BiLM`, so both compute the same function.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -87,6 +88,11 @@ def _run_stack(stack, inputs: torch.Tensor, lengths: torch.Tensor) -> list[torch
     return outputs
 
 
+def _gate(projected_input: torch.Tensor, projected_state: torch.Tensor, k: int, cell_dim: int) -> torch.Tensor:
+    """Gate ``k``'s pre-activation: its slice of the input product plus its slice of the state product."""
+    return projected_input[:, k * cell_dim : (k + 1) * cell_dim] + projected_state[:, k * cell_dim : (k + 1) * cell_dim]
+
+
 def _run_layer(stack, layer, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     batch, steps, _ = inputs.shape
     cell_dim, proj_dim = layer.cell_dim, layer.projection_dim
@@ -102,11 +108,8 @@ def _run_layer(stack, layer, inputs: torch.Tensor, lengths: torch.Tensor) -> tor
         previous_memory, previous_state = memory[:n].clone(), state[:n].clone()
         projected_input = F.linear(inputs[:n, t], layer.input_weight)
         projected_state = F.linear(previous_state, layer.recurrent_weight, bias)
-
-        def gate(k: int) -> torch.Tensor:
-            return projected_input[:, k * cell_dim : (k + 1) * cell_dim] + projected_state[:, k * cell_dim : (k + 1) * cell_dim]
-
-        i, j, f, o = torch.sigmoid(gate(0)), torch.tanh(gate(1)), torch.sigmoid(gate(2)), torch.sigmoid(gate(3))
+        gates = [_gate(projected_input, projected_state, k, cell_dim) for k in range(4)]
+        i, j, f, o = torch.sigmoid(gates[0]), torch.tanh(gates[1]), torch.sigmoid(gates[2]), torch.sigmoid(gates[3])
         new_memory = i * j + f * previous_memory
         if stack.cell_clip:
             new_memory = torch.clamp(new_memory, -stack.cell_clip, stack.cell_clip)

@@ -1,17 +1,19 @@
 """Run ``spacy-elmo pretrain`` from a given source tree and record a clock reading at every step.
 
 The child process of :mod:`benchmarks.bench_pretrain_command`; it works with any commit of the
-project that has ``spacy_elmo.pretrain.encoding.BatchEncoder`` and a torch optimizer, so the
-same measurement runs on today's code and on an old checkout side by side::
+project that has ``spacy_elmo.pretrain.data.step_inputs.StepInputBuilder`` (called
+``spacy_elmo.pretrain.encoding.BatchEncoder`` before issue 29) and a torch optimizer, so the same
+measurement runs on today's code and on an old checkout side by side::
 
     python benchmarks/pretrain_clock.py TREE OUT.json -- pretrain configs/bilm_small.cfg OUT_DIR ...
 
 ``TREE`` goes first on ``sys.path`` and the editable install's import hook is removed, so every
 ``spacy_elmo`` module comes from ``TREE`` (``OUT.json`` records the file that was imported).
 After each optimizer step it notes the process CPU time, the wall time, the CPU time spent so
-far in ``BatchEncoder.encode`` and the tokens (predictions per direction) of the batch that
+far in ``StepInputBuilder.encode`` and the tokens (predictions per direction) of the batch that
 step trained on.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,11 +38,15 @@ def main() -> None:
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     import spacy_elmo
-    from spacy_elmo.pretrain import encoding
+
+    try:
+        from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder as inputs_builder
+    except ImportError:  # an older checkout
+        from spacy_elmo.pretrain.encoding import BatchEncoder as inputs_builder  # its name before issue 29
 
     record: dict = {"tree": tree, "module": spacy_elmo.__file__, "args": args, "steps": []}
     state = {"tokens": 0, "encode_cpu": 0.0}
-    original_encode = encoding.BatchEncoder.encode
+    original_encode = inputs_builder.encode
 
     def encode(self, sentences):  # type: ignore[no-untyped-def]
         start = time.process_time()
@@ -49,7 +55,7 @@ def main() -> None:
         state["tokens"] = int(batch.n_tokens)
         return batch
 
-    encoding.BatchEncoder.encode = encode
+    inputs_builder.encode = encode
 
     def after_step(optimizer, *_):  # type: ignore[no-untyped-def]
         record["steps"].append(

@@ -7,9 +7,11 @@ dropout), as in training. Use one thread; process CPU time is what is reported.
 
     OMP_NUM_THREADS=1 python -m benchmarks.profile_pretrain [--config PATH] [--steps 5] [--full-softmax] [--autograd-lstm]
 """
+
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import time
 from collections import defaultdict
@@ -18,12 +20,12 @@ from typing import Callable
 
 import torch
 
-from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.bilm import reverse_padded
+from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.lstm import run_stacks
-from spacy_elmo.pretrain.encoding import BatchEncoder
+from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
-from spacy_elmo.pretrain.objective import LanguageModelObjective
+from spacy_elmo.pretrain.language_model_objective import LanguageModelObjective
 from spacy_elmo.pretrain.optim import make_optimizer
 from spacy_elmo.pretrain.settings import load_config, settings_from_config
 from spacy_elmo.pretrain.softmax import SoftmaxLoss
@@ -52,7 +54,9 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=REPO / "configs" / "bilm_small.cfg")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--full-softmax", action="store_true")
-    parser.add_argument("--autograd-lstm", action="store_true", help="the LSTM loop recorded by autograd (no hand-written backward)")
+    parser.add_argument(
+        "--autograd-lstm", action="store_true", help="the LSTM loop recorded by autograd (no hand-written backward)"
+    )
     args = parser.parse_args()
     lstm_fused.USE_CUSTOM_BACKWARD = not args.autograd_lstm
     torch.set_num_threads(1)
@@ -66,7 +70,7 @@ def main() -> None:
     loss_fn = SoftmaxLoss(len(vocab), settings.softmax.n_negatives)
     objective = LanguageModelObjective(model, loss_fn, settings.training.dropout)
     optimizer = make_optimizer(objective.parameters(), settings.training)
-    encoder = BatchEncoder(vocab)
+    encoder = StepInputBuilder(vocab)
     n_sentences = max(1, min(settings.training.max_batch_sentences, settings.training.batch_tokens // 31))
     batches = [encoder.encode(make_sentences(rng, words, n_sentences, 25)) for _ in range(args.steps + 1)]
     clock = Clock()
@@ -106,19 +110,25 @@ def main() -> None:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
         clip = settings.training.grad_clip
-        timer.run("clip + optimizer", lambda: (torch.nn.utils.clip_grad_norm_(objective.parameters(), clip), optimizer.step()))
+        timer.run(
+            "clip + optimizer", lambda: (torch.nn.utils.clip_grad_norm_(objective.parameters(), clip), optimizer.step())
+        )
         optimizer.zero_grad(set_to_none=True)
 
     full_step(batches[0])
     parts(batches[0], record=False)
     for batch in batches[1:]:
-        clock.run("full step", lambda: full_step(batch))
+        clock.run("full step", functools.partial(full_step, batch))
     for batch in batches[1:]:
         parts(batch, record=True)
     n = args.steps
     total = clock.seconds.pop("full step")
     backward = "hand-written" if lstm_fused.USE_CUSTOM_BACKWARD else "autograd-recorded"
-    softmax = f"sampled softmax ({settings.softmax.n_negatives} negatives)" if settings.softmax.n_negatives else "full softmax"
+    softmax = (
+        f"sampled softmax ({settings.softmax.n_negatives} negatives)"
+        if settings.softmax.n_negatives
+        else "full softmax"
+    )
     print(f"{softmax}, {backward} LSTM backward, {n} steps, one thread, CPU seconds per step:")
     print(f"  full step: {total / n:.3f}")
     for name, seconds in clock.seconds.items():

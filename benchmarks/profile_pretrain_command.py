@@ -2,7 +2,7 @@
 
 Runs the real command in this process (today's tree) on the real text, with CPU-time clocks
 around each part a step goes through: reading and batching the corpus (the stream), char ids
-and targets (``BatchEncoder.encode``), the char-CNN, the LSTMs and the softmax forward and
+and targets (``StepInputBuilder.encode``), the char-CNN, the LSTMs and the softmax forward and
 backward, gradient clipping, the optimizer, and what is left (the loop's own bookkeeping and
 autograd's engine). Steps ``--skip + 1`` to ``--steps`` are reported (the first ones pay for
 allocations and the first chunk of the corpus). One torch thread::
@@ -13,6 +13,7 @@ allocations and the first chunk of the corpus). One torch thread::
 The clocks nest (the LSTM's forward is inside the objective's forward); the table gives each
 part's own time, without the parts inside it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,7 +68,8 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
 
     from spacy_elmo.nn.lstm import backward as lstm_backward
     from spacy_elmo.nn.words import char_cnn, char_cnn_training
-    from spacy_elmo.pretrain import encoding, objective, softmax, stream
+    from spacy_elmo.pretrain import language_model_objective, softmax
+    from spacy_elmo.pretrain.data import batches, step_inputs
 
     def patch_static(cls: type, name: str, label: str) -> None:
         setattr(cls, name, staticmethod(clock.wrap(label, getattr(cls, name))))
@@ -79,12 +81,16 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
     patch_static(softmax._FusedSoftmaxNllSum, "forward", "softmax (forward and its gradients)")
     patch_static(char_cnn_training._PooledLookup, "backward", "char-CNN backward (lookups)")
     char_cnn.CharEncoder.forward = clock.wrap("char-CNN forward", char_cnn.CharEncoder.forward)
-    objective.LanguageModelObjective.forward = clock.wrap("forward: the rest (sorting, gathers, dropout)", objective.LanguageModelObjective.forward)
-    encoding.BatchEncoder.encode = clock.wrap("char ids and targets (encode)", encoding.BatchEncoder.encode)
+    language_model_objective.LanguageModelObjective.forward = clock.wrap(
+        "forward: the rest (sorting, gathers, dropout)", language_model_objective.LanguageModelObjective.forward
+    )
+    step_inputs.StepInputBuilder.encode = clock.wrap(
+        "char ids and targets (encode)", step_inputs.StepInputBuilder.encode
+    )
     torch.Tensor.backward = clock.wrap("backward: the rest (autograd, char-CNN, highway)", torch.Tensor.backward)
     torch.nn.utils.clip_grad_norm_ = clock.wrap("gradient clipping", torch.nn.utils.clip_grad_norm_)
 
-    original_iter = stream.RankStream.__iter__
+    original_iter = batches.RankStream.__iter__
 
     def timed_iter(self: Any) -> Iterator[Any]:
         inner = original_iter(self)
@@ -93,7 +99,7 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
                 item = next(inner)
             yield item
 
-    stream.RankStream.__iter__ = timed_iter
+    batches.RankStream.__iter__ = timed_iter
     held: dict[str, Any] = {}
 
     def before(optimizer: Any, *_: Any) -> None:
@@ -124,9 +130,23 @@ def main() -> None:
     overrides = [f"--{item.split('=', 1)[0]}={item.split('=', 1)[1]}" for item in args.set]
     with tempfile.TemporaryDirectory() as out:
         sys.argv = [
-            "spacy-elmo", "pretrain", str(args.config), str(Path(out) / "run"), "--paths.train", str(args.train),
-            "--corpus.pretokenized", "true", "--training.max_steps", str(args.steps), "--training.eval_every", "100000",
-            "--training.checkpoint_every", "100000", "--system.threads", "1", *overrides,
+            "spacy-elmo",
+            "pretrain",
+            str(args.config),
+            str(Path(out) / "run"),
+            "--paths.train",
+            str(args.train),
+            "--corpus.pretokenized",
+            "true",
+            "--training.max_steps",
+            str(args.steps),
+            "--training.eval_every",
+            "100000",
+            "--training.checkpoint_every",
+            "100000",
+            "--system.threads",
+            "1",
+            *overrides,
         ]
         load = os.getloadavg()[0]
         try:
@@ -135,7 +155,9 @@ def main() -> None:
             pass
     n = args.steps - args.skip
     total = marks[args.steps - 1] - marks[args.skip - 1]
-    print(f"\nsteps {args.skip + 1}-{args.steps}, one torch thread ({torch.get_num_threads()}), load {load:.2f} -> {os.getloadavg()[0]:.2f}")
+    print(
+        f"\nsteps {args.skip + 1}-{args.steps}, one torch thread ({torch.get_num_threads()}), load {load:.2f} -> {os.getloadavg()[0]:.2f}"
+    )
     print(f"CPU seconds per step: {total / n:.4f}")
     for name, seconds in sorted(clock.own.items(), key=lambda item: -item[1]):
         print(f"  {name:52s} {seconds / n:.4f}  {100 * seconds / total:5.1f}%")

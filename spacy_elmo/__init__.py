@@ -1,4 +1,5 @@
 """spacy-elmo: ELMo contextual word representations for spaCy pipelines."""
+
 from .embedding import Embedder, embed, embed_layers, mix_layers
 from .nn import BiLM, BiLMConfig
 

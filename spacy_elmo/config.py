@@ -5,6 +5,7 @@ character encoding they rest on, and the dictionaries of the code-point encoding
 The bottom of the package: the file formats (:mod:`spacy_elmo.formats`) and the torch modules
 (:mod:`spacy_elmo.nn`) both read it, and it imports nothing of theirs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,7 +50,13 @@ class BiLMConfig:
 
     char_embed_dim: int = 16
     filters: tuple[tuple[int, int], ...] = (
-        (1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024),
+        (1, 32),
+        (2, 32),
+        (3, 64),
+        (4, 128),
+        (5, 256),
+        (6, 512),
+        (7, 1024),
     )
     n_highway: int = 2
     activation: str = "relu"
@@ -189,8 +196,16 @@ class BiLMConfig:
 # types first; then values and the encoding's settings; then sizes (only of valid values).
 
 _INTEGER_FIELDS = (
-    "char_embed_dim", "n_highway", "lstm_dim", "projection_dim", "n_layers", "vocab_size",
-    "max_characters_per_token", "n_characters", "word_dim", "n_words",
+    "char_embed_dim",
+    "n_highway",
+    "lstm_dim",
+    "projection_dim",
+    "n_layers",
+    "vocab_size",
+    "max_characters_per_token",
+    "n_characters",
+    "word_dim",
+    "n_words",
 )
 #: At most this many LSTM layers, highway layers or filter widths (published models: 2, 2, 7):
 #: a larger count in a small file would mean minutes of work before any error (a model of 64
@@ -353,7 +368,9 @@ class Lexicon:
         """Why these dictionaries cannot serve ``config``: missing markers, or ids outside the
         tables (ELMoForManyLangs' tables have one row per entry)."""
         problems = []
-        tables = [("char", self.chars, CHAR_MARKERS, config.n_characters)]
+        tables: list[tuple[str, Mapping[str, int], tuple[str, ...], int]] = [
+            ("char", self.chars, CHAR_MARKERS, config.n_characters)
+        ]
         if self.words is not None or config.word_dim:
             tables.append(("word", self.words or {}, WORD_MARKERS, config.n_words))
         for kind, entries, markers, rows in tables:

@@ -1,68 +1,133 @@
 """Files that are complete or absent, never half written: what a kill -9 or a full disk may not
-break (embed's parts and joined output, pretraining checkpoints).
+break (embed's parts and joined output, pretraining checkpoints, model folders).
 
 The recipe is the usual one: write a temporary file beside the target, flush it to disk, rename
 it over the target (atomic on POSIX), then sync the folder so that the rename survives a crash.
+
+The temporary file gets a name nobody can guess (``TARGET.<16 hex digits>.tmp``) and is created
+exclusively (``O_CREAT | O_EXCL``): a symlink or any other file already at that name makes the
+creation fail instead of being followed or overwritten, and another name is drawn. A fixed name
+(``TARGET.tmp``) would let a symlink planted there redirect the write into another file. A run
+killed while writing leaves its temporary file; :func:`remove_leftover_temporaries` deletes such
+files where a command knows it is the only writer (embed's parts and join, a pretraining run's
+folder, a model folder being rewritten): only regular files of that exact name pattern, owned by
+the user who runs it, never what a link points to.
 """
+
 from __future__ import annotations
 
 import os
 import re
+import secrets
+import stat
 from pathlib import Path
-from typing import BinaryIO, Callable, Mapping
+from typing import BinaryIO, Callable, Mapping, Optional
+
+#: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET`` (see the module docstring).
+TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
+_ATTEMPTS = 100  # names drawn before giving up (a clash is a 1 in 2^64 event without an attacker)
 
 
-def temporary_path(path: Path) -> Path:
-    """Where ``path`` is written before it is renamed into place."""
-    return path.with_name(path.name + ".tmp")
+def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
+    """A new, empty file beside ``path`` under an unguessable name, open for writing in binary,
+    and that name. Created with ``O_EXCL``: never a file (or a link) that was already there."""
+    path = Path(path)
+    for _ in range(_ATTEMPTS):
+        tmp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return open(tmp, "xb"), tmp  # "x": O_CREAT | O_EXCL, which follows no symlink
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {path}: every name drawn was taken")
+
+
+def new_temporary_file(path: Path) -> Path:
+    """The name of a new, empty file beside ``path`` (see :func:`create_temporary`), for a writer
+    that opens files by name (h5py)."""
+    handle, tmp = create_temporary(path)
+    handle.close()
+    return tmp
 
 
 def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Call ``write`` on an open temporary file, sync it and rename it to ``path``. On an error the
     temporary file is removed and ``path`` is left as it was."""
-    tmp = temporary_path(path)
-    _write_synced(tmp, write)
+    path = Path(path)
+    tmp = _write_synced(path, write)
     os.replace(tmp, path)
     sync_folder(path.parent)
 
 
 def write_bytes_atomically(path: Path, data: bytes) -> None:
     """``data`` at ``path``, complete or not at all."""
-    write_atomically(path, lambda handle: handle.write(data))
+    write_atomically(path, _bytes_writer(data))
 
 
 def write_files_atomically(files: Mapping[Path, bytes]) -> None:
     """Several files that belong together (a model's config and weights): every one is written
     and synced under its temporary name before the first is renamed, so a full disk or an error
     while writing leaves all the targets as they were (and no temporary file behind)."""
-    written: list[Path] = []
+    written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
-            written.append(temporary_path(path))
-            _write_synced(written[-1], lambda handle, data=data: handle.write(data))
+            written[Path(path)] = _write_synced(Path(path), _bytes_writer(data))
     except BaseException:
-        for tmp in written:
+        for tmp in written.values():
             tmp.unlink(missing_ok=True)
         raise
-    for path in files:
-        os.replace(temporary_path(path), path)
-    for folder in {path.parent for path in files}:
+    for path, tmp in written.items():
+        os.replace(tmp, path)
+    for folder in {path.parent for path in written}:
         sync_folder(folder)
 
 
-def _write_synced(tmp: Path, write: Callable[[BinaryIO], object]) -> None:
-    """``tmp`` written by ``write`` and flushed to disk, or removed. An ``OSError`` of a write
-    (a full disk) names ``tmp``, which a bare write error does not."""
+def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
+    """A ``write`` for :func:`_write_synced` that writes ``data``."""
+    return lambda handle: handle.write(data)
+
+
+def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
+    """A new temporary file for ``path``, written by ``write`` and flushed to disk (or removed).
+    An ``OSError`` of a write (a full disk) names ``path``, which a bare write error does not."""
+    tmp: Optional[Path] = None
     try:
-        with open(tmp, "wb") as handle:
+        handle, tmp = create_temporary(path)
+        with handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        return tmp
     except BaseException as err:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         if isinstance(err, OSError) and err.filename is None and err.errno is not None:
-            raise OSError(err.errno, err.strerror or str(err), str(tmp)) from err
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
         raise
+
+
+def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] = lambda name: True) -> int:
+    """Delete the temporary files that killed writers left in ``folder`` for the targets whose
+    names ``is_target`` accepts; return how many. Only regular files named by
+    :data:`TEMPORARY_NAME` and owned by this user are deleted (a symlink of that name is left
+    alone, and so is what it points to). Call it only where no other writer of those targets
+    can be running."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    for entry in entries:
+        found = TEMPORARY_NAME.fullmatch(entry.name)
+        if found is None or not is_target(found.group("target")):
+            continue
+        try:
+            facts = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(facts.st_mode) and facts.st_uid == os.geteuid():
+            Path(entry.path).unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def io_error_reason(err: BaseException) -> str:
@@ -79,9 +144,13 @@ def io_error_reason(err: BaseException) -> str:
 
 
 def sync_file(path: Path) -> None:
-    """Flush a file written by another library (h5py) to disk before it is renamed."""
-    with open(path, "rb+") as handle:
-        os.fsync(handle.fileno())
+    """Flush a file written by another library (h5py) to disk before it is renamed; a symlink at
+    ``path`` is refused, not followed."""
+    descriptor = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def sync_folder(path: Path) -> None:

@@ -5,6 +5,7 @@ the one loader of the ``elmo`` component, ``spacy-elmo embed`` and pretraining's
 It joins the two sides that do not know each other: :mod:`spacy_elmo.formats.resolve` finds
 the files, and the ``BiLM`` class methods read them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

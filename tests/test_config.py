@@ -2,49 +2,66 @@
 forget bias) and sizes that would take minutes or all memory, with one ``ValueError`` naming the
 setting, for the byte and the code-point encoding alike; ``parameter_count`` is the model's
 real size, word table included."""
+
 import math
 
 import pytest
 
 from spacy_elmo.config import (
-    CHAR_MARKERS, MAX_CHARACTERS_PER_TOKEN, MAX_CODE_POINT_CHARACTERS, MAX_COUNT, MAX_PARAMETERS, TINY_CONFIG,
-    WORD_MARKERS, BiLMConfig, Lexicon,
+    CHAR_MARKERS,
+    MAX_CHARACTERS_PER_TOKEN,
+    MAX_CODE_POINT_CHARACTERS,
+    MAX_COUNT,
+    MAX_PARAMETERS,
+    TINY_CONFIG,
+    WORD_MARKERS,
+    BiLMConfig,
+    Lexicon,
 )
 from spacy_elmo.nn import BiLM
 
 
-@pytest.mark.parametrize("changes, named", [
-    ({"lstm_dim": 64.0}, "lstm_dim must be an integer, not 64.0"),
-    ({"n_layers": True}, "n_layers must be an integer, not True"),
-    ({"projection_dim": "8"}, "projection_dim must be an integer"),
-    ({"filters": ((1, 4.0),)}, "filters must be a list of"),
-    ({"filters": ((1, 4, 2),)}, "filters must be a list of"),
-    ({"cell_clip": "3"}, "cell_clip must be a number or null"),
-    ({"use_skip_connections": "false"}, "use_skip_connections must be true or false"),
-    ({"forget_bias": None}, "forget_bias must be a number"),
-])
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        ({"lstm_dim": 64.0}, "lstm_dim must be an integer, not 64.0"),
+        ({"n_layers": True}, "n_layers must be an integer, not True"),
+        ({"projection_dim": "8"}, "projection_dim must be an integer"),
+        ({"filters": ((1, 4.0),)}, "filters must be a list of"),
+        ({"filters": ((1, 4, 2),)}, "filters must be a list of"),
+        ({"cell_clip": "3"}, "cell_clip must be a number or null"),
+        ({"use_skip_connections": "false"}, "use_skip_connections must be true or false"),
+        ({"forget_bias": None}, "forget_bias must be a number"),
+    ],
+)
 def test_settings_of_the_wrong_type_are_named(changes, named):
     with pytest.raises(ValueError, match=named):
         TINY_CONFIG.replace(**changes)
 
 
-@pytest.mark.parametrize("changes, named", [
-    ({"cell_clip": math.nan}, "cell_clip must be a finite number >= 0"),
-    ({"proj_clip": math.inf}, "proj_clip must be a finite number >= 0"),
-    ({"cell_clip": -3.0}, "cell_clip must be a finite number >= 0"),
-    ({"forget_bias": math.nan}, "forget_bias must be finite"),
-])
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        ({"cell_clip": math.nan}, "cell_clip must be a finite number >= 0"),
+        ({"proj_clip": math.inf}, "proj_clip must be a finite number >= 0"),
+        ({"cell_clip": -3.0}, "cell_clip must be a finite number >= 0"),
+        ({"forget_bias": math.nan}, "forget_bias must be finite"),
+    ],
+)
 def test_non_finite_and_negative_scalars_are_refused(changes, named):
     with pytest.raises(ValueError, match=named):
         TINY_CONFIG.replace(**changes)
 
 
-@pytest.mark.parametrize("changes, named", [
-    ({"n_layers": 10**7}, f"n_layers is 10000000, more than {MAX_COUNT}"),
-    ({"n_highway": 10**7}, f"n_highway is 10000000, more than {MAX_COUNT}"),
-    ({"filters": ((1, 1),) * (MAX_COUNT + 1)}, f"filters is {MAX_COUNT + 1}, more than {MAX_COUNT}"),
-    ({"lstm_dim": 10**8}, "more than 8,589,934,592"),
-])
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        ({"n_layers": 10**7}, f"n_layers is 10000000, more than {MAX_COUNT}"),
+        ({"n_highway": 10**7}, f"n_highway is 10000000, more than {MAX_COUNT}"),
+        ({"filters": ((1, 1),) * (MAX_COUNT + 1)}, f"filters is {MAX_COUNT + 1}, more than {MAX_COUNT}"),
+        ({"lstm_dim": 10**8}, "more than 8,589,934,592"),
+    ],
+)
 def test_sizes_that_mean_huge_work_are_refused_at_once(changes, named):
     with pytest.raises(ValueError, match=named):
         TINY_CONFIG.replace(**changes)
@@ -57,26 +74,32 @@ def test_whole_numbers_of_numpy_and_clips_given_as_ints_are_fine():
     assert type(config.lstm_dim) is int and config.to_dict()["lstm_dim"] == 16
 
 
-@pytest.mark.parametrize("config", [
-    TINY_CONFIG,
-    TINY_CONFIG.replace(vocab_size=7, n_highway=0, n_layers=3),
-    BiLMConfig(),
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        TINY_CONFIG,
+        TINY_CONFIG.replace(vocab_size=7, n_highway=0, n_layers=3),
+        BiLMConfig(),
+    ],
+)
 def test_parameter_count_is_the_models_size(config):
     shapes = BiLM.state_shapes(config)
     assert config.parameter_count() == sum(math.prod(shape) for shape in shapes.values())
     assert config.parameter_count() <= MAX_PARAMETERS
 
 
-@pytest.mark.parametrize("edit, named", [
-    (lambda o: o["lstm"].update(dim=64.0), "lstm.dim has the wrong type or form: 64.0"),
-    (lambda o: o["lstm"].update(use_skip_connections="false"), "lstm.use_skip_connections has the wrong type"),
-    (lambda o: o["char_cnn"].update(n_characters="262"), "char_cnn.n_characters has the wrong type"),
-    (lambda o: o["char_cnn"].update(filters=[[1, 4], "x"]), "char_cnn.filters has the wrong type"),
-    (lambda o: o["lstm"].pop("projection_dim"), "the required field lstm.projection_dim is missing"),
-    (lambda o: o.pop("char_cnn"), "the required field char_cnn is missing"),
-    (lambda o: o["lstm"].update(cell_clip=math.nan), "cell_clip must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda o: o["lstm"].update(dim=64.0), "lstm.dim has the wrong type or form: 64.0"),
+        (lambda o: o["lstm"].update(use_skip_connections="false"), "lstm.use_skip_connections has the wrong type"),
+        (lambda o: o["char_cnn"].update(n_characters="262"), "char_cnn.n_characters has the wrong type"),
+        (lambda o: o["char_cnn"].update(filters=[[1, 4], "x"]), "char_cnn.filters has the wrong type"),
+        (lambda o: o["lstm"].pop("projection_dim"), "the required field lstm.projection_dim is missing"),
+        (lambda o: o.pop("char_cnn"), "the required field char_cnn is missing"),
+        (lambda o: o["lstm"].update(cell_clip=math.nan), "cell_clip must be a finite number"),
+    ],
+)
 def test_options_name_the_key_that_is_wrong(edit, named):
     options = TINY_CONFIG.to_options()
     edit(options)
@@ -88,8 +111,17 @@ def test_options_name_the_key_that_is_wrong(edit, named):
 def code_point_config(**changes) -> BiLMConfig:
     """A tiny code-point config (ELMoForManyLangs' encoding) with a word table of 9 rows."""
     settings = dict(
-        char_embed_dim=3, filters=((1, 4), (2, 5)), n_highway=1, lstm_dim=8, projection_dim=4, n_layers=1,
-        char_encoding="code_points", max_characters_per_token=9, n_characters=20, word_dim=3, n_words=9,
+        char_embed_dim=3,
+        filters=((1, 4), (2, 5)),
+        n_highway=1,
+        lstm_dim=8,
+        projection_dim=4,
+        n_layers=1,
+        char_encoding="code_points",
+        max_characters_per_token=9,
+        n_characters=20,
+        word_dim=3,
+        n_words=9,
     )
     return BiLMConfig(**{**settings, **changes})
 
@@ -103,29 +135,37 @@ def code_point_lexicon(config: BiLMConfig) -> Lexicon:
     return Lexicon(chars, words)
 
 
-@pytest.mark.parametrize("changes, named", [
-    ({"char_encoding": 1}, "char_encoding must be one of"),
-    ({"char_encoding": "utf8"}, "char_encoding must be one of"),
-    ({"word_dim": 3.0}, "word_dim must be an integer, not 3.0"),
-    ({"n_words": "9"}, "n_words must be an integer"),
-    ({"n_words": -1, "word_dim": 0}, "n_words must not be negative"),
-    ({"word_dim": -2, "n_words": 0}, "word_dim must not be negative"),
-    ({"word_dim": 0}, r"word_dim \(0\) > 0 needs a word table \(n_words 9\) and 0 none"),
-    ({"max_characters_per_token": 6}, "max_characters_per_token must be at least 7"),
-    ({"n_characters": 5}, "n_characters must count the padding row and the 6 markers"),
-    ({"filters": ((10, 4),)}, "every filter needs 1 <= width <= 9"),
-])
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        ({"char_encoding": 1}, "char_encoding must be one of"),
+        ({"char_encoding": "utf8"}, "char_encoding must be one of"),
+        ({"word_dim": 3.0}, "word_dim must be an integer, not 3.0"),
+        ({"n_words": "9"}, "n_words must be an integer"),
+        ({"n_words": -1, "word_dim": 0}, "n_words must not be negative"),
+        ({"word_dim": -2, "n_words": 0}, "word_dim must not be negative"),
+        ({"word_dim": 0}, r"word_dim \(0\) > 0 needs a word table \(n_words 9\) and 0 none"),
+        ({"max_characters_per_token": 6}, "max_characters_per_token must be at least 7"),
+        ({"n_characters": 5}, "n_characters must count the padding row and the 6 markers"),
+        ({"filters": ((10, 4),)}, "every filter needs 1 <= width <= 9"),
+    ],
+)
 def test_code_point_settings_of_the_wrong_type_or_value_are_named(changes, named):
     with pytest.raises(ValueError, match=named):
         code_point_config(**changes)
 
 
-@pytest.mark.parametrize("changes, named", [
-    ({"max_characters_per_token": 10**7},
-     f"max_characters_per_token is 10000000, more than {MAX_CHARACTERS_PER_TOKEN}"),
-    ({"n_characters": 0x110000 + 8}, f"n_characters is {0x110000 + 8}, more than {MAX_CODE_POINT_CHARACTERS}"),
-    ({"n_words": 10**10}, "more than 8,589,934,592"),  # a word table alone too big
-])
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        (
+            {"max_characters_per_token": 10**7},
+            f"max_characters_per_token is 10000000, more than {MAX_CHARACTERS_PER_TOKEN}",
+        ),
+        ({"n_characters": 0x110000 + 8}, f"n_characters is {0x110000 + 8}, more than {MAX_CODE_POINT_CHARACTERS}"),
+        ({"n_words": 10**10}, "more than 8,589,934,592"),  # a word table alone too big
+    ],
+)
 def test_code_point_sizes_that_mean_huge_work_are_refused_at_once(changes, named):
     with pytest.raises(ValueError, match=named):
         code_point_config(**changes)
@@ -138,11 +178,14 @@ def test_the_byte_encoding_keeps_its_fixed_sizes_and_has_no_word_table():
         TINY_CONFIG.replace(word_dim=3, n_words=9)
 
 
-@pytest.mark.parametrize("config", [
-    code_point_config(),
-    code_point_config(word_dim=0, n_words=0, n_characters=4000, n_highway=0),
-    code_point_config(vocab_size=5, n_layers=2),
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        code_point_config(),
+        code_point_config(word_dim=0, n_words=0, n_characters=4000, n_highway=0),
+        code_point_config(vocab_size=5, n_layers=2),
+    ],
+)
 def test_parameter_count_is_the_size_of_a_code_point_model(config):
     """The word table and a code-point char table of any size count, so the bound is right for them."""
     vocab = [str(i) for i in range(config.vocab_size)] or None

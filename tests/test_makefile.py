@@ -1,6 +1,7 @@
 """``make install`` takes torch's CPU build from PyTorch's CPU wheel index when that answers,
 else from pip's configured index (this machine's, say, which has the CPU wheel as a local
 file), and says which happened. Run with a stand-in python that records the pip calls."""
+
 import http.server
 import shutil
 import subprocess
@@ -35,7 +36,9 @@ def make_torch(tmp_path: Path, index: str) -> str:
     venv = stand_in_python(tmp_path)
     result = subprocess.run(
         ["make", "-s", "-C", str(REPO_ROOT), "torch", f"VENV={venv}", f"TORCH_CPU_INDEX={index}"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -67,3 +70,22 @@ def test_reachable_index_is_used(tmp_path):
         server.shutdown()
     assert f"from PyTorch's CPU wheel index ({index})" in out
     assert (tmp_path / "pip.log").read_text().split("\n")[0] == f"-m pip install --index-url {index} torch==2.13.0"
+
+
+def test_tests_run_after_the_lint_and_type_checks(tmp_path):
+    """``make test`` runs ``make lint`` (ruff, the formatter's check, mypy) before pytest; a dry run."""
+    venv = stand_in_python(tmp_path)
+    result = subprocess.run(
+        ["make", "-n", "-C", str(REPO_ROOT), "test", f"VENV={venv}"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    py = f"{venv}/bin/python"
+    expected = [
+        f"{py} -m ruff check .",
+        f"{py} -m ruff format --check .",
+        f"{py} -m mypy spacy_elmo",
+        f"{py} -m pytest tests -q",
+    ]
+    lines = result.stdout.splitlines()
+    assert all(line in lines for line in expected), result.stdout
+    assert [lines.index(line) for line in expected] == sorted(lines.index(line) for line in expected)

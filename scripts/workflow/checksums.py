@@ -1,5 +1,6 @@
 """SHA-256 of a file or a folder: what identifies an archive, a run's inputs or a scored model,
 so that a step reruns only what changed."""
+
 import hashlib
 from pathlib import Path
 

@@ -5,6 +5,7 @@ written), help wide enough for the long option lists, ``--version``, and every f
 ``Error: ...`` line with exit code 1, never a traceback. Commands word their own errors; the
 group turns any file or value error a command did not catch into that line too.
 """
+
 from typing import Any, Optional
 
 import typer

@@ -1,4 +1,5 @@
 """``spacy-elmo export-allennlp``: write a biLM in bilm-tf/AllenNLP's format."""
+
 from pathlib import Path
 from typing import Optional
 
@@ -10,13 +11,17 @@ from ._app import app
 @app.command("export-allennlp")
 def export_allennlp_cli(
     source: str = typer.Argument(
-        ..., help="A spacy-elmo model directory (e.g. a pretraining OUTPUT_DIR/model-best), a trained spaCy pipeline "
-        "(directory or installed package) whose biLM to export, or any weights path the elmo component takes"
+        ...,
+        help="A spacy-elmo model directory (e.g. a pretraining OUTPUT_DIR/model-best), a trained spaCy pipeline "
+        "(directory or installed package) whose biLM to export, or any weights path the elmo component takes",
     ),
     output_dir: Path = typer.Argument(..., help="Where to write options.json and weights.hdf5"),
     component: Optional[str] = typer.Option(
-        None, "--component", "-c", help="With a pipeline: the component whose biLM to export, the elmo component or one "
-        "that replace_listeners gave its own copy (default: the only biLM)"
+        None,
+        "--component",
+        "-c",
+        help="With a pipeline: the component whose biLM to export, the elmo component or one "
+        "that replace_listeners gave its own copy (default: the only biLM)",
     ),
 ) -> None:
     """Write a biLM as options.json + weights.hdf5, e.g. one fine-tuned inside a trained pipeline."""
@@ -41,7 +46,7 @@ def _read(source: str, component: Optional[str]):
     if is_package(source) or ((path / "config.cfg").is_file() and (path / "meta.json").is_file()):
         import spacy
 
-        from ..pipeline.bilms import pipeline_bilm
+        from ..pipeline.find_bilm import pipeline_bilm
 
         return pipeline_bilm(spacy.load(source), component)
     if component is not None:

@@ -1,4 +1,5 @@
 """``spacy-elmo init-config``: a complete training config whose components listen to ELMo."""
+
 from pathlib import Path
 from typing import Optional
 
@@ -9,17 +10,29 @@ from ._app import app
 
 @app.command("init-config")
 def init_config_cli(
-    output_file: Path = typer.Argument(..., help="Where to write the config ('-' for stdout)", dir_okay=False, allow_dash=True),
-    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="Comma-separated components that read ELMo features: parser, ner, tagger, morphologizer, senter, "
-                                "trainable_lemmatizer, textcat, textcat_multilabel, spancat"),
-    weights: Optional[Path] = typer.Option(None, "--weights", "-w", help="ELMo weights ([paths] elmo): spacy-elmo model dir, AllenNLP dir, or .hdf5 with options.json beside it"),
+    output_file: Path = typer.Argument(
+        ..., help="Where to write the config ('-' for stdout)", dir_okay=False, allow_dash=True
+    ),
+    pipeline: str = typer.Option(
+        "ner",
+        "--pipeline",
+        "-p",
+        help="Comma-separated components that read ELMo features: parser, ner, tagger, morphologizer, senter, "
+        "trainable_lemmatizer, textcat, textcat_multilabel, spancat",
+    ),
+    weights: Optional[Path] = typer.Option(
+        None,
+        "--weights",
+        "-w",
+        help="ELMo weights ([paths] elmo): spacy-elmo model dir, AllenNLP dir, or .hdf5 with options.json beside it",
+    ),
     gpu: bool = typer.Option(False, "--gpu", "-G", help="Settings for training on a GPU (spacy train --gpu-id 0)"),
     lang: str = typer.Option("en", "--lang", "-l", help="Language code of the pipeline"),
     force: bool = typer.Option(False, "--force", "-F", help="Overwrite OUTPUT_FILE if it exists"),
 ) -> None:
     """Write a spacy train config: elmo first, each component with an ELMo listener in its tok2vec."""
     from ..formats.resolve import find_weights, messages_for
-    from ..pipeline.training_config import config_text, training_config
+    from .templates.training_config import config_text, training_config
 
     names = [name.strip() for name in pipeline.split(",") if name.strip()]
     if str(output_file) != "-" and output_file.exists() and not force:

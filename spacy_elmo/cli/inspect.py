@@ -1,4 +1,5 @@
 """``spacy-elmo inspect``: the layer weights and gamma each component of a pipeline learned."""
+
 from pathlib import Path
 from typing import Optional
 
@@ -49,7 +50,11 @@ def _load(pipeline: str):
 
     path = Path(pipeline)
     if not is_package(pipeline) and not path.is_dir():
-        what = "is a file, not a pipeline directory" if path.exists() else "is neither an installed package nor a directory"
+        what = (
+            "is a file, not a pipeline directory"
+            if path.exists()
+            else "is neither an installed package nor a directory"
+        )
         typer.echo(f"Error: '{pipeline}' {what}", err=True)
         raise typer.Exit(code=1)
     try:

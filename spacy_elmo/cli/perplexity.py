@@ -1,4 +1,5 @@
 """``spacy-elmo perplexity``: the exact dev perplexity of a saved biLM, apart from its run."""
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,20 @@ def perplexity_cli(
         ..., help="A pretraining OUTPUT_DIR (its --model is scored) or a spacy-elmo model directory", exists=True
     ),
     dev_text: Optional[Path] = typer.Argument(
-        None, help="Dev text: a file or folder, read as pretraining reads it (default: the run's paths.dev)", exists=True
+        None,
+        help="Dev text: a file or folder, read as pretraining reads it (default: the run's paths.dev)",
+        exists=True,
     ),
-    model: Optional[str] = typer.Option(None, "--model", help="Which model folder of a pretraining OUTPUT_DIR to score (default: model-best)"),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="Which model folder of a pretraining OUTPUT_DIR to score (default: model-best)"
+    ),
     config: Optional[Path] = typer.Option(
-        None, "--config", help="Pretraining config (.cfg) whose corpus and training sections say how the dev text is "
-        "read and how many sentences count (default: the run's config.cfg, else the defaults)", exists=True, dir_okay=False,
+        None,
+        "--config",
+        help="Pretraining config (.cfg) whose corpus and training sections say how the dev text is "
+        "read and how many sentences count (default: the run's config.cfg, else the defaults)",
+        exists=True,
+        dir_okay=False,
     ),
     threads: int = typer.Option(0, "--threads", help="torch intra-op threads (0: torch's default)"),
 ) -> None:
@@ -30,7 +39,6 @@ def perplexity_cli(
     the number is comparable with the run's own metrics.jsonl."""
     import torch
 
-    from ..pretrain.checkpoint import CheckpointError
     from ..pretrain.errors import PretrainError
     from ..pretrain.perplexity import saved_model_perplexity
 
@@ -38,7 +46,7 @@ def perplexity_cli(
         torch.set_num_threads(threads)
     try:
         result = saved_model_perplexity(model_or_run_dir, dev_text, model, config)
-    except (PretrainError, CheckpointError, FileNotFoundError, ValueError) as err:
+    except (PretrainError, FileNotFoundError, ValueError) as err:  # CheckpointError is a PretrainError
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     typer.echo(json.dumps(result.to_dict()))

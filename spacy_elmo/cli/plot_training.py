@@ -1,4 +1,5 @@
 """``spacy-elmo plot-training``: a PNG of a pretraining run's loss and perplexity curves."""
+
 from pathlib import Path
 from typing import Optional
 
@@ -9,8 +10,12 @@ from ._app import app
 
 @app.command("plot-training")
 def plot_training_cli(
-    output_dir: Path = typer.Argument(..., help="A pretraining OUTPUT_DIR (with metrics.jsonl)", exists=True, file_okay=False),
-    image: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write the PNG (default OUTPUT_DIR/training.png)"),
+    output_dir: Path = typer.Argument(
+        ..., help="A pretraining OUTPUT_DIR (with metrics.jsonl)", exists=True, file_okay=False
+    ),
+    image: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Where to write the PNG (default OUTPUT_DIR/training.png)"
+    ),
 ) -> None:
     """Plot train loss and train/dev perplexity against steps."""
     from ..pretrain.plot import plot_training
@@ -19,5 +24,5 @@ def plot_training_cli(
         path = plot_training(output_dir, image)
     except (ValueError, RuntimeError) as err:
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     typer.echo(f"Wrote {path}")

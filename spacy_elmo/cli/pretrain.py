@@ -1,10 +1,10 @@
 """``spacy-elmo pretrain``: train a biLM on raw text, as a config describes."""
+
 from __future__ import annotations
 
 import json
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -20,16 +20,28 @@ from ._app import app
 )
 def pretrain_cli(
     ctx: typer.Context,
-    config_path: Path = typer.Argument(..., help="Pretraining config (.cfg), e.g. configs/bilm_small.cfg", exists=True, dir_okay=False),
-    output_dir: Path = typer.Argument(..., help="Where checkpoints, metrics.jsonl, model-last and model-best go"),
-    resume: bool = typer.Option(False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"),
-    auto_resume: bool = typer.Option(
-        False, "--auto-resume", help="Continue OUTPUT_DIR's interrupted run if it was started with the same config, "
-        "overrides and input files (recorded in OUTPUT_DIR/inputs.json); otherwise delete that run and start over. "
-        "A folder that holds no pretraining run is never deleted",
+    config_path: Path = typer.Argument(
+        ..., help="Pretraining config (.cfg), e.g. configs/bilm_small.cfg", exists=True, dir_okay=False
     ),
-    init_from: Optional[Path] = typer.Option(None, "--init-from", help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5"),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda, cuda:N or auto (a GPU if torch sees one; overrides system.device)"),
+    output_dir: Path = typer.Argument(..., help="Where checkpoints, metrics.jsonl, model-last and model-best go"),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run saved in OUTPUT_DIR, exactly where it stopped"
+    ),
+    auto_resume: bool = typer.Option(
+        False,
+        "--auto-resume",
+        help="Continue OUTPUT_DIR's interrupted run if it has the same settings (the config and overrides as "
+        "parsed) and input files (by content; recorded in OUTPUT_DIR/inputs.json); otherwise move that run aside "
+        "to OUTPUT_DIR.previous-N and start over. A folder that holds no pretraining run is never touched",
+    ),
+    init_from: Optional[Path] = typer.Option(
+        None,
+        "--init-from",
+        help="Start from these weights: a spacy-elmo model directory or AllenNLP options.json + .hdf5",
+    ),
+    device: Optional[str] = typer.Option(
+        None, "--device", help="cpu, cuda, cuda:N or auto (a GPU if torch sees one; overrides system.device)"
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
 ) -> None:
     """Pretrain a biLM. Config overrides follow, e.g. --paths.train corpus/train.txt --training.max_steps 100.
@@ -37,11 +49,9 @@ def pretrain_cli(
     Under torchrun (torchrun --nproc_per_node N -m spacy_elmo pretrain ...) each process trains
     on its own shard of the text with DistributedDataParallel.
     """
-    from ..pretrain.auto_resume import describe_inputs
     from ..pretrain.errors import PretrainError
-    from ..pretrain.run_files import MODEL_BEST, MODEL_LAST
+    from ..pretrain.output_folder import MODEL_BEST, MODEL_LAST
     from ..pretrain.settings import load_config, settings_from_config
-    from ..pretrain.stream import EmptyCorpusError
     from ..pretrain.train import pretrain
 
     _setup_logging()
@@ -55,11 +65,17 @@ def pretrain_cli(
             overrides["system.device"] = device
         config = load_config(config_path, overrides)
         settings = settings_from_config(config)
-        inputs = describe_inputs(config_path, _as_given(ctx.args, init_from, device)) if auto_resume else None
-        result = pretrain(settings, output_dir, resume=resume, config_text=config.to_str(), progress=not quiet, auto_resume=inputs)
-    except (PretrainError, EmptyCorpusError, OSError, ValueError) as err:  # OSError: CheckpointError, a full disk
+        result = pretrain(
+            settings,
+            output_dir,
+            resume=resume,
+            config_text=config.to_str(),
+            progress=not quiet,
+            auto_resume=auto_resume,
+        )
+    except PretrainError as err:  # every problem with the inputs or the output folder, named (pretrain/errors.py)
         typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if result.stopped_by_signal is not None:
         again = "run the same command again" if auto_resume else "continue with --resume"
         typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; {again}", err=True)
@@ -71,21 +87,24 @@ def pretrain_cli(
         )
 
 
-def _as_given(args: Sequence[str], init_from: Optional[Path], device: Optional[str]) -> list[str]:
-    """The run's overrides as the command line gave them, options that override config keys included."""
-    given = list(args)
-    if init_from is not None:
-        given += ["--init-from", str(init_from)]
-    if device is not None:
-        given += ["--device", device]
-    return given
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a record is emitted: a handler holding the stream of
+    the first run kept writing to it after a caller (a test, a notebook) had closed or replaced it."""
+
+    @property  # type: ignore[override]  # the base class stores a stream; this one looks it up
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 def _setup_logging() -> None:
     rank = int(os.environ.get("RANK", "0"))
     logger = logging.getLogger("spacy_elmo.pretrain")
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(message)s" if rank == 0 else f"[rank {rank}] %(message)s"))
         logger.addHandler(handler)
     logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)
@@ -97,16 +116,18 @@ def parse_overrides(args: Sequence[str]) -> dict[str, Any]:
 
     A flag with no value (followed by another ``--`` option or nothing) means ``true``.
     """
+    from ..pretrain.errors import ConfigError
+
     result: dict[str, Any] = {}
     items = list(args)
     index = 0
     while index < len(items):
         option = items[index]
         if not option.startswith("--"):
-            raise ValueError(f"Unexpected argument {option!r}: overrides look like --section.key value")
+            raise ConfigError(f"Unexpected argument {option!r}: overrides look like --section.key value")
         name, has_value, value = option[2:].partition("=")
         if "." not in name:
-            raise ValueError(f"Unknown option --{name}: config overrides need a section, like --training.{name}")
+            raise ConfigError(f"Unknown option --{name}: config overrides need a section, like --training.{name}")
         if not has_value:
             following = items[index + 1] if index + 1 < len(items) else None
             if following is None or following.startswith("--"):

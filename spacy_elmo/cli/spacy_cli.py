@@ -3,6 +3,7 @@
 spaCy loads the ``spacy_cli`` entry points when its CLI starts (``registry.cli``); loading this
 module adds the ``spacy-elmo`` command group to spaCy's app under the name ``elmo``.
 """
+
 from spacy.cli._util import app as spacy_app
 
 from . import app

@@ -9,8 +9,10 @@ reading is done once, here, one job a module:
 - :mod:`.jsonl`: a JSONL line's text (and tokens);
 - :mod:`.docbin`: the Docs of a ``.spacy`` file;
 - :mod:`.keyed_sentences`: ``embed``'s sentences, each with a key a rerun reproduces;
+- :mod:`.record_stream`: pretraining's resumable pass over many files, record by record, with
+  what it skipped counted;
 - :mod:`.pipelines`: the spaCy pipelines that tokenize and split sentences.
 
-Pretraining's resumable pass over many files and its text-to-sentences step build on these
-and live with it (``pretrain/records.py``, ``pretrain/text_sentences.py``).
+Pretraining's text-to-sentences step builds on these and lives with it
+(:mod:`spacy_elmo.pretrain.data`).
 """

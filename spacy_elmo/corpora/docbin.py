@@ -1,4 +1,5 @@
 """The Docs of a ``.spacy`` file (a spaCy ``DocBin``), with one clear error when it is damaged."""
+
 from __future__ import annotations
 
 from pathlib import Path

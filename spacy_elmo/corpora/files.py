@@ -3,6 +3,7 @@
 The format follows the file name, the same way for ``embed`` and for pretraining, so a file is
 never JSONL to one and text to the other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,7 +33,8 @@ def list_corpus_files(path: PathLike) -> list[Path]:
         return [path]
     if path.is_dir():
         return sorted(
-            p for p in path.rglob("*")
+            p
+            for p in path.rglob("*")
             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
         )
     raise FileNotFoundError(f"Corpus path not found: {path}")

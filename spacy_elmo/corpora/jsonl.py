@@ -3,6 +3,7 @@
 A bad line raises :class:`BadJsonLine` with the reason; whether that ends the read or is
 counted and passed over is the caller's choice (``embed`` stops, pretraining goes on).
 """
+
 from __future__ import annotations
 
 import json

@@ -19,6 +19,7 @@ be stored under the line's key as if they were the whole line's. A line that is 
 object with a string ``text`` stops the read with an error naming the file and line, and so
 does a binary (NUL bytes) or damaged file: the input is then probably not what was meant.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,10 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Union
 
+from ..formats.regular_files import open_regular_file
 from .docbin import read_docbin
 from .files import FORMATS, file_problem, guess_format
 from .jsonl import BadJsonLine, parse_jsonl_line
-from .lines import Line, read_lines
+from .lines import read_lines
 from .pipelines import sentence_spans
 
 logger = logging.getLogger("spacy_elmo")
@@ -72,10 +74,11 @@ def read_sentences(
     """Sentences of ``path``, one at a time (see the module docstring for keys and formats).
 
     Unreadable lines are skipped and counted in ``skipped`` (a fresh counter when None). The
-    file itself is checked at once: a missing, unreadable or binary file raises here."""
+    file itself is checked at once: a missing, unreadable or binary file raises here, and so
+    does anything but a regular file (``/dev/null``, a FIFO, a directory), saying what it is."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Input file not found: {path}")
+    with open_regular_file(path, "input file"):
+        pass  # opened without blocking (a FIFO would wait for a writer) and checked
     input_format = guess_format(path) if input_format == "auto" else input_format
     if input_format not in FORMATS:
         raise ValueError(f"input format must be one of {FORMATS} or 'auto', not {input_format!r}")
@@ -92,36 +95,39 @@ def read_sentences(
     return _doc_sentences(nlp.pipe(text for _, text, _ in paragraphs))
 
 
-def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[Line]:
-    """The lines of ``path`` that are UTF-8 and within ``max_line_bytes``; the others are counted."""
+def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[tuple[int, str]]:
+    """The lines of ``path`` (number, text) that are UTF-8 and within ``max_line_bytes``; the
+    others are counted."""
     for line in read_lines(path, max_line_bytes):
         if line.cut:
             skipped.add(path, line.number, f"longer than {max_line_bytes:,} bytes")
         elif line.text is None:
             skipped.add(path, line.number, f"not valid UTF-8 (byte {line.bad_byte})")
         else:
-            yield line
+            yield line.number, line.text
 
 
-def _text_lines(lines: Iterable[Line]) -> Iterator[tuple[int, str, Optional[list[str]]]]:
-    for line in lines:
-        text = line.text.strip()
+def _text_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, Optional[list[str]]]]:
+    for number, line in lines:
+        text = line.strip()
         if text:
-            yield line.number - 1, text, None
+            yield number - 1, text, None
 
 
-def _jsonl_records(path: Path, lines: Iterable[Line], skipped: SkippedLines) -> Iterator[tuple[int, str, Optional[list[str]]]]:
-    for line in lines:
-        if not line.text.strip():
+def _jsonl_records(
+    path: Path, lines: Iterable[tuple[int, str]], skipped: SkippedLines
+) -> Iterator[tuple[int, str, Optional[list[str]]]]:
+    for number, line in lines:
+        if not line.strip():
             continue
         try:
-            record = parse_jsonl_line(line.text, with_tokens=True)
+            record = parse_jsonl_line(line, with_tokens=True)
         except BadJsonLine as err:
-            raise ValueError(f"{path}:{line.number}: {err}") from err
+            raise ValueError(f"{path}:{number}: {err}") from err
         if record.has_lone_surrogate():
-            skipped.add(path, line.number, "a lone surrogate (\\ud800-\\udfff) has no UTF-8 form")
+            skipped.add(path, number, "a lone surrogate (\\ud800-\\udfff) has no UTF-8 form")
             continue
-        yield line.number - 1, record.text, record.tokens
+        yield number - 1, record.text, record.tokens
 
 
 def _whitespace_sentences(lines: Iterable[tuple[int, str, Optional[list[str]]]]) -> Iterator[Sentence]:

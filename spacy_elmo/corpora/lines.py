@@ -5,6 +5,7 @@ read, and ``max_line_bytes`` bounds what one line costs: a 1 GB line without a n
 there and the rest skipped in small pieces. Each line carries the byte offset just after it,
 where a later read can start again.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

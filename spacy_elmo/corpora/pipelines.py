@@ -1,4 +1,5 @@
 """The spaCy pipelines that tokenize texts and split them into sentences."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable

@@ -7,12 +7,13 @@ precision are decided once:
 - :mod:`.embedder`: :class:`Embedder` (sentences -> layers), :func:`embed_layers`, :func:`embed`;
 - :mod:`.plan`: which windows go into which batch (:mod:`.batching` sorts by length,
   :mod:`.windows` cuts long sentences and joins their layers);
-- :mod:`.batch_run`: one batch through the biLM's insides, a tensor on the model's device;
+- :mod:`.batch_forward`: one batch through the biLM's insides, a tensor on the model's device;
 - :mod:`.word_cache`: layer-0 vectors kept per word string, owned by an embedder;
-- :mod:`.mix`: the one layer mix ``gamma * sum_j w_j h_j`` (numpy or cupy);
-- :mod:`.corpus` and :mod:`.store`: ``spacy-elmo embed``'s driver and its crash-safe,
-  sharded HDF5 store (imported on demand: they need h5py).
+- :mod:`.mix`: the one layer mix ``gamma * sum_j w_j h_j`` (numpy or cupy).
+
+Writing a whole corpus into an HDF5 file (``spacy-elmo embed``) is :mod:`spacy_elmo.vector_file`'s job.
 """
+
 from .embedder import Embedder, embed, embed_layers
 from .mix import mix_layers
 

@@ -1,4 +1,5 @@
 """Grouping sentences into batches of similar length, so that little work is padding."""
+
 from __future__ import annotations
 
 from typing import Iterator, Optional, Sequence

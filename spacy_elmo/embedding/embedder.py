@@ -6,10 +6,11 @@ or precision change lands once:
 
 - the plan (:mod:`.plan`): sentences batched by length under a budget of padded tokens, long
   ones read as windows (:mod:`.windows`), decided by the lengths and settings only;
-- each batch through the biLM's insides (:mod:`.batch_run`), on the model's device;
+- each batch through the biLM's insides (:mod:`.batch_forward`), on the model's device;
 - layer 0 from the word cache the embedder owns (:mod:`.word_cache`), when it has one;
 - precision is the model's forward option (``BiLM.use_autocast``), read here, never set.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -18,7 +19,7 @@ import numpy
 import torch
 
 from ..nn.bilm import BiLM
-from .batch_run import run_batch, to_host
+from .batch_forward import run_batch, to_host
 from .mix import mix_layers
 from .plan import Group, plan_groups
 from .windows import Window, stitch

@@ -5,6 +5,7 @@ Written once for every caller: :func:`embed` and ``spacy-elmo embed --layers mix
 layer (numpy or cupy, passed as ``xp``). The arithmetic is the same everywhere: the weighted
 sum over the layer axis in one ``tensordot``, then the scale, in float32.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -32,9 +33,7 @@ def scale(summed: Any, gamma: Any) -> Any:
     return (gamma * summed).astype(numpy.float32, copy=False)
 
 
-def mix_layers(
-    layers: Any, layer_weights: Optional[Sequence[float]] = None, gamma: float = 1.0, xp: Any = None
-) -> Any:
+def mix_layers(layers: Any, layer_weights: Optional[Sequence[float]] = None, gamma: float = 1.0, xp: Any = None) -> Any:
     """``gamma * sum_j w_j * layers[j]`` over the first axis of ``(L+1, n, D)`` layers.
 
     ``layer_weights`` are used as given (``[0, 0, 1]`` is the top layer); ``None`` averages

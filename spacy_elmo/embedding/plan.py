@@ -9,6 +9,7 @@ but the lengths, two processes (or a rerun) form the same groups: ``spacy-elmo e
 one crash-safe part per group and splits groups between shards, and the ``elmo`` component's
 Thinc layer runs the same batches through the torch wrapper when it trains.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -7,6 +7,7 @@ BOS/EOS, and the windows' layers are joined along the token axis. Every caller (
 component, ``embed``/``embed_layers``, ``spacy-elmo embed``) goes through :func:`cut` and
 :func:`stitch`, so they all read a long sentence the same way.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -15,13 +15,13 @@ lock is released (a row may be handed to another word right after), and the enco
 the misses outside the lock. Vectors computed under a version that has since changed are
 returned to their caller but never stored.
 """
+
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Hashable, Optional, Sequence
-
-import threading
 
 import torch
 
@@ -116,7 +116,7 @@ class WordVectorCache:
                     hit_positions.append(position)
                     hit_rows.append(row)
             # A copy: once the lock is released, another thread may reuse these rows.
-            hits = self._table[_index(hit_rows, self._table)] if hit_positions else None
+            hits = self._filled_table()[_index(hit_rows, self._filled_table())] if hit_positions else None
             self._stats.tokens += n_tokens
             self._stats.computed += len(miss_positions)
         missing = [words[p] for p in miss_positions]
@@ -146,7 +146,12 @@ class WordVectorCache:
             rows.append(row)
             kept.append(position)
         if rows:
-            self._table[_index(rows, vectors)] = vectors[_index(kept, vectors)]
+            self._filled_table()[_index(rows, vectors)] = vectors[_index(kept, vectors)]
+
+    def _filled_table(self) -> torch.Tensor:
+        """The table, which exists once a row has been handed out (:meth:`_take_row` grows it)."""
+        assert self._table is not None, "a word has a row only after the table was grown"
+        return self._table
 
     def _take_row(self, like: torch.Tensor) -> int:
         """The next unused row of the table (grown as needed), or the LRU entry's row when full."""
@@ -172,7 +177,7 @@ class WordVectorCache:
         return {"max_words": self.max_words}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["max_words"])
+        WordVectorCache.__init__(self, state["max_words"])  # the class has no subclasses
 
     def __deepcopy__(self, memo: dict) -> "WordVectorCache":
         return WordVectorCache(self.max_words)

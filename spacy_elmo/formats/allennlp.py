@@ -15,6 +15,7 @@ weights as numpy arrays named as in ``BiLM.state_dict()`` (``BiLM.from_allennlp`
 - ``softmax/W`` (V, P) and ``softmax/b`` (V,) when the model has an output softmax (ours only;
   AllenNLP ignores them).
 """
+
 from __future__ import annotations
 
 import json

@@ -30,6 +30,7 @@ The mapping onto our model, for each piece:
   ``state_projection``; gates in the order input, forget, candidate, output, where ours are
   input, candidate, forget, output. Layers above the first add their input (skip connections).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,6 +42,7 @@ import numpy
 
 from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
 from .hdf5_arrays import finite_float32
+from .regular_files import read_regular_file
 from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
@@ -52,11 +54,20 @@ WORD_DIC = "word.dic"
 TOKEN_EMBEDDER = "token_embedder.pkl"
 ENCODER = "encoder.pkl"
 _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
+#: Bounds on what is read: their configs are a few hundred bytes, a dictionary of a million
+#: words some 15 MB.
+MAX_JSON_BYTES = 1 << 20
+MAX_JSON_DEPTH = 16  # theirs nest 3 deep; deeper values would overflow repr() in an error message
+MAX_DICTIONARY_BYTES = 1 << 26
 
 _SAMPLE = {
     "encoder": {"name": "elmo", "projection_dim": 512, "cell_clip": 3, "proj_clip": 3, "dim": 4096, "n_layers": 2},
     "token_embedder": {
-        "name": "cnn", "activation": "relu", "n_highway": 2, "word_dim": 100, "char_dim": 50,
+        "name": "cnn",
+        "activation": "relu",
+        "n_highway": 2,
+        "word_dim": 100,
+        "char_dim": 50,
         "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
         "max_characters_per_token": 50,
     },
@@ -72,8 +83,8 @@ logger = logging.getLogger(__name__)
 
 
 def is_elmoformanylangs_dir(path: PathLike) -> bool:
-    path = Path(path)
-    return all((path / name).is_file() for name in (TRAINER_CONFIG, TOKEN_EMBEDDER, ENCODER))
+    path = Path(path)  # exists(), not is_file(): a FIFO or device there is refused by name when read
+    return path.is_dir() and all((path / name).exists() for name in (TRAINER_CONFIG, TOKEN_EMBEDDER, ENCODER))
 
 
 def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexicon]:
@@ -104,7 +115,7 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
 
 def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     """The model config (and the name to use in errors) that ``config.json`` names."""
-    trainer = _read_json_object(directory / TRAINER_CONFIG)
+    trainer = _read_json_object(directory / TRAINER_CONFIG, "trainer's config")
     named = trainer.get("config_path")
     if not isinstance(named, str) or not named.strip():
         raise ValueError(f"{directory / TRAINER_CONFIG}: 'config_path' (the model config's file) is missing")
@@ -113,8 +124,8 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     candidates.append(directory / base)
     root = directory.resolve()
     for candidate in candidates:
-        if candidate.is_file() and root in candidate.resolve().parents:
-            return _read_json_object(candidate), str(candidate)
+        if candidate.exists() and root in candidate.resolve().parents:  # a FIFO too: refused by name
+            return _read_json_object(candidate, "model config"), str(candidate)
     if base in BUNDLED_CONFIGS:
         logger.warning("%s: %s is not in the directory; using ELMoForManyLangs' bundled values", directory, base)
         return BUNDLED_CONFIGS[base], f"{directory / TRAINER_CONFIG} (bundled {base})"
@@ -123,16 +134,32 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     )
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def _read_json_object(path: Path, what: str) -> dict[str, Any]:
+    raw = read_regular_file(path, what, MAX_JSON_BYTES)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path} is missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a readable JSON file: {err}") from err
+        data = json.loads(raw.decode("utf-8"))
+        too_deep = _depth(data) > MAX_JSON_DEPTH
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a readable JSON file: {err}") from None
+    except RecursionError:  # json's parser recurses; the depth limit of Python's stack stops it
+        too_deep = True
+    if too_deep:
+        raise ValueError(f"{path} is not a readable JSON file: it is nested more than {MAX_JSON_DEPTH} deep")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
     return data
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in a JSON value (counted without recursing)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_JSON_DEPTH:
+                pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest
 
 
 def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
@@ -167,12 +194,13 @@ def _config(
         isinstance(f, list) and len(f) == 2 and all(type(n) is int for n in f) for f in filters
     ):
         raise ValueError(f"{where}: 'filters' must be a list of [width, n_filters] integer pairs")
+    activation: Any = embedder.get("activation")  # any JSON value: BiLMConfig rejects what names no activation
     try:
         return BiLMConfig(
             char_embed_dim=_positive(embedder, "char_dim", where),
             filters=tuple((w, n) for w, n in filters),
             n_highway=_positive(embedder, "n_highway", where, allow_zero=True),
-            activation=embedder.get("activation"),
+            activation=activation,
             lstm_dim=_positive(encoder, "dim", where),
             projection_dim=_positive(encoder, "projection_dim", where),
             n_layers=_positive(encoder, "n_layers", where),
@@ -194,12 +222,11 @@ def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]
     """``char.dic`` or ``word.dic``: entry -> id, read line by line as their ``Embedder`` does
     (a later line for the same entry wins). It must hold ``markers``, and ids from 0 to one
     less than its number of entries (their table has a row per entry)."""
+    raw = read_regular_file(path, "model's dictionary", MAX_DICTIONARY_BYTES)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path} is missing (the model's dictionary)") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path} is not UTF-8 text (at byte {err.start})") from err
+        raise ValueError(f"{path} is not UTF-8 text (at byte {err.start})") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline ending the last line

@@ -9,6 +9,7 @@ pipeline, so every file this package reads is refused if it holds one (:func:`ch
 Every weight, from HDF5 or from ELMoForManyLangs' torch files, passes :func:`finite_float32`:
 finite in the float32 the model holds it in.
 """
+
 from __future__ import annotations
 
 import io
@@ -90,7 +91,7 @@ def open_safe_hdf5(
         raise unreadable(err) from err
     try:
         with named_damage(where or str(path)):
-            check_hdf5_safe(handle, where or path)
+            check_hdf5_safe(handle, where or str(path))
         if check is not None:
             check(handle)
     except BaseException:

@@ -16,6 +16,7 @@ written (a flipped bit, a file of another model, a hand edit, half of an interru
 refused before HDF5 parses anything. Models written before the checksums (code-point models
 included) load without that check.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,8 +46,18 @@ CHECKSUMS = "sha256"  # config.json: file name (or "config" for the settings) ->
 #: The settings of every config.json of format version 1; a setting added later may be absent
 #: from older files and then takes its default, these may not.
 REQUIRED_SETTINGS = (
-    "char_embed_dim", "filters", "n_highway", "activation", "lstm_dim", "projection_dim", "n_layers",
-    "cell_clip", "proj_clip", "use_skip_connections", "vocab_size", "forget_bias",
+    "char_embed_dim",
+    "filters",
+    "n_highway",
+    "activation",
+    "lstm_dim",
+    "projection_dim",
+    "n_layers",
+    "cell_clip",
+    "proj_clip",
+    "use_skip_connections",
+    "vocab_size",
+    "forget_bias",
 )
 #: ... and of every code-point model's (its sizes are not the byte encoding's defaults).
 CODE_POINT_SETTINGS = ("max_characters_per_token", "n_characters", "word_dim", "n_words")

@@ -18,6 +18,7 @@ is a table (:data:`MESSAGES`), which a caller may lead with the name of its own 
 setting (:func:`messages_for`) or replace; the search is the same for every caller. Loading
 what is found is :func:`spacy_elmo.loading.load_bilm`'s job: this module reads no weights.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -84,7 +85,7 @@ MESSAGES: Messages = {
     "spacy_pipeline": (
         ValueError,
         "{path} is a trained spaCy pipeline, not biLM weights: reuse its elmo component with "
-        "[components.elmo] source = \"{path}\", or export its biLM with `spacy-elmo "
+        '[components.elmo] source = "{path}", or export its biLM with `spacy-elmo '
         "export-allennlp {path} OUT_DIR` and pass OUT_DIR",
     ),
     "pretraining_run": (
@@ -94,7 +95,7 @@ MESSAGES: Messages = {
     "training_run": (
         ValueError,
         "{path} is a spacy train output folder: its pipelines are {path}/model-best and model-last; "
-        "reuse one's elmo component with [components.elmo] source = \"{path}/model-best\", or export "
+        'reuse one\'s elmo component with [components.elmo] source = "{path}/model-best", or export '
         "its biLM with `spacy-elmo export-allennlp {path}/model-best OUT_DIR` and pass OUT_DIR",
     ),
 }
@@ -131,8 +132,13 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
         kind, template = messages.get(unusable.problem) or MESSAGES[unusable.problem]
         parent = path if path.is_dir() else path.parent
         fields = dict(
-            path=path, parent=parent, found=unusable.found, missing=unusable.missing,
-            options=OPTIONS_FILE, config=CONFIG_FILE, weights=WEIGHTS_FILE,
+            path=path,
+            parent=parent,
+            found=unusable.found,
+            missing=unusable.missing,
+            options=OPTIONS_FILE,
+            config=CONFIG_FILE,
+            weights=WEIGHTS_FILE,
         )
         raise kind(template.format(**fields)) from None
 

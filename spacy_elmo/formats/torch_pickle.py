@@ -1,31 +1,42 @@
 """State dicts written by ``torch.save``, read without running code, every shape checked first.
 
-``torch.save`` writes one of two containers. The zip archive (torch 1.6 and later) holds the
-object as ``<name>/data.pkl`` and each storage's bytes as ``<name>/data/<key>``. The legacy
-stream (torch 1.5 and before: ELMoForManyLangs' published models are torch 0.4 files) is five
-pickles in a row (a magic number, a protocol number, system facts, the object, the list of
-storage keys), then the storages' bytes, each after an 8-byte count. In both, a tensor is the
-call ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)``, its storage a
-persistent id ``("storage", torch.<Type>Storage, key, location, numel[, view])``.
+``torch.save`` writes one of two containers, told apart as ``torch.load`` does, by the first
+bytes. The zip archive (torch 1.6 and later) holds the object as ``<name>/data.pkl`` and each
+storage's bytes as ``<name>/data/<key>`` (its layout is checked by :mod:`.torch_zip`). The
+legacy stream (torch 1.5 and before: ELMoForManyLangs' published models are torch 0.4 files)
+is five pickles in a row (a magic number, a protocol number, system facts, the object, the
+list of storage keys), then the storages' bytes, each after an 8-byte element count. In both,
+a tensor is the call ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)``,
+its storage a persistent id ``("storage", torch.<Type>Storage, key, location, numel[, view])``.
 
 :func:`stored_tensors` walks the object's pickle with an unpickler that knows an ordered dict
 and stand-ins for those two and refuses every other name: nothing is called, no tensor is
-allocated, and it returns each tensor's shape and the bytes its storage claims, which must be
-in the file. :func:`read_state_dict` compares that with the shapes the caller expects, and only
-then lets ``torch.load(weights_only=True)`` read the data (a small file claiming a huge tensor
-would otherwise make the legacy reader allocate it before noticing).
+allocated, and it returns each tensor's shape. It reads only the opcodes torch's weights-only
+unpickler reads. Every byte of the file must be accounted for
+(members and directory, or pickles and storages, with nothing after them): the checks and
+``torch.load`` then cannot read different pickles, and the storages, which ``torch.load``
+allocates, add up to no more than the file's size. The unpickler is Python's own, not the C
+one, so that no opcode can make it allocate more than the pickle's size (the C one sizes its
+memo by the largest index named) or recurse. :func:`read_state_dict` compares the shapes with
+those the caller expects, and only then lets ``torch.load(weights_only=True)`` read the data,
+from the very file handle that was checked.
 """
+
 from __future__ import annotations
 
 import collections
 import io
+import os
 import pickle
 import struct
-import zipfile
+import tarfile
 from pathlib import Path
-from typing import Any, Callable, Mapping, NamedTuple, Union
+from typing import Any, BinaryIO, Callable, Mapping, NamedTuple, Optional, Union
 
 import numpy
+
+from .regular_files import open_regular_file
+from .torch_zip import ZIP_MAGIC, open_torch_zip
 
 PathLike = Union[str, Path]
 
@@ -33,11 +44,31 @@ LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 #: Bytes per element of the storage types a state dict may name.
 STORAGE_BYTES = {
-    "DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
-    "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1, "ByteStorage": 1, "BoolStorage": 1,
+    "DoubleStorage": 8,
+    "FloatStorage": 4,
+    "HalfStorage": 2,
+    "BFloat16Storage": 2,
+    "LongStorage": 8,
+    "IntStorage": 4,
+    "ShortStorage": 2,
+    "CharStorage": 1,
+    "ByteStorage": 1,
+    "BoolStorage": 1,
 }
 FLOAT_STORAGES = ("DoubleStorage", "FloatStorage", "HalfStorage", "BFloat16Storage")
-MAX_PICKLE_BYTES = 64 << 20  # the object pickle of a state dict is small; its data is elsewhere
+#: The pickles of a state dict are small (a published model's: 3 kB); its data is elsewhere.
+MAX_PICKLE_BYTES = 4 << 20
+_DAMAGE = (
+    pickle.UnpicklingError,
+    EOFError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+    struct.error,
+)
 
 
 # Tuples, not classes with a ``__dict__``: a pickle's BUILD opcode cannot rewrite them.
@@ -64,21 +95,91 @@ class _Refused(Exception):
 
 
 def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> StoredTensor:
-    """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built."""
-    if not isinstance(storage, _Storage) or not all(
-        isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride)
-    ) or type(offset) is not int or offset < 0 or len(size) != len(stride):
+    """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built.
+    (``rest``: requires_grad, backward hooks and, since torch 1.12, metadata.)"""
+    if (
+        not isinstance(storage, _Storage)
+        or not all(isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride))
+        or type(offset) is not int
+        or offset < 0
+        or len(size) != len(stride)
+        or len(rest) not in (2, 3)
+    ):
         raise _Refused("a tensor with a malformed storage, offset, size or stride")
     if 0 not in size and offset + sum((n - 1) * step for n, step in zip(size, stride)) >= storage.numel:
         raise _Refused(f"a tensor of shape {size} that reaches past its storage of {storage.numel} elements")
     return StoredTensor(tuple(size), storage.kind)
 
 
-class _ShapeReader(pickle.Unpickler):
+#: The opcodes torch's weights-only unpickler reads (protocol 2's, less the text and frame
+#: ones): every other is refused, so that both consume the same bytes of a legacy stream.
+_TORCH_OPCODES = (
+    pickle.APPEND,
+    pickle.APPENDS,
+    pickle.BINFLOAT,
+    pickle.BINGET,
+    pickle.BININT,
+    pickle.BININT1,
+    pickle.BININT2,
+    pickle.BINPERSID,
+    pickle.BINPUT,
+    pickle.BINUNICODE,
+    pickle.BUILD,
+    pickle.EMPTY_DICT,
+    pickle.EMPTY_LIST,
+    pickle.EMPTY_SET,
+    pickle.EMPTY_TUPLE,
+    pickle.GLOBAL,
+    pickle.LONG1,
+    pickle.LONG_BINGET,
+    pickle.LONG_BINPUT,
+    pickle.MARK,
+    pickle.NEWFALSE,
+    pickle.NEWOBJ,
+    pickle.NEWTRUE,
+    pickle.NONE,
+    pickle.PROTO,
+    pickle.REDUCE,
+    pickle.SETITEM,
+    pickle.SETITEMS,
+    pickle.SHORT_BINSTRING,
+    pickle.STOP,
+    pickle.TUPLE,
+    pickle.TUPLE1,
+    pickle.TUPLE2,
+    pickle.TUPLE3,
+)
+
+
+class _Opcodes(dict):
+    def __missing__(self, code: int) -> Any:
+        raise pickle.UnpicklingError(f"pickle opcode {code:#04x}, which torch's weights-only reader refuses")
+
+
+class _Plain(pickle._Unpickler):  # Python's unpickler: see the module docstring
+    """Unpickles plain values only (the legacy stream's header and key list)."""
+
+    stack: list[Any]  # the unpickler's value stack, set by load()
+    dispatch = _Opcodes({op[0]: pickle._Unpickler.dispatch[op[0]] for op in _TORCH_OPCODES})
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _Refused(f"the name {module}.{name}")
+
+    def load_build(self) -> None:
+        """Sets attributes: only torch's ``_metadata`` of a state dict, which is dropped."""
+        state = self.stack.pop()
+        if type(self.stack[-1]) is not collections.OrderedDict or not isinstance(state, dict):
+            raise _Refused(f"a BUILD (an attribute update) of a {type(self.stack[-1]).__name__}")
+
+    dispatch[pickle.BUILD[0]] = load_build
+
+
+class _ShapeReader(_Plain):
     """Unpickles a state dict into :class:`StoredTensor` records; any other name is refused."""
 
-    def __init__(self, file: io.BufferedIOBase) -> None:
+    def __init__(self, file: BinaryIO, pid_length: int) -> None:
         super().__init__(file)
+        self.pid_length = pid_length  # 5 in the zip container; 6 (a view, None) in the legacy one
         self.storages: dict[str, _Storage] = {}
 
     def find_class(self, module: str, name: str) -> Any:
@@ -91,39 +192,37 @@ class _ShapeReader(pickle.Unpickler):
         raise _Refused(f"the name {module}.{name}")
 
     def persistent_load(self, pid: Any) -> _Storage:
-        if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
+        if not (type(pid) is tuple and len(pid) == self.pid_length and pid[0] == "storage"):
             raise _Refused("a persistent object that is not a storage")
         kind, key, numel = pid[1], pid[2], pid[4]
-        if not isinstance(kind, _StorageType) or type(numel) is not int or numel < 0:
-            raise _Refused("a storage with a malformed type or size")
-        if len(pid) == 6 and pid[5] is not None:
+        if not isinstance(kind, _StorageType) or type(key) is not str or type(numel) is not int or numel < 0:
+            raise _Refused("a storage with a malformed type, key or size")
+        if len(pid) == 6 and pid[5] is not None:  # the legacy container's view
             raise _Refused("a storage view")
-        storage = _Storage(str(key), kind.name, numel)
+        storage = _Storage(key, kind.name, numel)
         if self.storages.setdefault(storage.key, storage) != storage:
             raise _Refused(f"storage {storage.key!r} described twice, differently")
         return storage
 
 
-class _Plain(pickle.Unpickler):
-    """Unpickles plain values only (the legacy stream's header and key list)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise _Refused(f"the name {module}.{name}")
-
-
-def stored_tensors(path: PathLike) -> dict[str, StoredTensor]:
+def stored_tensors(path: PathLike, handle: Optional[BinaryIO] = None) -> dict[str, StoredTensor]:
     """The name, shape and type of every tensor of the state dict ``torch.save`` wrote to
     ``path`` (either container), read without allocating any; a ``ValueError`` naming the file
-    says what else it holds, or which storage the file lacks the bytes of."""
+    says what else it holds, or how its bytes disagree with what it claims. ``handle``: the
+    file, already open (what is checked is then what the caller goes on to read)."""
     path = Path(path)
+    if handle is None:
+        with open_regular_file(path, "torch.save file") as opened:
+            return stored_tensors(path, opened)
+    handle.seek(0)
+    size = os.fstat(handle.fileno()).st_size
     try:
-        if zipfile.is_zipfile(path):
-            result, reader = _zip_tensors(path)
-        else:
-            result, reader = _legacy_tensors(path)
+        is_zip = handle.read(len(ZIP_MAGIC)) == ZIP_MAGIC
+        handle.seek(0)
+        result = _zip_tensors(handle, size) if is_zip else _legacy_tensors(handle, size)
     except _Refused as refused:
         raise ValueError(f"{path} is not a plain state dict of tensors: it holds {refused}") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, struct.error) as err:
+    except _DAMAGE as err:
         raise ValueError(f"{path} is not a readable torch.save file: {err}") from None
     if not isinstance(result, dict) or not all(
         isinstance(k, str) and isinstance(v, StoredTensor) for k, v in result.items()
@@ -132,43 +231,77 @@ def stored_tensors(path: PathLike) -> dict[str, StoredTensor]:
     return dict(result)
 
 
-def _zip_tensors(path: Path) -> tuple[Any, _ShapeReader]:
-    with zipfile.ZipFile(path) as archive:
-        infos = {info.filename: info for info in archive.infolist()}
-        objects = [name for name in infos if name.count("/") == 1 and name.endswith("/data.pkl")]
-        if len(objects) != 1:
-            raise ValueError(f"expected one <name>/data.pkl in the archive, found {len(objects)}")
-        prefix = objects[0][: -len("data.pkl")]
-        if infos[objects[0]].file_size > MAX_PICKLE_BYTES:
-            raise ValueError(f"{objects[0]} claims {infos[objects[0]].file_size} bytes")
-        reader = _ShapeReader(io.BytesIO(archive.read(objects[0])))
+def _zip_tensors(handle: BinaryIO, size: int) -> Any:
+    archive, folder = open_torch_zip(handle, size)
+    with archive:
+        members = {info.filename: info for info in archive.infolist()}
+        pickle_name = folder + "data.pkl"
+        if pickle_name not in members:
+            raise ValueError(f"no {pickle_name} in the archive")
+        if members[pickle_name].file_size > MAX_PICKLE_BYTES:
+            raise ValueError(f"{pickle_name} is {members[pickle_name].file_size} bytes, more than {MAX_PICKLE_BYTES}")
+        reader = _ShapeReader(io.BytesIO(archive.read(pickle_name)), pid_length=5)
         result = reader.load()
-        for storage in reader.storages.values():
-            entry = infos.get(f"{prefix}data/{storage.key}")
-            needed = storage.numel * STORAGE_BYTES[storage.kind]
-            if entry is None or entry.file_size < needed:
-                raise ValueError(f"storage {storage.key!r} needs {needed} bytes, which the archive does not hold")
-    return result, reader
+    total = 0
+    for storage in reader.storages.values():
+        entry = members.get(f"{folder}data/{storage.key}")
+        needed = storage.numel * STORAGE_BYTES[storage.kind]
+        if entry is None or entry.file_size != needed:
+            held = "none" if entry is None else f"{entry.file_size}"
+            raise ValueError(f"storage {storage.key!r} needs {needed} bytes, but the archive holds {held} for it")
+        total += needed
+    if total > size:
+        raise ValueError(f"its storages claim {total} bytes, more than the file's {size}")
+    return result
 
 
-def _legacy_tensors(path: Path) -> tuple[Any, _ShapeReader]:
-    size = path.stat().st_size
-    with path.open("rb") as stream:
-        if _Plain(stream).load() != LEGACY_MAGIC:
-            raise ValueError("no torch.save magic number (neither a zip archive nor a legacy torch file)")
-        if _Plain(stream).load() != LEGACY_PROTOCOL:
-            raise ValueError("an unknown legacy protocol version")
-        _Plain(stream).load()  # system facts (byte order, type sizes)
-        reader = _ShapeReader(stream)
-        result = reader.load()
-        keys = _Plain(stream).load()
-        data_bytes = size - stream.tell()
-    if not isinstance(keys, list) or sorted(map(str, keys)) != sorted(reader.storages):
+def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
+    if _is_tar(handle):
+        raise ValueError("a tar archive (torch's container before 0.4), which torch.load would read instead")
+    head = io.BytesIO(handle.read(min(size, MAX_PICKLE_BYTES)))
+    try:
+        magic = _Plain(head).load()
+    except _DAMAGE + (_Refused,):
+        magic = None
+    if magic != LEGACY_MAGIC:
+        raise ValueError("no torch.save magic number (neither a zip archive nor a legacy torch file)")
+    if _Plain(head).load() != LEGACY_PROTOCOL:
+        raise ValueError("an unknown legacy protocol version")
+    _Plain(head).load()  # system facts (byte order, type sizes)
+    reader = _ShapeReader(head, pid_length=6)
+    result = reader.load()
+    keys = _Plain(head).load()
+    if (
+        not isinstance(keys, list)
+        or not all(type(key) is str for key in keys)
+        or len(set(keys)) != len(keys)
+        or set(keys) != set(reader.storages)
+    ):
         raise ValueError("the storage key list does not match the storages the object uses")
+    position = head.tell()
     needed = sum(8 + s.numel * STORAGE_BYTES[s.kind] for s in reader.storages.values())
-    if needed > data_bytes:
-        raise ValueError(f"its tensors claim {needed} bytes of data, but only {data_bytes} follow")
-    return result, reader
+    if needed > size - position:
+        raise ValueError(f"its tensors claim {needed} bytes of data, but only {size - position} follow")
+    if needed < size - position:
+        raise ValueError(f"{size - position - needed} bytes follow the last storage (data appended?)")
+    for key in keys:  # torch reads them in this order, each after its element count
+        storage = reader.storages[key]
+        handle.seek(position)
+        if struct.unpack("<q", handle.read(8))[0] != storage.numel:
+            raise ValueError(f"storage {key!r} of {storage.numel} elements is not at byte {position}")
+        position += 8 + storage.numel * STORAGE_BYTES[storage.kind]
+    return result
+
+
+def _is_tar(handle: BinaryIO) -> bool:
+    """Whether torch's legacy reader would take the file for a tar archive (its first try)."""
+    block = handle.read(tarfile.BLOCKSIZE)
+    handle.seek(0)
+    try:
+        tarfile.TarInfo.frombuf(block, tarfile.ENCODING, "surrogateescape")
+    except tarfile.HeaderError:
+        return False
+    return True
 
 
 def read_state_dict(
@@ -177,25 +310,30 @@ def read_state_dict(
     """The tensors of ``path`` as numpy float arrays: exactly the names and shapes of ``expected``
     (compared before any data is read), each as ``convert(array, what)`` returns it (e.g. cast to
     the model's dtype and checked to be finite there; ``what`` names the file and the tensor).
-    Every problem is a ``ValueError`` naming the file and the tensor."""
+    Every problem is a ``ValueError`` naming the file and the tensor (``FileNotFoundError``
+    when there is no file)."""
     import torch
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Weight file not found: {path}")
-    found = stored_tensors(path)
-    missing, unused = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-    if missing or unused:
-        raise ValueError(f"{path}: tensors missing: {missing or 'none'}; tensors the config does not use: {unused or 'none'}")
-    for name, shape in expected.items():
-        if found[name].shape != tuple(shape):
-            raise ValueError(f"{path}: tensor {name!r} has shape {found[name].shape}, but the config implies {tuple(shape)}")
-        if found[name].storage_type not in FLOAT_STORAGES:
-            raise ValueError(f"{path}: tensor {name!r} is a {found[name].storage_type}, not floating point")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many kinds here; all mean "not a file we read"
-        raise ValueError(f"{path} could not be read by torch.load(weights_only=True): {err}") from err
+    with open_regular_file(path, "weights file") as handle:
+        found = stored_tensors(path, handle)
+        missing, unused = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+        if missing or unused:
+            raise ValueError(
+                f"{path}: tensors missing: {missing or 'none'}; tensors the config does not use: {unused or 'none'}"
+            )
+        for name, shape in expected.items():
+            if found[name].shape != tuple(shape):
+                raise ValueError(
+                    f"{path}: tensor {name!r} has shape {found[name].shape}, but the config implies {tuple(shape)}"
+                )
+            if found[name].storage_type not in FLOAT_STORAGES:
+                raise ValueError(f"{path}: tensor {name!r} is a {found[name].storage_type}, not floating point")
+        handle.seek(0)
+        try:
+            state = torch.load(handle, map_location="cpu", weights_only=True)
+        except Exception as err:  # torch raises many kinds here; all mean "not a file we read"
+            raise ValueError(f"{path} could not be read by torch.load(weights_only=True): {err}") from None
     arrays = {}
     for name in expected:
         tensor = state[name]

@@ -6,6 +6,7 @@ them in training, and they would disturb the context of their neighbours; they g
 vectors. Sentences longer than the biLM's window are cut by the embedder
 (:mod:`spacy_elmo.embedding.windows`), the same way for every caller.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -8,6 +8,7 @@ time the listener reads ``doc._.elmo_layers``. Each listener then applies its ow
 single layer). With ``grad_factor = 0`` (the default) no gradient reaches the biLM and it stays
 frozen.
 """
+
 from __future__ import annotations
 
 import copy
@@ -60,7 +61,7 @@ class ElmoLayersListener(Model):
     def __init__(self, upstream_name: str, grad_factor: float = 0.0) -> None:
         if grad_factor < 0:
             raise ValueError(f"grad_factor must not be negative, not {grad_factor}")
-        dims = {"nL": None, "nO": None}
+        dims: dict[str, Optional[int]] = {"nL": None, "nO": None}
         Model.__init__(self, name=self.name, forward=forward, init=_init, dims=dims, attrs={"grad_factor": grad_factor})
         self.upstream_name = upstream_name
         self._batch_id: Optional[int] = None
@@ -177,8 +178,8 @@ def _warn_if_unannotated(model: ElmoLayersListener, docs: List[Doc]) -> None:
         f"The ELMo listener {who} found no elmo layers on {missing} of {len(docs)} Docs and uses "
         "all-zero ELMo features for them: the elmo component did not run before it (disabled, "
         "excluded or removed?). Keep it enabled, or give this component its own biLM copy with "
-        f"nlp.replace_listeners(\"{upstream}\", \"{model._component or 'COMPONENT'}\", "
-        "[\"model.tok2vec.elmo\"]). Warned once.",
+        f'nlp.replace_listeners("{upstream}", "{model._component or "COMPONENT"}", '
+        '["model.tok2vec.elmo"]). Warned once.',
         UserWarning,
         stacklevel=3,
     )

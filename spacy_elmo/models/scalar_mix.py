@@ -14,10 +14,11 @@ paper's downstream recipe: ``mix_dropout`` on the mixed vector in training steps
 parameters that pulls the mix towards the even average (``a = 0``), as bilm-tf's ``l2_coef``.
 Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 from spacy.util import registry
 from thinc.api import Model
@@ -100,15 +101,16 @@ def init(model: Model, X: Optional[List[Floats3d]] = None, Y: Optional[object] =
     model.set_param("gamma", gamma)
 
 
-def layer_weights(model: Model, mask=None):
-    """softmax(a) over the layers that are kept (all of them unless ``mask`` says otherwise).
+def mix_softmax_weights(model: Model, mask=None):
+    """The weights the mix gives each layer: softmax(a) over the layers that are kept (all of
+    them unless ``mask`` says otherwise); with fixed weights, those weights as given.
 
-    With fixed weights: those weights, as given.
+    Not the ``elmo`` component's ``layer_weights`` setting (the fixed mix behind ``token._.elmo``).
     """
     fixed = model.attrs["fixed_layer_weights"]
     if fixed is not None:
         return model.ops.asarray1f(fixed)
-    xp = model.ops.xp
+    xp: Any = model.ops.xp  # numpy or cupy (thinc's annotation of ops.xp names modules mypy cannot resolve)
     a = model.get_param("a")
     if mask is not None:
         a = xp.where(mask, a, -xp.inf)
@@ -118,7 +120,7 @@ def layer_weights(model: Model, mask=None):
 
 def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Floats2d], Callable]:
     ops = model.ops
-    xp = ops.xp
+    xp: Any = ops.xp  # numpy or cupy
     lengths = [x.shape[1] for x in X]
     n_layers, width = model.get_dim("nL"), model.get_dim("nO")
     H = xp.concatenate(X, axis=1) if X else ops.alloc3f(n_layers, 0, width)
@@ -126,7 +128,7 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
     if model.attrs["layer_norm"]:
         H, backprop_norm = _normalize(H)
     mask = _layer_mask(model) if is_train else None
-    weights = layer_weights(model, mask)
+    weights = mix_softmax_weights(model, mask)
     learned = model.attrs["fixed_layer_weights"] is None
     gamma = model.get_param("gamma")
     mixed = weighted_sum(H, weights, xp)
@@ -147,7 +149,8 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
                 d_a = d_a + 2.0 * l2 * model.get_param("a")
             model.inc_grad("a", d_a.astype("float32"))
         model.inc_grad("gamma", (dY_all * mixed).sum().reshape(1).astype("float32"))
-        dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")
+        # thinc types no None (new axis) index
+        dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")  # type: ignore[call-overload]
         if model.attrs["layer_norm"]:
             dH = backprop_norm(dH)
         return _split(ops, dH, lengths)
@@ -157,13 +160,13 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
 
 def _normalize(H: Floats3d) -> tuple[Floats3d, Callable[[Floats3d], Floats3d]]:
     """Per token and layer: zero mean, unit variance over the D features."""
-    mean = H.mean(axis=-1, keepdims=True)
+    mean = H.mean(axis=-1, keepdims=True)  # type: ignore[attr-defined]  # thinc types no mean() of 3d arrays
     centred = H - mean
     inv_std = 1.0 / (centred.var(axis=-1, keepdims=True) + LAYER_NORM_EPS) ** 0.5
     normed = (centred * inv_std).astype("float32")
 
     def backprop(d_normed: Floats3d) -> Floats3d:
-        d_mean = d_normed.mean(axis=-1, keepdims=True)
+        d_mean = d_normed.mean(axis=-1, keepdims=True)  # type: ignore[attr-defined]  # as above
         d_proj = (d_normed * normed).mean(axis=-1, keepdims=True)
         return (inv_std * (d_normed - d_mean - normed * d_proj)).astype("float32")
 
@@ -175,7 +178,7 @@ def _layer_mask(model: Model):
     rate = model.attrs["layer_dropout"]
     if rate <= 0.0:
         return None
-    xp = model.ops.xp
+    xp: Any = model.ops.xp  # numpy or cupy
     n_layers = model.get_dim("nL")
     keep = xp.random.uniform(0.0, 1.0, n_layers) >= rate
     if not keep.any():
@@ -188,7 +191,7 @@ def _dropout_mask(model: Model, shape) -> Optional[Floats2d]:
     rate = model.attrs["mix_dropout"]
     if rate <= 0.0:
         return None
-    xp = model.ops.xp
+    xp: Any = model.ops.xp  # numpy or cupy
     return ((xp.random.uniform(0.0, 1.0, shape) >= rate) / (1.0 - rate)).astype("float32")
 
 

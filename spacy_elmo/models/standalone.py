@@ -8,6 +8,7 @@ hooks, both defined here: :func:`replace_listener_cfg` rewrites the listener's c
 follows the listener stays where it is, with its weights. The path ``model.tok2vec`` (the
 spacy-transformers habit) also works; other paths are refused with the listener's path.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,7 +21,7 @@ from thinc.api import Model, chain
 from thinc.shims.shim import Shim
 from thinc.types import Floats2d, Floats3d
 
-from .bilm import get_bilm
+from .doc_layers import get_bilm
 from .listener import ElmoLayersListener
 from .scalar_mix import scalar_mix
 
@@ -47,12 +48,14 @@ def build_elmo_standalone(
     ``grad_factor = 0`` the biLM copy is never changed by training.
     """
     return chain(
-        ElmoLayers(bilm, grad_factor),
+        elmo_layers_node(bilm, grad_factor),
         scalar_mix(layer_norm, layer_dropout, fixed_layer_weights, mix_dropout, weights_l2),
     )
 
 
-def ElmoLayers(bilm: Model[List[Doc], List[Floats3d]], grad_factor: float = 0.0) -> Model[List[Doc], List[Floats3d]]:
+def elmo_layers_node(
+    bilm: Model[List[Doc], List[Floats3d]], grad_factor: float = 0.0
+) -> Model[List[Doc], List[Floats3d]]:
     """Every biLM layer of every token, from the ``bilm`` child; the gradient scaled by ``grad_factor``."""
     if grad_factor < 0:
         raise ValueError(f"grad_factor must not be negative, not {grad_factor}")
@@ -181,7 +184,7 @@ def _plain(value: Any) -> Any:
 
 
 def replace_listener(bilm_copy: Model, listener: ElmoLayersListener, elmo_component: Any) -> Model:
-    """The node that replaces ``listener``: :func:`ElmoLayers` around ``bilm_copy``.
+    """The node that replaces ``listener``: :func:`elmo_layers_node` around ``bilm_copy``.
 
     spaCy passes ``elmo_component.model.copy()``, which deep-copies the torch module. Weights
     the component has not read yet are loaded first, so the copy is never an empty biLM.
@@ -192,7 +195,7 @@ def replace_listener(bilm_copy: Model, listener: ElmoLayersListener, elmo_compon
     for name in HOOK_ATTRS:  # the copy is no upstream: the hooks belong to the elmo component
         bilm_copy.attrs.pop(name, None)
     _renew_shim_ids(bilm_copy)
-    return ElmoLayers(bilm_copy, grad_factor=listener.grad_factor)
+    return elmo_layers_node(bilm_copy, grad_factor=listener.grad_factor)
 
 
 def _renew_shim_ids(model: Model) -> None:

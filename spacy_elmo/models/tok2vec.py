@@ -11,6 +11,7 @@ The paper also adds ELMo at the output of the task's encoder for some tasks: ``e
 (a second listener with its own mix) is concatenated with the encoder's output and a second
 Maxout layer projects the pair back to the encoder's width.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional
@@ -38,10 +39,12 @@ def build_elmo_tok2vec(
         raise ValueError("The encoder of spacy_elmo.ElmoTok2Vec.v1 must declare its width (nO)")
     width = encode.get_dim("nO")
     features = embed if elmo is None else concatenate(elmo, embed)
-    project = with_array(Maxout(width, nP=maxout_pieces, normalize=True))
+    project: Model[List[Floats2d], List[Floats2d]] = with_array(Maxout(width, nP=maxout_pieces, normalize=True))
     model = chain(features, project, encode)
     if elmo_output is not None:
-        project_output = with_array(Maxout(width, nP=maxout_pieces, normalize=True))
+        project_output: Model[List[Floats2d], List[Floats2d]] = with_array(
+            Maxout(width, nP=maxout_pieces, normalize=True)
+        )
         model = chain(concatenate(model, elmo_output), project_output)
     model.set_dim("nO", width)
     model.set_ref("embed", embed)

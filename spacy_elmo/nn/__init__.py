@@ -9,7 +9,7 @@ Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
    :mod:`.words.char_cnn` (:mod:`.words.char_cnn_tables` without autograd,
    :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);
 3. the backward direction's rows reversed and both directions stacked: :mod:`.bilm`;
-4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``run`` module
+4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``dispatch`` module
    picks the loop: in place, CUDA graphs, autograd-safe fused, or the reference);
 5. rows put back in input order, BOS/EOS dropped, layer 0 doubled: :mod:`.bilm`.
 
@@ -20,7 +20,8 @@ when a weight changes (:mod:`.derived_cache`).
 :mod:`spacy_elmo.config` holds the sizes; reading and writing weight files is
 :mod:`spacy_elmo.formats`' job (plain configs and arrays), which ``BiLM``'s file methods call.
 """
-from .bilm import BiLM, BiLMStates
+
 from ..config import TINY_CONFIG, BiLMConfig
+from .bilm import BiLM, BiLMStates
 
 __all__ = ["BiLM", "BiLMStates", "BiLMConfig", "TINY_CONFIG"]

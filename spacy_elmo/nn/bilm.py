@@ -1,6 +1,8 @@
 """The bidirectional language model: a shared char encoder and two separate LSTM stacks."""
+
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
@@ -80,7 +82,8 @@ class BiLM(nn.Module):
         self.lexicon = lexicon
         self.encoding = _token_encoding(config, lexicon)
         self.char_encoder = CharEncoder(config)
-        stack_args = dict(
+        make_stack = functools.partial(
+            LstmStack,
             input_dim=config.projection_dim,
             cell_dim=config.lstm_dim,
             projection_dim=config.projection_dim,
@@ -90,8 +93,8 @@ class BiLM(nn.Module):
             use_skip_connections=config.use_skip_connections,
             forget_bias=config.forget_bias,
         )
-        self.forward_lstm = LstmStack(**stack_args)
-        self.backward_lstm = LstmStack(**stack_args)
+        self.forward_lstm = make_stack()
+        self.backward_lstm = make_stack()
         self.softmax: Optional[nn.Linear] = (
             nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
         )
@@ -129,7 +132,11 @@ class BiLM(nn.Module):
         be detected."""
         tensors = list(self.parameters()) + list(self.buffers())
         versions = parameter_versions(tensors)
-        return None if versions is None else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
+        return (
+            None
+            if versions is None
+            else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
+        )
 
     def register_derived_cache(self, cache: object) -> None:
         """Have ``cache`` (anything with a ``clear()`` method, e.g. an embedder's word cache)
@@ -157,7 +164,7 @@ class BiLM(nn.Module):
         """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options.
 
         Which loop they select, and when, is decided and documented in one place:
-        :mod:`spacy_elmo.nn.lstm.run`.
+        :mod:`spacy_elmo.nn.lstm.dispatch`.
         """
         self._check_lstm_loop()
         return loop_options(self.lstm_loop, self.cuda_graphs, self.autocast_dtype)

@@ -10,6 +10,7 @@ Threads may share a model: key, pins and value are one tuple swapped in a single
 a reader never sees a key with another key's value, and a lock makes one thread build while the
 others wait for its result instead of building their own.
 """
+
 from __future__ import annotations
 
 import threading

@@ -7,6 +7,7 @@ keep describing the random-init sizes (4096/512, 7 filters) while the biLM is, s
 spacy-curated-transformers does for the transformer it loads; :class:`ReplaceListenerCfg` does
 the same for the biLM copies that ``nlp.replace_listeners`` makes.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, MutableMapping, Optional

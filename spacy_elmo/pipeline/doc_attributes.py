@@ -6,6 +6,7 @@ component's mix. Computed from them: ``token._.elmo`` (a row of the mix), ``span
 ``doc._.elmo`` (the mean over the tokens). Arrays are numpy on CPU, the Thinc backend's type
 (cupy) on GPU.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Union

@@ -5,6 +5,7 @@ Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) use
 ``nlp.update`` and read ``doc._.elmo_layers`` at prediction time. Each listener learns its own
 mix of the layers; the biLM itself only changes if some listener has ``grad_factor > 0``.
 """
+
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -18,7 +19,7 @@ from thinc.types import Floats2d, Floats3d
 
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
 from ..embedding.mix import layer_weights_array, mix_layers
-from ..models.bilm import get_bilm, random_bilm, set_bilm
+from ..models.doc_layers import get_bilm, random_bilm, set_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener
 from ..nn.bilm import BiLM
@@ -340,7 +341,7 @@ class Elmo(TrainablePipe):
             nonlocal waiting
             for total, d in zip(d_layers, one_d_layers):
                 total += d
-                losses[self.name] += float((d**2).sum())
+                losses[self.name] += float((d**2).sum())  # type: ignore[call-overload]  # thinc types no argless 3d sum()
             waiting -= 1
             if waiting == 0:
                 backprop_layers(d_layers)
@@ -425,4 +426,3 @@ class Elmo(TrainablePipe):
             self._sync_listener_dims()
             self._describe_weights()
         return self
-

@@ -17,6 +17,7 @@ Spill folders are named ``spacy-elmo-features-HOST-PID-*``. A process killed wit
 removes its own, so each new cache with a ``disk_dir`` removes the folders there whose owner,
 on this host, is no longer running (folders of other hosts and of live processes are kept).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,8 @@ def _process_running(pid: int) -> bool:
 
 def remove_stale_spill_dirs(disk_dir: Union[str, Path]) -> list[Path]:
     """Delete the spill folders in ``disk_dir`` left by processes of this host that are gone."""
-    folder, removed = Path(disk_dir), []
+    folder = Path(disk_dir)
+    removed: list[Path] = []
     if not folder.is_dir():
         return removed
     prefix = f"{SPILL_PREFIX}{_host_tag()}-"
@@ -199,7 +201,9 @@ class FeatureCache:
         if self._spill_dir is None:
             assert self.disk_dir is not None
             self.disk_dir.mkdir(parents=True, exist_ok=True)
-            self._spill_dir = Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{_host_tag()}-{os.getpid()}-", dir=self.disk_dir))
+            self._spill_dir = Path(
+                tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{_host_tag()}-{os.getpid()}-", dir=self.disk_dir)
+            )
             self._remove_spill_dir = weakref.finalize(self, shutil.rmtree, self._spill_dir, True)
         path = self._file(key)
         partial = path.with_suffix(".partial.npy")

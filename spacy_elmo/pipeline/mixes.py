@@ -3,6 +3,7 @@
 ELMo's paper reads these to see which layers a task uses (syntax low, semantics high);
 ``spacy-elmo inspect`` prints them and the project's report plots them.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ from spacy.language import Language
 from thinc.api import Model
 
 from ..models.listener import ElmoLayersListener
-from ..models.scalar_mix import layer_weights
+from ..models.scalar_mix import mix_softmax_weights
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
         for source, mix in elmo_mix_nodes(model):
             if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
                 continue
-            weights = mix.ops.to_numpy(layer_weights(mix))
+            weights = mix.ops.to_numpy(mix_softmax_weights(mix))
             gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
             weights = tuple(float(w) for w in weights)
             fixed = mix.attrs.get("fixed_layer_weights") is not None

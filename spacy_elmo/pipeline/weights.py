@@ -12,6 +12,7 @@ and read when first needed. A damaged saved component is named the same way
 experiments): never what happens by default, because its features are noise that costs the
 time of a real biLM.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -55,7 +56,7 @@ def no_weights_message(name: str) -> str:
         f"The '{name}' component has no biLM weights: set [initialize.components.{name}] weights "
         f"(the shipped configs: --paths.elmo PATH) or add_pipe('{name}', config={{'weights': PATH}}), "
         "where PATH is a spacy-elmo model directory, an AllenNLP directory or an .hdf5 with "
-        f"options.json beside it; weights = \"{RANDOM_WEIGHTS}\" gives a randomly initialised biLM "
+        f'options.json beside it; weights = "{RANDOM_WEIGHTS}" gives a randomly initialised biLM '
         "(for tests: its features are noise)"
     )
 

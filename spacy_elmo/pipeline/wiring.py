@@ -7,6 +7,7 @@ the pipeline. So each time spaCy links the pipeline, the ``elmo`` component tell
 unlinked listener what is wrong, naming the listening component, its ``upstream`` and the
 pipeline order; the listener raises that message when it needs the layers.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence, Tuple

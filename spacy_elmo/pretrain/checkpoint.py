@@ -1,34 +1,131 @@
-"""Training checkpoints that lose nothing and execute nothing.
+"""Training checkpoints: what one holds, and a file that loses nothing and executes nothing.
 
-A checkpoint is one ``torch.save`` file of plain containers (dicts, lists, tuples, numbers,
-strings) and tensors: model and optimizer state, RNG states (Python, NumPy, torch, CUDA, the
-negative sampler) for every process, the data position of every shard, and counters. It is
-read back with ``torch.load(..., weights_only=True)``, which refuses arbitrary objects, and
-written to a temporary file that is flushed to disk and then renamed over the old one, so a
-crash at any moment leaves either the old or the new checkpoint, never half of one.
+What: :class:`CheckpointState`, one typed value (progress, data positions, random states,
+weights, optimizer), the only place the file's keys are written and read. The keys are the ones
+every earlier release wrote, so their checkpoints still resume; the counters that older
+checkpoints lack start at their defaults.
 
-Failures are one line naming the file: a full disk while saving (the old checkpoint is still
-there), and an empty, truncated or foreign file when resuming.
+How: one ``torch.save`` file of plain containers (dicts, lists, tuples, numbers, strings) and
+tensors: model and optimizer state, RNG states (Python, NumPy, torch, CUDA, the negative sampler)
+for every process, the data position of every shard, and counters. It is read back with
+``torch.load(..., weights_only=True)``, which refuses arbitrary objects, and written to a
+temporary file that is flushed to disk and then renamed over the old one, so a crash at any
+moment leaves either the old or the new checkpoint, never half of one.
+
+Failures are one :class:`~.errors.CheckpointError` naming the file: a full disk while saving (the
+old checkpoint is still there), and a missing, empty, truncated or foreign file when resuming.
 """
+
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import IO, Any, Optional, Union, cast
 
 import numpy
 import torch
 
-from ..durable import io_error_reason, temporary_path, write_atomically
+from ..durable import io_error_reason, write_atomically
+from .data.batches import ShardState
+from .errors import CheckpointError, ForeignCheckpointError, InputNotFoundError
 
 FORMAT = "spacy-elmo-pretrain-checkpoint"
 VERSION = 1
 
 
+@dataclass
+class Progress:
+    """How far a run has got: the counters the training loop advances and a resume restores."""
+
+    step: int = 0
+    tokens: int = 0
+    best_score: Optional[float] = None  # the lowest dev (or train) perplexity so far: model-best's
+    since_eval: list[float] = field(
+        default_factory=lambda: [0.0, 0.0]
+    )  # summed loss and predictions since the last evaluation
+    elapsed_seconds: float = 0.0  # wall seconds of training, all sessions (in the loop: the earlier ones)
+    decay_start_tokens: Optional[int] = None  # tokens done when the warm-up ended
+
+
+@dataclass(frozen=True)
+class CheckpointState:
+    """A run's state after a step: progress, data positions, random states, weights, optimizer.
+
+    ``shards`` holds every shard's resume point and ``rng`` every process's random states, in
+    rank order; ``model`` and ``optimizer`` are state dicts on the CPU. ``train_files`` is the
+    fingerprint of the training text the shard positions point into (None in checkpoints of
+    releases before it; see :func:`.resume.fingerprint_training_text`), ``vocab_sha256`` that of
+    the vocabulary the model predicts (:meth:`.vocab.Vocabulary.digest`; None in older ones):
+    a resume checks both, and ``model_config``, against the run's own.
+    """
+
+    progress: Progress
+    n_shards: int
+    shards: dict[int, ShardState]
+    rng: list[dict[str, Any]]
+    model_config: dict[str, Any]
+    model: dict[str, Any]
+    optimizer: dict[str, Any]
+    train_files: Optional[list[dict[str, Any]]] = None
+    vocab_sha256: Optional[str] = None
+
+    def save(self, path: Union[str, Path]) -> None:
+        """Write atomically (see :func:`save_checkpoint`)."""
+        progress = self.progress
+        save_checkpoint(
+            path,
+            {
+                "step": progress.step,
+                "tokens": progress.tokens,
+                "best_score": progress.best_score,
+                "since_eval": list(progress.since_eval),
+                "elapsed_seconds": progress.elapsed_seconds,
+                "decay_start_tokens": progress.decay_start_tokens,
+                "n_shards": self.n_shards,
+                "shards": {str(shard): state.to_dict() for shard, state in self.shards.items()},
+                "rng": self.rng,
+                "model_config": self.model_config,
+                "model": self.model,
+                "optimizer": self.optimizer,
+                "train_files": self.train_files,
+                "vocab_sha256": self.vocab_sha256,
+            },
+        )
+
+    @classmethod
+    def load(cls, path: Union[str, Path]) -> "CheckpointState":
+        """Read a checkpoint of this or any earlier release; errors name the file."""
+        payload = load_checkpoint(path)
+        best = payload.get("best_score")
+        start = payload.get("decay_start_tokens")
+        progress = Progress(
+            step=int(payload["step"]),
+            tokens=int(payload["tokens"]),
+            best_score=None if best is None else float(best),
+            since_eval=[float(value) for value in payload.get("since_eval", [0.0, 0.0])],
+            elapsed_seconds=float(payload.get("elapsed_seconds", 0.0)),
+            decay_start_tokens=None if start is None else int(start),
+        )
+        return cls(
+            progress=progress,
+            n_shards=int(payload["n_shards"]),
+            shards={int(shard): ShardState.from_dict(state) for shard, state in payload["shards"].items()},
+            rng=list(payload.get("rng", [])),
+            model_config=dict(payload["model_config"]),
+            model=payload["model"],
+            optimizer=payload["optimizer"],
+            train_files=payload.get("train_files"),
+            vocab_sha256=payload.get("vocab_sha256"),
+        )
+
+
 def capture_rng(generator: Optional[torch.Generator] = None) -> dict[str, Any]:
     """This process's random states, as weights-only-loadable data."""
     version, internal, gauss = random.getstate()
-    kind, keys, position, has_gauss, cached = numpy.random.get_state()
+    # numpy's global generator is an MT19937, whose legacy state is this tuple (never the dict)
+    legacy_state = cast("tuple[str, numpy.ndarray, int, int, float]", numpy.random.get_state(legacy=True))
+    kind, keys, position, has_gauss, cached = legacy_state
     state: dict[str, Any] = {
         "python": [version, list(internal), gauss],
         "numpy": [kind, torch.from_numpy(keys.astype(numpy.int64)), int(position), int(has_gauss), float(cached)],
@@ -52,10 +149,6 @@ def restore_rng(state: dict[str, Any], generator: Optional[torch.Generator] = No
         generator.set_state(state["sampler"])
 
 
-class CheckpointError(OSError):
-    """A checkpoint that cannot be written or read; the message names the file."""
-
-
 def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
     """Write atomically (:mod:`spacy_elmo.durable`): the previous checkpoint stays until the new
     one is complete on disk."""
@@ -64,14 +157,15 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
 
     def write(handle) -> None:
         writers.append(_RecordingWriter(handle))
-        torch.save({"format": FORMAT, "version": VERSION, **payload}, writers[0])
+        # torch.save only writes and flushes: the wrapper is file enough
+        torch.save({"format": FORMAT, "version": VERSION, **payload}, cast(IO[bytes], writers[0]))
 
     try:
         write_atomically(path, write)
     except (OSError, RuntimeError) as err:
         kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
         cause = writers[0].error if writers and writers[0].error is not None else err
-        raise CheckpointError(f"Could not write the checkpoint {temporary_path(path)}: {_reason(cause)}{kept}") from err
+        raise CheckpointError(f"Could not write the checkpoint {path}: {_reason(cause)}{kept}") from err
 
 
 def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path]) -> None:
@@ -91,7 +185,7 @@ def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path])
 def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"No checkpoint at {path}")
+        raise InputNotFoundError(f"No checkpoint at {path}")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path} is empty (0 bytes): it cannot be resumed; start a new run in another folder")
     try:
@@ -102,9 +196,11 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
             "it is damaged or not a spacy-elmo checkpoint"
         ) from err
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a spacy-elmo pretraining checkpoint")
+        raise ForeignCheckpointError(f"{path} is not a spacy-elmo pretraining checkpoint")
     if payload.get("version", 0) > VERSION:
-        raise ValueError(f"{path} was written by a newer spacy-elmo (checkpoint version {payload['version']})")
+        raise ForeignCheckpointError(
+            f"{path} was written by a newer spacy-elmo (checkpoint version {payload['version']})"
+        )
     return payload
 
 

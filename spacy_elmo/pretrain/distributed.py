@@ -3,6 +3,7 @@
 ``torchrun`` sets ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``; without them (or with a world of
 one) everything here is a no-op, so the single-process path has no distributed code in it.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -13,7 +14,7 @@ from typing import Any, Callable, Optional, TypeVar
 import torch
 import torch.distributed as dist
 
-from .errors import PretrainError
+from .errors import ConfigError, PretrainError
 
 T = TypeVar("T")
 
@@ -77,15 +78,18 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
     CUDA when torch sees a GPU, the CPU otherwise (what the project workflow uses)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError as err:  # not a device string at all ("gpu")
+        raise ConfigError(f"Unsupported device {name!r}: use 'cpu', 'cuda', 'cuda:N' or 'auto'") from err
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise RuntimeError(f"Device {name!r} was requested but CUDA is not available")
+            raise PretrainError(f"Device {name!r} was requested but CUDA is not available")
         if device.index is None:
             device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     elif device.type != "cpu":
-        raise ValueError(f"Unsupported device {name!r}: use 'cpu', 'cuda', 'cuda:N' or 'auto'")
+        raise ConfigError(f"Unsupported device {name!r}: use 'cpu', 'cuda', 'cuda:N' or 'auto'")
     return device
 
 

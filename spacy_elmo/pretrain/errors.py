@@ -1,5 +1,92 @@
-"""The error a pretraining run raises for problems with its inputs or its output folder."""
+"""Every error a pretraining run raises for a problem the user can fix, under one base class.
+
+``spacy-elmo pretrain`` catches :class:`PretrainError` alone and prints its message, which names
+the file (or the setting) at fault and says what to do. The errors of a file that cannot be read
+or written are raised where the file is opened (:func:`reading`, :func:`writing`), so nothing
+deeper down reaches the user as a bare ``OSError``. Each subclass keeps the built-in type its
+errors had before (``OSError`` for files, ``ValueError`` for content that cannot be used), so
+code that catches those still does.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Union
 
 
 class PretrainError(RuntimeError):
     """A problem with the inputs or the output folder, explained for the user."""
+
+
+class ConfigError(PretrainError, ValueError):
+    """A config value or command-line override that cannot be used; the message names it."""
+
+
+class InputError(PretrainError, ValueError):
+    """A file the run reads (word list, initial weights) holds something it cannot use."""
+
+
+class InputFileError(OSError, PretrainError):
+    """A file the run reads cannot be read; the message names it."""
+
+
+class InputNotFoundError(InputFileError, FileNotFoundError):
+    """A file or folder the run was given does not exist."""
+
+
+class OutputFolderError(OSError, PretrainError):
+    """A file in the output folder cannot be written (a full disk, no permission) or removed."""
+
+
+class CheckpointError(OSError, PretrainError):
+    """A checkpoint or saved model that cannot be written or read; the message names the file."""
+
+
+class ForeignCheckpointError(CheckpointError, ValueError):
+    """A file that is not a spacy-elmo checkpoint, or one written by a newer release."""
+
+
+class CheckpointMismatchError(CheckpointError, ValueError):
+    """A checkpoint of another run: its model's sizes or vocabulary are not the run's own."""
+
+
+class EmptyCorpusError(PretrainError, ValueError):
+    """A whole pass over (a shard of) the corpus produced no sentence."""
+
+
+class ResumeSettingsError(PretrainError, ValueError):
+    """A resumed run asked for a change that cannot be honoured."""
+
+
+@contextmanager
+def reading(path: Union[str, Path]) -> Iterator[None]:
+    """Let an ``OSError`` of reading ``path`` out as :class:`InputFileError` (or
+    :class:`InputNotFoundError`) with the same message, naming the file if it did not."""
+    try:
+        yield
+    except PretrainError:
+        raise
+    except FileNotFoundError as err:
+        raise _converted(InputNotFoundError, err, path) from err
+    except OSError as err:
+        raise _converted(InputFileError, err, path) from err
+
+
+@contextmanager
+def writing(path: Union[str, Path]) -> Iterator[None]:
+    """Let an ``OSError`` of writing ``path`` out as :class:`OutputFolderError` with the same
+    message, naming the file if it did not."""
+    try:
+        yield
+    except PretrainError:
+        raise
+    except OSError as err:
+        raise _converted(OutputFolderError, err, path) from err
+
+
+def _converted(kind: type, err: OSError, path: Union[str, Path]) -> OSError:
+    if err.errno is not None and err.strerror is not None:
+        return kind(err.errno, err.strerror, err.filename if err.filename is not None else str(path))
+    text = str(err)
+    return kind(text if str(path) in text else f"{path}: {text}")

@@ -1,20 +1,21 @@
 """Dev perplexity of each direction, with the exact full softmax, and the dev batches it reads."""
+
 from __future__ import annotations
 
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import ContextManager, Callable, Optional, Sequence
+from typing import Callable, ContextManager, Optional, Sequence
 
 import torch
 
 from ..embedding.batching import length_sorted_batches
 from ..nn.bilm import BiLM
+from .data.sentences import Tokens
+from .data.step_inputs import StepInputBuilder, StepInputs
 from .distributed import Distributed
-from .encoding import BatchEncoder, EncodedBatch
-from .objective import exact_direction_nll
+from .language_model_objective import exact_direction_nll
 from .settings import TrainingSettings
-from .text_sentences import Tokens
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,12 @@ class DevScores:
 
 
 def dev_batches(
-    sentences: Sequence[Tokens], encoder: BatchEncoder, training: TrainingSettings, rank: int = 0, world_size: int = 1
-) -> list[EncodedBatch]:
+    sentences: Sequence[Tokens],
+    encoder: StepInputBuilder,
+    training: TrainingSettings,
+    rank: int = 0,
+    world_size: int = 1,
+) -> list[StepInputs]:
     """This process's share of the dev sentences (every ``world_size``-th from ``rank``), grouped
     by length into batches of twice the training token budget (no gradients to hold)."""
     mine = sentences[rank::world_size]
@@ -42,7 +47,7 @@ def dev_batches(
 
 def dev_perplexity(
     bilm: BiLM,
-    batches: Sequence[EncodedBatch],
+    batches: Sequence[StepInputs],
     context: Distributed,
     autocast: Callable[[], ContextManager] = contextlib.nullcontext,
 ) -> Optional[DevScores]:

@@ -7,6 +7,7 @@ The output layer is kept when the vocabulary matches; otherwise it is rebuilt fo
 vocabulary and everything below it is kept. Pretraining reads text in the byte encoding only:
 a code-point model (ELMoForManyLangs') is refused.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,6 +21,7 @@ from ..config import BYTE_ENCODING, BiLMConfig
 from ..formats.resolve import messages_for
 from ..loading import load_bilm
 from ..nn.bilm import BiLM
+from .errors import InputError, reading
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -30,9 +32,13 @@ INIT_FROM_MESSAGES = messages_for("--init-from")
 
 def load_existing_model(path: Union[str, Path]) -> BiLM:
     """The :class:`BiLM` at ``path``, output softmax and vocabulary included (when it has them)."""
-    model = load_bilm(path, messages=INIT_FROM_MESSAGES)
+    try:
+        with reading(path):
+            model = load_bilm(path, messages=INIT_FROM_MESSAGES)
+    except ValueError as err:  # the weight readers' errors name the file
+        raise InputError(str(err)) from err
     if model.config.char_encoding != BYTE_ENCODING:
-        raise ValueError(
+        raise InputError(
             f"--init-from: {path} holds a {model.config.char_encoding} biLM (ELMoForManyLangs'); "
             "pretraining continues byte-encoded biLMs only"
         )
@@ -53,7 +59,9 @@ def with_vocabulary(model: BiLM, vocab: Vocabulary, seed: int) -> BiLM:
     if model.vocab == vocab.words and model.softmax is not None:
         return model
     if model.softmax is not None:
-        logger.warning("The initial model's vocabulary differs from the training vocabulary: its output layer is replaced")
+        logger.warning(
+            "The initial model's vocabulary differs from the training vocabulary: its output layer is replaced"
+        )
     torch.manual_seed(seed)
     rebuilt = BiLM(model.config.replace(vocab_size=0), vocab=vocab.words)
     own = {k: v for k, v in model.state_dict().items() if not k.startswith("softmax.")}

@@ -5,6 +5,7 @@ Each step is one optimizer step on the global batch (every process's part togeth
 dev perplexity improved; every ``checkpoint_every`` steps (and at the end) it writes the
 checkpoint and ``model-last``. Under torchrun only rank 0 writes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,18 +19,16 @@ from typing import Any, Optional
 import torch
 from tqdm import tqdm
 
-from .checkpoint import capture_rng, save_model
-from .checkpoint_state import CheckpointState
-from .encoding import EncodedBatch
+from ..progress import progress_bar
+from .checkpoint import CheckpointState, capture_rng, save_model
+from .data.batches import ShardState
+from .data.step_inputs import StepInputs
 from .errors import PretrainError
 from .evaluate import DevScores, dev_perplexity
-from .metrics import append_metrics
 from .optim import decay_progress, learning_rate_at, set_learning_rate
-from .run_files import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST
-from .run_record import RunRecord
-from .run_setup import TrainingRun
+from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
+from .setup import TrainingRun
 from .stop_signals import StopRequest
-from .stream import ShardState
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -72,7 +71,12 @@ class TrainingLoop:
                 running = sum(a for a, _ in window) / sum(b for _, b in window)
                 bar.update(n_tokens if by_tokens else 1)
                 bar.set_postfix(
-                    {"step": progress.step, "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}", "loss": f"{running:.3f}", "ppl": f"{_exp(running):.1f}"},
+                    {
+                        "step": progress.step,
+                        "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}",
+                        "loss": f"{running:.3f}",
+                        "ppl": f"{_exp(running):.1f}",
+                    },
                     refresh=False,
                 )
                 finished = training.budget_reached(progress.step, progress.tokens) or time_up
@@ -95,7 +99,7 @@ class TrainingLoop:
     def _progress_bar(self, by_tokens: bool) -> tqdm:
         """The bar counts what the budget counts: tokens when max_tokens is set, else steps."""
         training, progress = self.run.settings.training, self.progress
-        return tqdm(
+        return progress_bar(
             total=(training.max_tokens if by_tokens else training.max_steps) or None,
             initial=progress.tokens if by_tokens else progress.step,
             unit="tok" if by_tokens else "step",
@@ -111,14 +115,14 @@ class TrainingLoop:
             return self.progress.elapsed_seconds
         return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
 
-    def run_record(self) -> RunRecord:
+    def run_summary(self) -> RunSummary:
         """How this session ended, for ``run.json``."""
         progress = self.progress
-        return RunRecord.of_session(
+        return RunSummary.of_session(
             self.run.settings.training, progress.step, progress.tokens, self.stop.requested, self.elapsed() / 60.0
         )
 
-    def _step(self, batch: EncodedBatch) -> tuple[int, float, bool, bool]:
+    def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
         """One optimizer step on this process's part of the global batch.
 
         Returns the global number of predictions, the step's mean loss over all processes,
@@ -200,7 +204,9 @@ class TrainingLoop:
         for part in gathered:
             shards.update(part["shards"])
         state = CheckpointState(
-            progress=dataclasses.replace(self.progress, since_eval=list(self.progress.since_eval), elapsed_seconds=self.elapsed()),
+            progress=dataclasses.replace(
+                self.progress, since_eval=list(self.progress.since_eval), elapsed_seconds=self.elapsed()
+            ),
             n_shards=run.n_shards,
             shards=shards,
             rng=[part["rng"] for part in gathered],
@@ -208,6 +214,7 @@ class TrainingLoop:
             model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
             optimizer=_to_cpu(run.optimizer.state_dict()),
             train_files=run.train_files,
+            vocab_sha256=run.vocab.digest(),
         )
         state.save(run.out / CHECKPOINT_FILE)
         save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)

@@ -4,6 +4,7 @@ Adagrad with an initial accumulator of 1.0 is bilm-tf's recipe (lr 0.2); Adam is
 small models and short runs. The learning rate is a pure function of the step and of how much
 of the budget is done, so resuming needs no scheduler state beyond the run's counters.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,7 +14,6 @@ import torch
 from torch.autograd.graph import increment_version
 
 from .settings import TrainingSettings
-
 
 # torch's fused implementations: one kernel over every parameter (13 ms a step instead of 67
 # for Adam on a CPU at the small size, ~5% of a step). They update the parameters without
@@ -31,10 +31,15 @@ def make_optimizer(parameters: Iterable[torch.nn.Parameter], settings: TrainingS
     optimizer: torch.optim.Optimizer
     if settings.optimizer == "adagrad":
         optimizer = torch.optim.Adagrad(
-            parameters, lr=settings.learning_rate, initial_accumulator_value=settings.adagrad_initial_accumulator, **options
+            parameters,
+            lr=settings.learning_rate,
+            initial_accumulator_value=settings.adagrad_initial_accumulator,
+            **options,
         )
     else:
-        optimizer = torch.optim.Adam(parameters, lr=settings.learning_rate, betas=(settings.adam_beta1, settings.adam_beta2), **options)
+        optimizer = torch.optim.Adam(
+            parameters, lr=settings.learning_rate, betas=(settings.adam_beta1, settings.adam_beta2), **options
+        )
     if fused:
         optimizer.register_step_post_hook(lambda *_: increment_version(parameters))
     return optimizer

@@ -5,20 +5,21 @@ A check of a run's own ``metrics.jsonl``: the dev text is read as the run read i
 are scored with the full softmax, as the run's evaluations are. What ``spacy-elmo perplexity``
 runs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from .corpus import read_dev_sentences
+from .data.passes import read_dev_sentences
+from .data.sentences import SentenceSplitter
+from .data.step_inputs import StepInputBuilder
 from .distributed import Distributed
-from .encoding import BatchEncoder
 from .evaluate import DevScores, dev_batches, dev_perplexity
 from .initialization import load_existing_model, vocabulary_of
-from .run_files import CONFIG_FILE, MODEL_BEST, is_run_folder
+from .output_folder import CONFIG_FILE, MODEL_BEST, is_run_folder
 from .settings import CorpusSettings, TrainingSettings, load_config, settings_from_config
-from .text_sentences import SentenceSplitter
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,12 @@ class SavedModelScores:
     def to_dict(self) -> dict[str, Any]:
         scores = self.scores
         return {
-            "model": str(self.model), "dev": self.dev, "forward": scores.perplexity_forward,
-            "backward": scores.perplexity_backward, "perplexity": scores.perplexity, "tokens": scores.n_tokens,
+            "model": str(self.model),
+            "dev": self.dev,
+            "forward": scores.perplexity_forward,
+            "backward": scores.perplexity_backward,
+            "perplexity": scores.perplexity,
+            "tokens": scores.n_tokens,
         }
 
 
@@ -72,7 +77,7 @@ def saved_model_perplexity(
     if vocab is None:
         raise ValueError(f"{model_path} holds no output vocabulary to score (an AllenNLP model?)")
     sentences, _ = read_dev_sentences(dev_text, corpus, SentenceSplitter(corpus), training.max_dev_sentences)
-    scores = dev_perplexity(model, dev_batches(sentences, BatchEncoder(vocab), training), Distributed())
+    scores = dev_perplexity(model, dev_batches(sentences, StepInputBuilder(vocab), training), Distributed())
     if scores is None:
         raise ValueError(f"The dev text {dev_text} has no sentences")
     return SavedModelScores(model_path, dev_text, scores)

@@ -1,11 +1,11 @@
 """Training curves from ``metrics.jsonl`` as a PNG (matplotlib is imported only here)."""
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional, Union
 
-from .metrics import read_metrics
-from .run_files import METRICS_FILE
+from .output_folder import METRICS_FILE, read_metrics
 
 
 def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, Path]] = None) -> Path:

@@ -4,8 +4,10 @@ The ``.cfg`` has the sections ``[paths]``, ``[system]``, ``[corpus]``, ``[vocab]
 ``[training]`` and ``[model]`` (the :class:`BiLMConfig` fields, minus ``vocab_size``, which
 comes from ``[vocab]``). Unknown keys are errors, so a typo never silently becomes a default.
 """
+
 from __future__ import annotations
 
+import configparser
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 from thinc.api import Config
 
 from ..config import BiLMConfig
+from .errors import ConfigError, InputNotFoundError, reading
 
 PathLike = Union[str, Path]
 
@@ -103,25 +106,27 @@ class TrainingSettings:
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("adagrad", "adam"):
-            raise ValueError(f"training.optimizer must be 'adagrad' or 'adam', not {self.optimizer!r}")
+            raise ConfigError(f"training.optimizer must be 'adagrad' or 'adam', not {self.optimizer!r}")
         if self.max_tokens < 0 or self.max_steps < 0:
-            raise ValueError("training.max_steps and training.max_tokens must not be negative")
+            raise ConfigError("training.max_steps and training.max_tokens must not be negative")
         if self.max_steps == 0 and self.max_tokens == 0:
-            raise ValueError("training.max_steps or training.max_tokens must be set (0 means no limit, but one is needed)")
+            raise ConfigError(
+                "training.max_steps or training.max_tokens must be set (0 means no limit, but one is needed)"
+            )
         if self.lr_decay not in LR_DECAYS:
-            raise ValueError(f"training.lr_decay must be one of {LR_DECAYS}, not {self.lr_decay!r}")
+            raise ConfigError(f"training.lr_decay must be one of {LR_DECAYS}, not {self.lr_decay!r}")
         if not 0.0 <= self.min_learning_rate <= self.learning_rate:
-            raise ValueError(
+            raise ConfigError(
                 f"training.min_learning_rate must be in [0, learning_rate={self.learning_rate}], not {self.min_learning_rate}"
             )
         for name in ("batch_tokens", "max_batch_sentences", "eval_every", "checkpoint_every"):
             if getattr(self, name) < 1:
-                raise ValueError(f"training.{name} must be at least 1, not {getattr(self, name)}")
+                raise ConfigError(f"training.{name} must be at least 1, not {getattr(self, name)}")
         if self.max_minutes < 0:
-            raise ValueError(f"training.max_minutes must not be negative, not {self.max_minutes}")
+            raise ConfigError(f"training.max_minutes must not be negative, not {self.max_minutes}")
         for name in ("dropout", "lstm_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"training.{name} must be in [0, 1), not {getattr(self, name)}")
+                raise ConfigError(f"training.{name} must be in [0, 1), not {getattr(self, name)}")
 
     def budget_reached(self, step: int, tokens: int) -> bool:
         """Whether a run at ``step`` with ``tokens`` done has used up its step or token budget."""
@@ -153,24 +158,28 @@ def load_config(path: PathLike, overrides: Optional[dict[str, Any]] = None) -> C
     """Read a ``.cfg`` with dotted overrides (``{"training.max_steps": 10}``), interpolated."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"Config file not found: {path}")
-    return Config().from_disk(path, overrides=overrides or {}, interpolate=True)
+        raise InputNotFoundError(f"Config file not found: {path}")
+    try:
+        with reading(path):
+            return Config().from_disk(path, overrides=overrides or {}, interpolate=True)
+    except (ValueError, configparser.Error) as err:  # confection's validation errors are ValueErrors
+        raise ConfigError(f"{path}: {err}") from err
 
 
 def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSettings:
     """Check every section and key and build :class:`PretrainSettings`."""
     unknown = sorted(set(config) - set(_SECTIONS) - {"model"})
     if unknown:
-        raise ValueError(f"Unknown config sections: {unknown}; expected {sorted(_SECTIONS) + ['model']}")
+        raise ConfigError(f"Unknown config sections: {unknown}; expected {sorted(_SECTIONS) + ['model']}")
     if "model" not in config:
-        raise ValueError("The config needs a [model] section with the biLM sizes")
+        raise ConfigError("The config needs a [model] section with the biLM sizes")
     model_data = dict(config["model"])
     if "vocab_size" in model_data:
-        raise ValueError("Set the output vocabulary size with [vocab] size, not [model] vocab_size")
+        raise ConfigError("Set the output vocabulary size with [vocab] size, not [model] vocab_size")
     try:
         model = BiLMConfig.from_dict(model_data)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"[model]: {err}") from err
+        raise ConfigError(f"[model]: {err}") from err
     sections = {name: _build_section(name, cls, config.get(name, {})) for name, cls in _SECTIONS.items()}
     return PretrainSettings(model=model, **sections)
 
@@ -180,7 +189,7 @@ def _build_section(name: str, cls: type, data: dict[str, Any]) -> Any:
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ValueError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(known)}")
+        raise ConfigError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(known)}")
     values = {key: _coerce(f"{name}.{key}", value, hints[key]) for key, value in data.items()}
     return cls(**values)
 
@@ -191,7 +200,7 @@ def _coerce(where: str, value: Any, hint: Any) -> Any:
     if value is None:
         if optional:
             return None
-        raise ValueError(f"{where} must not be null")
+        raise ConfigError(f"{where} must not be null")
     base = next(a for a in get_args(hint) if a is not type(None)) if optional else hint
     if base is bool:
         if isinstance(value, bool):
@@ -207,4 +216,4 @@ def _coerce(where: str, value: Any, hint: Any) -> Any:
     elif base is str:
         if isinstance(value, (str, Path)):
             return str(value)
-    raise ValueError(f"{where} must be {getattr(base, '__name__', base)}, not {value!r}")
+    raise ConfigError(f"{where} must be {getattr(base, '__name__', base)}, not {value!r}")

@@ -7,6 +7,7 @@ Zipf-like distribution, with each logit corrected by the log of its expected cou
 estimate is consistent; accidental hits (a negative equal to the target) are removed. Its loss
 is only a training surrogate: perplexity is always measured with the exact full softmax.
 """
+
 from __future__ import annotations
 
 import math
@@ -186,7 +187,15 @@ class _FusedSampledNllSum(torch.autograd.Function):
             raise RuntimeError("The sampled softmax's backward pass runs once (retain_graph is not supported)")
         ctx.used = True
         grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
-        return grad_hidden.mul_(grad_total), grad_weight.mul_(grad_total), grad_bias.mul_(grad_total), None, None, None, None
+        return (
+            grad_hidden.mul_(grad_total),
+            grad_weight.mul_(grad_total),
+            grad_bias.mul_(grad_total),
+            None,
+            None,
+            None,
+            None,
+        )
 
 
 def fused_sampled_nll_sum(
@@ -198,7 +207,9 @@ def fused_sampled_nll_sum(
 ) -> torch.Tensor:
     """``sampled_softmax_nll(...).sum()`` with a hand-written backward (same dtype throughout)."""
     log_expected_true, log_expected_neg = log_expected_counts(sampler, targets, negatives, hidden.device, hidden.dtype)
-    return _FusedSampledNllSum.apply(hidden, output.weight, output.bias, targets, negatives, log_expected_true, log_expected_neg)
+    return _FusedSampledNllSum.apply(
+        hidden, output.weight, output.bias, targets, negatives, log_expected_true, log_expected_neg
+    )
 
 
 class SoftmaxLoss:

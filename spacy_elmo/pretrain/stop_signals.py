@@ -3,6 +3,7 @@
 A second SIGINT stops at once. Signals are caught from the start of the run: one that comes
 during set-up stops the run after its first step, with a checkpoint.
 """
+
 from __future__ import annotations
 
 import contextlib

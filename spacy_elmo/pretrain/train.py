@@ -1,12 +1,13 @@
 """One pretraining run: set up (or resume), train for ``max_steps``/``max_tokens``, save.
 
-Layout of ``OUTPUT_DIR`` (names in :mod:`.run_files`): ``config.cfg`` (as run), ``vocab.json``,
+Layout of ``OUTPUT_DIR`` (names in :mod:`.output_folder`): ``config.cfg`` (as run), ``vocab.json``,
 ``corpus_stats.json``, ``checkpoint.pt``, ``metrics.jsonl``, ``run.json`` (why and where it
 stopped), ``model-last/`` and ``model-best/``, and ``inputs.json`` with ``--auto-resume``.
-Set-up is :mod:`.run_setup`, the loop :mod:`.loop`, the checkpoint's content
-:mod:`.checkpoint_state`. Under torchrun only rank 0 writes; every process reads its own shards
-and all of them take every step together.
+Set-up is :mod:`.setup`, resuming :mod:`.resume`, the loop :mod:`.loop`, the checkpoint
+:mod:`.checkpoint`. Under torchrun only rank 0 writes; every process reads its own shards and
+all of them take every step together.
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,12 +17,12 @@ from typing import Optional, Union
 
 import torch
 
-from .auto_resume import RunInputs, resume_or_start_over
 from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .loop import TrainingLoop
-from .run_setup import set_up_run
+from .resume import describe_run, resume_or_start_over
 from .settings import PretrainSettings
+from .setup import set_up_run
 from .stop_signals import catch_stop_signals
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -43,15 +44,15 @@ def pretrain(
     resume: bool = False,
     config_text: str = "",
     progress: bool = True,
-    auto_resume: Optional[RunInputs] = None,
+    auto_resume: bool = False,
 ) -> RunResult:
     """Pretrain a biLM as ``settings`` say; see the module docstring for what is written.
 
-    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` (the inputs from
-    :func:`~.auto_resume.describe_inputs`) decides that itself: resume when the saved run was
-    started with these inputs, else delete it and start over.
+    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` decides that itself:
+    resume when the saved run has these settings (:func:`~.resume.describe_run`), else move it
+    aside and start over.
     """
-    if resume and auto_resume is not None:
+    if resume and auto_resume:
         raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)
     context = setup_distributed(settings.system.device)
@@ -59,29 +60,31 @@ def pretrain(
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
         with catch_stop_signals() as stop:
-            if auto_resume is not None:
-                resume = _decide_resume(context, out, auto_resume)
+            if auto_resume:
+                resume = _decide_resume(context, out, settings)
             run = set_up_run(settings, out, context, resume, config_text, progress)
             loop = TrainingLoop(run, stop)
             try:
                 loop.train()
             finally:
                 run.objective.close()
-            record = loop.run_record()
+            summary = loop.run_summary()
             if context.is_main:
-                record.to_disk(out)
-                message = record.describe()
-                if message and record.stopped_by == "max_minutes":
+                summary.to_disk(out)
+                message = summary.describe()
+                if message and summary.stopped_by == "max_minutes":
                     logger.warning(message)
-            return RunResult(out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, record.stopped_by)
+            return RunResult(
+                out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by
+            )
     finally:
         teardown_distributed(context)
 
 
-def _decide_resume(context: Distributed, out: Path, inputs: RunInputs) -> bool:
+def _decide_resume(context: Distributed, out: Path, settings: PretrainSettings) -> bool:
     """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
-    decision = run_on_main(context, lambda: resume_or_start_over(out, inputs), lambda: None)
+    decision = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)), lambda: None)
     resume = bool(context.gather(decision)[0])
     if resume:
-        logger.info("Same inputs as the run in %s: resuming it", out)
+        logger.info("Same settings as the run in %s: resuming it", out)
     return resume

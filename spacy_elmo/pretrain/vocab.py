@@ -3,8 +3,10 @@
 Ids are ``<S>``, ``</S>``, ``<UNK>`` and then words by decreasing frequency: the log-uniform
 sampler of the sampled softmax relies on that order.
 """
+
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 from ..durable import write_bytes_atomically
 from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
+from .errors import ConfigError, InputError, InputNotFoundError, reading
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -43,6 +46,10 @@ class Vocabulary:
         get, unk = self.index.get, self.unk_id
         return [self.bos_id, *(get(word, unk) for word in sentence), self.eos_id]
 
+    def digest(self) -> str:
+        """SHA-256 of the word list, in order: what a checkpoint records of the words it predicts."""
+        return hashlib.sha256(json.dumps(self.words, ensure_ascii=False).encode("utf8")).hexdigest()
+
     def to_disk(self, path: Union[str, Path]) -> None:
         """A JSON list of words (the format of a model directory's ``vocab.json``), atomically."""
         write_bytes_atomically(Path(path), json.dumps(self.words, ensure_ascii=False).encode("utf8"))
@@ -55,22 +62,23 @@ class Vocabulary:
         """
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"Vocabulary file not found: {path}")
+            raise InputNotFoundError(f"Vocabulary file not found: {path}")
         try:
-            text = path.read_text(encoding="utf8")
+            with reading(path):
+                text = path.read_text(encoding="utf8")
             words = json.loads(text) if path.suffix == ".json" else None
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
             detail = "nested too deeply" if isinstance(err, RecursionError) else str(err)
-            raise ValueError(f"{path}: not a readable word list ({detail})") from err
+            raise InputError(f"{path}: not a readable word list ({detail})") from err
         if path.suffix == ".json":
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-                raise ValueError(f"{path} must hold a JSON list of strings")
+                raise InputError(f"{path} must hold a JSON list of strings")
         else:
             words = [line.split("\t")[0] for line in text.splitlines() if line.strip()]
         twice = _first_repeat(words)
         if twice is not None:  # two ids for one word: the softmax could not say which is right
             where = "entries" if path.suffix == ".json" else "word lines"
-            raise ValueError(f"{path} lists {words[twice[1]]!r} twice ({where} {twice[0] + 1} and {twice[1] + 1})")
+            raise InputError(f"{path} lists {words[twice[1]]!r} twice ({where} {twice[0] + 1} and {twice[1] + 1})")
         return cls([s for s in SPECIALS if s not in words] + words)
 
 
@@ -115,7 +123,7 @@ class WordCounter:
 def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Vocabulary:
     """The ``size`` most frequent words (ties broken alphabetically), specials included."""
     if size <= len(SPECIALS):
-        raise ValueError(f"vocab.size must be larger than {len(SPECIALS)}, not {size}")
+        raise ConfigError(f"vocab.size must be larger than {len(SPECIALS)}, not {size}")
     ranked = sorted(
         ((w, c) for w, c in counter.counts.items() if c >= min_count and w not in SPECIALS),
         key=lambda item: (-item[1], item[0]),

@@ -1,5 +1,6 @@
 """``spacy-elmo`` reads like spaCy's CLI: plain help, ``--version``, one ``Error:`` line for
 every failure (export-allennlp's out of a trained pipeline: tests/pipeline/test_export_from_pipeline.py)."""
+
 import re
 
 import pytest

@@ -1,8 +1,10 @@
 """``spacy-elmo embed``: allennlp-compatible layout, every input format and layer mode, and a
 run killed with SIGKILL at random points that, resumed, ends equal to an uninterrupted run."""
+
 import json
 import os
 import random
+import secrets
 import signal
 import subprocess
 import sys
@@ -15,13 +17,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from spacy_elmo.cli import app
 from spacy_elmo import embed_layers
-from spacy_elmo.embedding.embedder import Embedder
-from spacy_elmo.embedding.corpus import embed_corpus
-from spacy_elmo.embedding.store import SENTENCE_INDEX, parts_dir, read_sentence_index
-from spacy_elmo.nn import TINY_CONFIG, BiLM
+from spacy_elmo.cli import app
 from spacy_elmo.corpora.keyed_sentences import read_sentences
+from spacy_elmo.embedding.embedder import Embedder
+from spacy_elmo.nn import TINY_CONFIG, BiLM
+from spacy_elmo.vector_file.job import embed_corpus
+from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LINES = [
@@ -99,7 +101,9 @@ def test_layer_modes(tmp_path, model_dir, bilm, mode):
 def test_mix_without_weights_is_an_error(tmp_path, model_dir):
     source = tmp_path / "input.txt"
     source.write_text("a b\n", encoding="utf8")
-    result = CliRunner().invoke(app, ["embed", str(source), str(tmp_path / "o.hdf5"), "--weights", str(model_dir), "--layers", "mix"])
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(tmp_path / "o.hdf5"), "--weights", str(model_dir), "--layers", "mix"]
+    )
     assert result.exit_code != 0 and "mix weights" in result.output
 
 
@@ -121,7 +125,9 @@ def test_docbin_input_is_split_into_sentences(tmp_path, model_dir, bilm):
     from spacy.vocab import Vocab
 
     vocab = Vocab()
-    with_sentences = Doc(vocab, words=["One", "two", ".", "Three", "\n", "four", "."], sent_starts=[1, 0, 0, 1, 0, 0, 0])
+    with_sentences = Doc(
+        vocab, words=["One", "two", ".", "Three", "\n", "four", "."], sent_starts=[1, 0, 0, 1, 0, 0, 0]
+    )
     without = Doc(vocab, words=["just", "one", "doc"])
     source = tmp_path / "input.spacy"
     DocBin(docs=[with_sentences, without]).to_disk(source)
@@ -157,7 +163,7 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     complete = tmp_path / "complete.hdf5"
     embed_corpus(Embedder(bilm), read_sentences(source), complete, chunk_tokens=10, progress=False)
     crashed = tmp_path / "crashed.hdf5"
-    import spacy_elmo.embedding.store as module
+    import spacy_elmo.vector_file.parts as module
 
     real_write = module.write_bytes_atomically
     calls = []
@@ -165,7 +171,8 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     def crash_on_third(path, data):
         calls.append(path)
         if len(calls) == 3:
-            Path(str(path) + ".tmp").write_bytes(data[: len(data) // 2])  # half written, then the crash
+            leftover = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")  # a temporary name of durable's
+            leftover.write_bytes(data[: len(data) // 2])  # half written, then the crash
             raise KeyboardInterrupt
         real_write(path, data)
 
@@ -206,7 +213,9 @@ def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, b
     lines = (REPO_ROOT / "benchmarks" / "data" / "english_sample.txt").read_text(encoding="utf8").splitlines()
     source.write_text("\n".join(lines) + "\n", encoding="utf8")
     reference = tmp_path / "reference.hdf5"  # uninterrupted, in this process (same options, 1 thread)
-    total = embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), reference, chunk_tokens=100, progress=False).embedded
+    total = embed_corpus(
+        Embedder(bilm, batch_tokens=256), read_sentences(source), reference, chunk_tokens=100, progress=False
+    ).embedded
 
     output = tmp_path / "resumed.hdf5"
     rng = random.Random(13)
@@ -228,7 +237,9 @@ def test_embed_resumes_after_sigkill_and_equals_an_uninterrupted_run(tmp_path, b
         assert previous <= written  # nothing finished before is ever lost
         previous = written
     assert previous > 0
-    summary = embed_corpus(Embedder(bilm, batch_tokens=256), read_sentences(source), output, chunk_tokens=100, progress=False)
+    summary = embed_corpus(
+        Embedder(bilm, batch_tokens=256), read_sentences(source), output, chunk_tokens=100, progress=False
+    )
     assert summary.skipped > 0 and summary.embedded + summary.skipped == total
     assert not parts_dir(output).exists()
     assert_same_file(read_file(output), read_file(reference))
@@ -239,8 +250,23 @@ def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
     source = tmp_path / "input.txt"
     source.write_text("".join(f"line {i} says {i % 5} things\n" for i in range(200)), encoding="utf8")
     output = tmp_path / "out.hdf5"
-    command = [sys.executable, "-m", "spacy_elmo", "embed", str(source), str(output), "--weights", str(model_dir),
-               "--chunk-tokens", "50", "--batch-tokens", "64", "--no-progress", "--threads", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "spacy_elmo",
+        "embed",
+        str(source),
+        str(output),
+        "--weights",
+        str(model_dir),
+        "--chunk-tokens",
+        "50",
+        "--batch-tokens",
+        "64",
+        "--no-progress",
+        "--threads",
+        "1",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline and process.poll() is None and count_stored(output) < 1:
@@ -254,3 +280,74 @@ def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
     assert len(stored["datasets"]) == 200
     want = embed_layers(bilm, [["line", "7", "says", "2", "things"]])[0]
     numpy.testing.assert_allclose(stored["datasets"]["7"], want, atol=1e-5, rtol=0)
+
+
+# ------------------------------------------------------------------ issue 33 item 8: special inputs and outputs
+def embed_result(*args: str):
+    return CliRunner().invoke(app, ["embed", *args, "--no-progress"])
+
+
+def test_an_output_that_is_a_directory_is_one_line_naming_it(tmp_path, model_dir):
+    source, folder = tmp_path / "in.txt", tmp_path / "vectors"
+    source.write_text("a line\n", encoding="utf8")
+    folder.mkdir()
+    result = embed_result(str(source), str(folder), "--weights", str(model_dir))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: the output {folder} is a directory, not an HDF5 file: give the path of a file to write "
+        f"(e.g. {folder / 'vectors.hdf5'})"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "vectors"]  # no lock, no parts
+
+
+def test_an_output_that_is_a_fifo_is_refused_before_anything_is_opened(tmp_path, model_dir):
+    source, fifo = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    source.write_text("a line\n", encoding="utf8")
+    os.mkfifo(fifo)
+    result = embed_result(str(source), str(fifo), "--weights", str(model_dir))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: the output {fifo} is a FIFO (named pipe), not an HDF5 file: give the path of a file to write"
+    ]
+
+
+@pytest.mark.parametrize("kind", ["/dev/null", "fifo"])
+def test_an_input_that_is_not_a_regular_file_says_what_it_is(tmp_path, model_dir, kind):
+    source = Path("/dev/null") if kind == "/dev/null" else tmp_path / "in.txt"
+    if kind == "fifo":
+        os.mkfifo(source)  # opened without blocking: no writer needed for the error
+    result = embed_result(str(source), str(tmp_path / "out.hdf5"), "--weights", str(model_dir))
+    what = "a character device" if kind == "/dev/null" else "a FIFO (named pipe)"
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: {source}: the input file must be a regular file, but it is {what}"
+    ]
+    assert not (tmp_path / "out.hdf5.parts").exists()
+
+
+def test_a_directory_as_input_is_named_as_one(tmp_path, model_dir):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    result = embed_result(str(folder), str(tmp_path / "out.hdf5"), "--weights", str(model_dir))
+    assert result.exit_code == 2 and f"'{folder}' is a directory" in result.output  # the argument's own check
+    with pytest.raises(ValueError, match=f"^{folder}: the input file must be a regular file, but it is a directory$"):
+        read_sentences(folder)
+
+
+def test_an_unreadable_input_is_one_line_naming_it(tmp_path, monkeypatch):
+    import errno
+
+    from spacy_elmo.formats import regular_files
+
+    source = tmp_path / "in.txt"
+    source.write_text("a line\n", encoding="utf8")
+    real_open = os.open
+
+    def no_permission(path, flags, *args):
+        if Path(path) == source:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(regular_files.os, "open", no_permission)  # root reads any file: a chmod would not do
+    with pytest.raises(ValueError, match=f"^{source}: the input file cannot be opened \\(Permission denied\\)$"):
+        read_sentences(source)

@@ -1,5 +1,7 @@
 """``spacy-elmo inspect``: each listener's learned layer weights and gamma, and the plot."""
+
 import copy
+
 import pytest
 import spacy
 import torch
@@ -11,7 +13,6 @@ from spacy_elmo.cli import app
 from spacy_elmo.config import TINY_CONFIG
 
 from ..conftest import TINY_TAGGER_MODEL
-
 
 
 @pytest.fixture(scope="module")
@@ -81,5 +82,7 @@ def test_neither_package_nor_directory(tmp_path, kind):
         target.write_text("x")
     result = CliRunner().invoke(app, ["inspect", str(target)])
     assert result.exit_code == 1
-    expected = "is a file, not a pipeline directory" if kind == "file" else "neither an installed package nor a directory"
+    expected = (
+        "is a file, not a pipeline directory" if kind == "file" else "neither an installed package nor a directory"
+    )
     assert expected in result.output

@@ -1,4 +1,5 @@
 """Docs from ``.spacy`` files, and one clear error naming a damaged file."""
+
 from __future__ import annotations
 
 import pytest

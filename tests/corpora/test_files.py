@@ -1,4 +1,5 @@
 """Which files a corpus holds, what format each one is, and which ones are not read at all."""
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,16 @@ def test_folders_are_read_recursively_in_sorted_order_without_hidden_files(tmp_p
 
 @pytest.mark.parametrize(
     "name, expected",
-    [("a.jsonl", "jsonl"), ("a.JSONL", "jsonl"), ("a.ndjson", "jsonl"), ("a.json", "jsonl"), ("a.spacy", "spacy"),
-     ("a.txt", "text"), ("a", "text"), ("a.jsonl.gz", "text")],
+    [
+        ("a.jsonl", "jsonl"),
+        ("a.JSONL", "jsonl"),
+        ("a.ndjson", "jsonl"),
+        ("a.json", "jsonl"),
+        ("a.spacy", "spacy"),
+        ("a.txt", "text"),
+        ("a", "text"),
+        ("a.jsonl.gz", "text"),
+    ],
 )
 def test_the_format_follows_the_file_name(name, expected):
     assert guess_format(name) == expected

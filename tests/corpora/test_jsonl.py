@@ -1,4 +1,5 @@
 """A JSONL line as a record: the text field, optional tokens, and the reason a line is bad."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """``embed``'s reader: keys a rerun reproduces, and what it skips (with file and line) or refuses."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,11 @@ def test_text_keys_are_line_numbers_past_blank_lines_a_bom_and_crlf(tmp_path):
 def test_a_pipeline_splits_lines_into_sentences_numbered_in_order(tmp_path):
     path = tmp_path / "in.txt"
     path.write_text("One here. Two there.\n\nThree.\n")
-    assert keyed(path, nlp=load_pipeline("en")) == [("0", ["One", "here", "."]), ("1", ["Two", "there", "."]), ("2", ["Three", "."])]
+    assert keyed(path, nlp=load_pipeline("en")) == [
+        ("0", ["One", "here", "."]),
+        ("1", ["Two", "there", "."]),
+        ("2", ["Three", "."]),
+    ]
 
 
 def test_an_overlong_line_is_skipped_with_file_and_line_never_cut(tmp_path, caplog):
@@ -57,8 +62,11 @@ def test_an_empty_file_has_no_sentences(tmp_path):
 
 @pytest.mark.parametrize(
     "line, reason",
-    [("{not json", "not valid JSON"), (json.dumps({"title": "x"}), "expected an object with a string 'text' field"),
-     (json.dumps({"text": "x", "tokens": [1, 2]}), "'tokens' must be a list of strings")],
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps({"title": "x"}), "expected an object with a string 'text' field"),
+        (json.dumps({"text": "x", "tokens": [1, 2]}), "'tokens' must be a list of strings"),
+    ],
 )
 def test_a_bad_jsonl_line_stops_with_its_file_and_line(tmp_path, line, reason):
     path = tmp_path / "in.jsonl"
@@ -87,7 +95,7 @@ def test_spacy_docs_without_boundaries_are_one_sentence_even_with_a_pipeline(tmp
 
 
 def test_missing_file_and_unknown_format_are_clear_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="Input file not found"):
+    with pytest.raises(FileNotFoundError, match="nope.txt is missing \\(the input file\\)"):
         read_sentences(tmp_path / "nope.txt")
     (tmp_path / "in.txt").write_text("x\n")
     with pytest.raises(ValueError, match="input format must be one of"):

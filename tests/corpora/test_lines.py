@@ -1,4 +1,5 @@
 """Lines in binary mode: numbers, byte offsets to restart at, invalid UTF-8 and overlong lines."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,11 @@ def test_reading_restarts_at_any_offset_and_keeps_a_later_bom(tmp_path):
     path = tmp_path / "a.txt"
     path.write_bytes("one\n\ufeffsecond\nthird\n".encode("utf8"))
     first, *rest = read_lines(path, 100)
-    assert [line.text for line in read_lines(path, 100, first.end)] == [line.text for line in rest] == ["\ufeffsecond", "third"]
+    assert (
+        [line.text for line in read_lines(path, 100, first.end)]
+        == [line.text for line in rest]
+        == ["\ufeffsecond", "third"]
+    )
 
 
 def test_invalid_utf8_gives_no_text_and_the_bad_byte(tmp_path):

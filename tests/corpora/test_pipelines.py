@@ -1,4 +1,5 @@
 """The spaCy pipelines that tokenize and split sentences, and the spans a Doc gives."""
+
 from __future__ import annotations
 
 import spacy

@@ -1,5 +1,6 @@
 """Invariants of the layers ``embed_layers`` gives for any weights: no leak, batch invariance,
 precision, empty inputs, and the mix of ``embed``."""
+
 import random
 
 import numpy
@@ -7,8 +8,8 @@ import pytest
 import torch
 
 from spacy_elmo import BiLM, embed, embed_layers, mix_layers
-from spacy_elmo.nn.words.char_ids import encode_sentences
 from spacy_elmo.config import TINY_CONFIG
+from spacy_elmo.nn.words.char_ids import encode_sentences
 
 P = TINY_CONFIG.projection_dim
 WORDS = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x".split()
@@ -138,4 +139,3 @@ def test_embed_mixes_and_pads(bilm):
 def test_mix_layers_checks_the_weight_count():
     with pytest.raises(ValueError, match="3 layers"):
         mix_layers(numpy.zeros((3, 2, 4), dtype=numpy.float32), [0.5, 0.5])
-

@@ -1,6 +1,7 @@
 """The Embedder as an object: its settings, its copies and pickles (an empty word cache, the
 biLM shared), the device tensor of one batch, and the Thinc layer's embedder, which survives
 ``Model.copy``/``deepcopy`` and stays out of the model's bytes."""
+
 import copy
 import pickle
 
@@ -12,7 +13,7 @@ from spacy.tokens import Doc
 
 from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.models import build_bilm_model, set_bilm
-from spacy_elmo.models.bilm import get_embedder
+from spacy_elmo.models.doc_layers import get_embedder
 
 from ..conftest import random_tiny_bilm
 

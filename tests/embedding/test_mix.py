@@ -1,13 +1,14 @@
 """The one layer mix gives every caller the numbers each computed on its own before: ``embed``
 and ``spacy-elmo embed`` (numpy), ``token._.elmo`` and ``spacy_elmo.scalar_mix.v1``."""
+
 import numpy
 import pytest
 import spacy
 from thinc.api import NumpyOps
 
 from spacy_elmo import embed, embed_layers, mix_layers
-from spacy_elmo.embedding.corpus import reduce_layers
 from spacy_elmo.models.scalar_mix import scalar_mix
+from spacy_elmo.vector_file.job import reduce_layers
 
 from ..conftest import random_tiny_bilm
 
@@ -17,7 +18,11 @@ LAYERS = numpy.random.default_rng(0).normal(size=(3, 7, 8)).astype(numpy.float32
 def before_embed(layers, layer_weights=None, gamma=1.0):
     """embed.py's mix before the embedding layer existed."""
     n = layers.shape[0]
-    weights = numpy.full(n, 1.0 / n, dtype=numpy.float32) if layer_weights is None else numpy.asarray(layer_weights, dtype=numpy.float32)
+    weights = (
+        numpy.full(n, 1.0 / n, dtype=numpy.float32)
+        if layer_weights is None
+        else numpy.asarray(layer_weights, dtype=numpy.float32)
+    )
     return (gamma * numpy.tensordot(weights, layers, axes=(0, 0))).astype(numpy.float32, copy=False)
 
 

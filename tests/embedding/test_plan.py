@@ -1,5 +1,6 @@
 """The plan of batches depends on the lengths and settings only, keeps the budget, and reads
 a long sentence as windows of its own; windows join back into the one-shot layers of each."""
+
 import random
 
 import numpy
@@ -15,7 +16,9 @@ from ..conftest import random_tiny_bilm
 
 def random_lengths(seed, n=60, longest=40):
     rng = random.Random(seed)
-    return [rng.choice([0, rng.randint(1, longest)]) if rng.random() < 0.1 else rng.randint(1, longest) for _ in range(n)]
+    return [
+        rng.choice([0, rng.randint(1, longest)]) if rng.random() < 0.1 else rng.randint(1, longest) for _ in range(n)
+    ]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

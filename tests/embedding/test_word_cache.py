@@ -1,5 +1,6 @@
 """The word cache changes speed only: outputs are bit-for-bit those of the uncached path, stale
 vectors are never served after a weight change, and the LRU bound and counters hold."""
+
 import copy
 import pickle
 import random
@@ -9,8 +10,8 @@ import pytest
 import torch
 
 from spacy_elmo import Embedder, embed_layers
-from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.embedding.word_cache import WordVectorCache
+from spacy_elmo.nn import TINY_CONFIG, BiLM
 
 VOCAB = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x <S>".split()
 

@@ -1,4 +1,5 @@
 """Our biLM against activations from the reference implementations (AllenNLP and bilm-tf)."""
+
 import json
 
 import h5py

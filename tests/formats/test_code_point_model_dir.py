@@ -2,6 +2,7 @@
 ``chars.json`` and ``words.json``, are covered by the checksums in ``config.json``, travel in a
 packed model, are written complete or not at all with the other files, and a directory written
 before the checksums existed still loads."""
+
 import json
 
 import numpy

@@ -2,9 +2,9 @@
 settings of the wrong type or missing, deeply nested JSON, duplicate words and single-bit damage.
 Each is one ``ValueError`` naming the file (and the key), raised before anything large is
 built; our own format refuses any change to its files through the checksums in config.json."""
+
 import json
 import random
-import shutil
 from pathlib import Path
 
 import h5py
@@ -69,8 +69,11 @@ def test_a_float64_weight_beyond_float32_is_refused(allennlp_files):
         big[0, 1] = 1e300  # finite in float64, inf in the model's float32
         del handle["CNN_proj/W_proj"]
         handle.create_dataset("CNN_proj/W_proj", data=big)
-    with pytest.raises(ValueError, match=r"weights.hdf5: dataset 'CNN_proj/W_proj' has 1 value.* in float32 "
-                                         r"\(stored as float64: 1e\+300\) \(the first at index \(0, 1\)\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"weights.hdf5: dataset 'CNN_proj/W_proj' has 1 value.* in float32 "
+        r"\(stored as float64: 1e\+300\) \(the first at index \(0, 1\)\)",
+    ):
         BiLM.from_allennlp(options, weights)
 
 
@@ -146,7 +149,9 @@ def flipped(data: bytes, bit: int) -> bytes:
 def flip_positions(size: int, n: int, seed: int) -> list[int]:
     """Bits to flip: half in the first 4 kB (HDF5's superblock and object headers), half anywhere."""
     rng = random.Random(seed)
-    return [rng.randrange(min(size, 4096) * 8) for _ in range(n // 2)] + [rng.randrange(size * 8) for _ in range(n - n // 2)]
+    return [rng.randrange(min(size, 4096) * 8) for _ in range(n // 2)] + [
+        rng.randrange(size * 8) for _ in range(n - n // 2)
+    ]
 
 
 def test_every_single_bit_flip_in_native_weights_is_refused(native_dir, tmp_path):
@@ -201,7 +206,9 @@ def test_an_export_that_fails_keeps_the_previous_export(tmp_path, monkeypatch):
     with full_disk_for(monkeypatch, "weights.hdf5.tmp"):
         result = CliRunner().invoke(app, ["export-allennlp", str(model_dir), str(out)])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert result.output.strip().splitlines() == [f"Error: [Errno 28] No space left on device: '{out / 'weights.hdf5.tmp'}'"]
+    assert result.output.strip().splitlines() == [
+        f"Error: [Errno 28] No space left on device: '{out / 'weights.hdf5'}'"
+    ]
     assert {name: (out / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in out.iterdir()) == ["options.json", "weights.hdf5"]
 
@@ -240,8 +247,8 @@ def test_writers_on_a_real_full_disk_keep_the_previous_files(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 3, result.stdout + result.stderr
-    assert lines[0].startswith("ERROR [Errno 28] No space left on device") and "export/weights.hdf5.tmp" in lines[0]
-    assert lines[1].startswith("ERROR [Errno 28] No space left on device") and "model-best/weights.hdf5.tmp" in lines[1]
+    assert lines[0].startswith("ERROR [Errno 28] No space left on device") and "export/weights.hdf5'" in lines[0]
+    assert lines[1].startswith("ERROR [Errno 28] No space left on device") and "model-best/weights.hdf5'" in lines[1]
     assert lines[2] == "UNCHANGED ['config.json', 'options.json', 'weights.hdf5', 'weights.hdf5']"
 
 

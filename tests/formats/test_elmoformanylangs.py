@@ -1,6 +1,7 @@
 """ELMoForManyLangs models, written by their own code (``tests/fixtures/elmoformanylangs``), give
 their layers: within 1e-5 in float32 against their float64 run, and to float64 rounding in
 float64, on every path (loader, embedder, word cache, LSTM loops, autograd, saved copy)."""
+
 import zipfile
 
 import numpy
@@ -71,7 +72,9 @@ def test_layers_equal_theirs_in_float64_on_every_lstm_loop_and_with_autograd(nam
     layers = bilm(torch.from_numpy(ids), torch.from_numpy(lengths))
     assert layers.requires_grad
     for row, reference in enumerate(theirs):
-        numpy.testing.assert_allclose(layers[:, row, : reference.shape[1]].detach().numpy(), reference, atol=1e-12, rtol=0)
+        numpy.testing.assert_allclose(
+            layers[:, row, : reference.shape[1]].detach().numpy(), reference, atol=1e-12, rtol=0
+        )
 
 
 def test_layer_zero_is_the_token_vector_twice(name):

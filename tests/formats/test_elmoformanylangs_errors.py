@@ -1,5 +1,6 @@
 """A damaged ELMoForManyLangs directory gives one error naming the file (and line or key); the
 ``.pkl`` files are checked before torch reads them, and torch only ever with ``weights_only``."""
+
 import json
 import logging
 import pickle
@@ -115,7 +116,10 @@ def test_dictionary_ids_outside_the_table_and_size_mismatches(copy):
     lines = (copy / "char.dic").read_text(encoding="utf-8").splitlines()
     (copy / "char.dic").write_text("\n".join(lines[:-1] + ["<eow>\t999"]) + "\n", encoding="utf-8")
     fails(copy, ValueError, copy / "char.dic", "999")
-    (copy / "char.dic").write_text("\n".join(["zz\t0"] + [f"{l.split(chr(9))[0]}\t{i + 1}" for i, l in enumerate(lines)]) + "\n", encoding="utf-8")
+    (copy / "char.dic").write_text(
+        "\n".join(["zz\t0"] + [f"{line.split(chr(9))[0]}\t{i + 1}" for i, line in enumerate(lines)]) + "\n",
+        encoding="utf-8",
+    )
     fails(copy, ValueError, copy / "token_embedder.pkl", "char_emb_layer.embedding.weight")
     (copy / "char.dic").write_bytes(b"\xff\xfe")
     fails(copy, ValueError, copy / "char.dic", "UTF-8")
@@ -205,15 +209,23 @@ def test_a_float64_tensor_beyond_float32_is_refused(copy):
     state[name] = state[name].double()
     state[name][0, 1] = 1e300  # finite in float64, inf in float32
     torch.save(state, copy / "encoder.pkl")
-    fails(copy, ValueError, copy / "encoder.pkl", f"tensor {name!r} has 1 value(s)",
-          "in float32 (stored as float64: 1e+300)")
+    fails(
+        copy,
+        ValueError,
+        copy / "encoder.pkl",
+        f"tensor {name!r} has 1 value(s)",
+        "in float32 (stored as float64: 1e+300)",
+    )
 
 
-@pytest.mark.parametrize("change, fragment", [
-    (lambda c: c["encoder"].update(cell_clip=float("nan")), "cell_clip must be a finite number"),
-    (lambda c: c["token_embedder"].update(n_highway=10**7), "n_highway is 10000000, more than 64"),
-    (lambda c: c["token_embedder"].update(max_characters_per_token=10**7), "max_characters_per_token is 10000000"),
-])
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        (lambda c: c["encoder"].update(cell_clip=float("nan")), "cell_clip must be a finite number"),
+        (lambda c: c["token_embedder"].update(n_highway=10**7), "n_highway is 10000000, more than 64"),
+        (lambda c: c["token_embedder"].update(max_characters_per_token=10**7), "max_characters_per_token is 10000000"),
+    ],
+)
 def test_settings_our_config_refuses_name_the_model_config(copy, monkeypatch, change, fragment):
     """NaN settings and sizes that mean huge work: refused before any tensor is read."""
     path = model_config_file(copy)

@@ -2,6 +2,7 @@
 it imports nothing of the package but the bottom layer (:mod:`spacy_elmo.config`, and
 :mod:`spacy_elmo.durable` for its atomic writes), so it sits below ``spacy_elmo.nn``, and its bilm-tf mapping names every
 entry of the model's state dict with the model's shape."""
+
 import ast
 from pathlib import Path
 
@@ -32,12 +33,15 @@ def test_formats_import_only_the_bottom_layer_from_the_package(path):
     assert from_package <= {"..config", "..durable"}, f"{path.name} imports {from_package}"
 
 
-@pytest.mark.parametrize("changes", [
-    {},
-    {"vocab_size": 7},
-    {"n_layers": 1, "n_highway": 0},
-    {"n_layers": 3, "n_highway": 2, "use_skip_connections": False},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"vocab_size": 7},
+        {"n_layers": 1, "n_highway": 0},
+        {"n_layers": 3, "n_highway": 2, "use_skip_connections": False},
+    ],
+)
 def test_the_allennlp_mapping_covers_the_state_dict_exactly(changes):
     config = TINY_CONFIG.replace(**changes)
     shapes = allennlp_format.dataset_shapes(config)

@@ -1,4 +1,5 @@
 """``load_bilm`` finds the weights in each supported layout and explains what it cannot use."""
+
 import pytest
 import torch
 

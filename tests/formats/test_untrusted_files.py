@@ -1,6 +1,7 @@
 """Weight files from elsewhere: non-finite values, datasets the options do not use, sizes that
 disagree with the file, HDF5 features that read other files, and malformed JSON all fail with
 an error naming the file, before any large allocation."""
+
 import json
 from pathlib import Path
 
@@ -50,7 +51,9 @@ def test_a_non_finite_allennlp_weight_is_refused(allennlp_files, bad):
     options, weights = allennlp_files
     with h5py.File(weights, "a") as handle:
         handle["CNN_proj/W_proj"][0, 0] = bad
-    with pytest.raises(ValueError, match=r"weights.hdf5: dataset 'CNN_proj/W_proj' has 1 value\(s\) that are NaN or infinite"):
+    with pytest.raises(
+        ValueError, match=r"weights.hdf5: dataset 'CNN_proj/W_proj' has 1 value\(s\) that are NaN or infinite"
+    ):
         BiLM.from_allennlp(options, weights)
 
 
@@ -64,10 +67,13 @@ def test_a_non_finite_native_weight_is_refused(native_dir):
 
 
 # ------------------------------------------------------------------ item 6: options vs file
-@pytest.mark.parametrize("key, value, dataset", [
-    ("n_layers", 1, "RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/W_0"),
-    ("n_highway", 1, "CNN_high_1/W_carry"),
-])
+@pytest.mark.parametrize(
+    "key, value, dataset",
+    [
+        ("n_layers", 1, "RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/W_0"),
+        ("n_highway", 1, "CNN_high_1/W_carry"),
+    ],
+)
 def test_options_that_use_fewer_datasets_than_the_file_has_are_refused(tmp_path, key, value, dataset):
     options, weights = tmp_path / "options.json", tmp_path / "weights.hdf5"
     tiny_bilm(n_layers=2, n_highway=2).to_allennlp(options, weights)
@@ -151,12 +157,15 @@ def make_virtual(weights: Path, tmp_path: Path, name: str, shape) -> None:
         handle.create_virtual_dataset(name, layout)
 
 
-@pytest.mark.parametrize("make, message", [
-    (make_external_storage, "stores its data in external files"),
-    (make_external_link, "is an external link"),
-    (make_soft_link, "is a soft link"),
-    (make_virtual, "is a virtual dataset"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (make_external_storage, "stores its data in external files"),
+        (make_external_link, "is an external link"),
+        (make_soft_link, "is a soft link"),
+        (make_virtual, "is a virtual dataset"),
+    ],
+)
 def test_hdf5_that_reads_other_files_is_refused_in_both_formats(allennlp_files, native_dir, tmp_path, make, message):
     options, weights = allennlp_files
     make(weights, tmp_path, "CNN_proj/b_proj", (TINY_CONFIG.projection_dim,))
@@ -171,30 +180,36 @@ def test_hdf5_that_reads_other_files_is_refused_in_both_formats(allennlp_files, 
 
 
 # ------------------------------------------------------------------ item 14: malformed JSON
-@pytest.mark.parametrize("content, message", [
-    (b"", "is empty"),
-    (b"\x89PNG\r\n\x1a\n\x00\xff", "not UTF-8 text"),
-    (b"[1, 2]", "expected a JSON object, found list"),
-    (b'{"format": "spacy-elmo-bilm", "version": 1}', "'config' must be a JSON object"),
-    (b'{"format": "spacy-elmo-bilm", "version": 1, "config": {"lstm_dim": "big"}}', "invalid model config"),
-    (b'{"format": "spacy-elmo-bilm", "version": "1", "config": {}}', "'version' must be an integer"),
-    (b'{"format": "spacy-elmo-bilm", "version": 1, "config": {"filters": [3]}}', "invalid model config"),
-    (b"{not json", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "is empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\xff", "not UTF-8 text"),
+        (b"[1, 2]", "expected a JSON object, found list"),
+        (b'{"format": "spacy-elmo-bilm", "version": 1}', "'config' must be a JSON object"),
+        (b'{"format": "spacy-elmo-bilm", "version": 1, "config": {"lstm_dim": "big"}}', "invalid model config"),
+        (b'{"format": "spacy-elmo-bilm", "version": "1", "config": {}}', "'version' must be an integer"),
+        (b'{"format": "spacy-elmo-bilm", "version": 1, "config": {"filters": [3]}}', "invalid model config"),
+        (b"{not json", "not valid JSON"),
+    ],
+)
 def test_a_malformed_config_json_names_the_file(native_dir, content, message):
     (native_dir / "config.json").write_bytes(content)
     with pytest.raises(ValueError, match=f"config.json.*{message}"):
         BiLM.from_disk(native_dir)
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "is empty"),
-    (b"\xff\xfe\x00", "not UTF-8 text"),
-    (b'{"a": 1}', "must be a JSON list of strings"),
-    (b"[1, 2, 3]", "must be a JSON list of strings"),
-    (b"[]", "is an empty list"),
-    (b'["a", "b"]', "has 2 words but .*config.json says vocab_size"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "is empty"),
+        (b"\xff\xfe\x00", "not UTF-8 text"),
+        (b'{"a": 1}', "must be a JSON list of strings"),
+        (b"[1, 2, 3]", "must be a JSON list of strings"),
+        (b"[]", "is an empty list"),
+        (b'["a", "b"]', "has 2 words but .*config.json says vocab_size"),
+    ],
+)
 def test_a_malformed_vocab_json_names_the_file(tmp_path, content, message):
     path = tmp_path / "model"
     BiLM(TINY_CONFIG, vocab=list("abcde")).to_disk(path)

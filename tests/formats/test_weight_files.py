@@ -1,4 +1,5 @@
 """Writing and reading weights: exact round trips, and clear errors for bad files."""
+
 import json
 import shutil
 
@@ -49,7 +50,10 @@ def test_allennlp_round_trip_keeps_the_softmax(tmp_path):
 def test_reference_file_round_trip(allennlp_fixtures, tmp_path):
     original = BiLM.from_allennlp(allennlp_fixtures / "options.json", allennlp_fixtures / "lm_weights.hdf5")
     original.to_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5")
-    with h5py.File(allennlp_fixtures / "lm_weights.hdf5", "r") as theirs, h5py.File(tmp_path / "weights.hdf5", "r") as ours:
+    with (
+        h5py.File(allennlp_fixtures / "lm_weights.hdf5", "r") as theirs,
+        h5py.File(tmp_path / "weights.hdf5", "r") as ours,
+    ):
         names = []
         theirs.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
         for name in names:
@@ -65,6 +69,13 @@ def test_native_round_trip_with_vocab(tmp_path):
     assert_same_weights(model, loaded)
     sentence = [["the", "bank", "🙂"]]
     numpy.testing.assert_array_equal(embed_layers(model, sentence)[0], embed_layers(loaded, sentence)[0])
+
+
+def test_only_a_model_with_a_softmax_writes_vocab_json(tmp_path):
+    """A biLM read from AllenNLP files has no output vocabulary: its directory has no vocab.json."""
+    random_bilm().to_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    BiLM.from_allennlp(tmp_path / "options.json", tmp_path / "weights.hdf5").to_disk(tmp_path / "native")
+    assert sorted(path.name for path in (tmp_path / "native").iterdir()) == ["config.json", "weights.hdf5"]
 
 
 def test_default_config_is_the_original_elmo():

@@ -1,4 +1,5 @@
 """How Docs are cut into biLM sequences: sentences, windows, and no whitespace tokens."""
+
 import numpy
 import pytest
 import spacy

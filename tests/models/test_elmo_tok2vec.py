@@ -1,12 +1,13 @@
 """``spacy_elmo.ElmoTok2Vec.v1`` with either encoder, inside a real pipeline, and without ELMo."""
+
 import pytest
 import spacy
 import torch
 from spacy.training import Example
 
 from spacy_elmo import BiLM
-from spacy_elmo.models import build_elmo_tok2vec
 from spacy_elmo.config import TINY_CONFIG
+from spacy_elmo.models import build_elmo_tok2vec
 
 WIDTH = 16
 EMBED = {
@@ -17,7 +18,13 @@ EMBED = {
     "include_static_vectors": False,
 }
 ENCODERS = {
-    "maxout": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": WIDTH, "depth": 1, "window_size": 1, "maxout_pieces": 2},
+    "maxout": {
+        "@architectures": "spacy.MaxoutWindowEncoder.v2",
+        "width": WIDTH,
+        "depth": 1,
+        "window_size": 1,
+        "maxout_pieces": 2,
+    },
     "bilstm": {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": WIDTH, "depth": 1, "dropout": 0.0},
 }
 TRAIN = [

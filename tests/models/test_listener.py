@@ -1,4 +1,5 @@
 """``spacy_elmo.ElmoListener.v1``: what it returns, and which gradient reaches the upstream."""
+
 import numpy
 import pytest
 import spacy
@@ -103,8 +104,7 @@ def test_negative_grad_factor_is_rejected():
 
 def test_fixed_layer_weights_pick_a_layer_and_come_from_the_config(docs):
     config = Config().from_str(
-        '[model]\n@architectures = "spacy_elmo.ElmoListener.v1"\nupstream = "elmo"\n'
-        "fixed_layer_weights = [0, 0, 1]\n"
+        '[model]\n@architectures = "spacy_elmo.ElmoListener.v1"\nupstream = "elmo"\nfixed_layer_weights = [0, 0, 1]\n'
     )
     model = registry.resolve(config)["model"]
     listener = model.layers[0]

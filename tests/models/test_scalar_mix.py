@@ -1,8 +1,9 @@
 """The learned layer mix: its starting point, its gradients, layer norm and layer dropout."""
+
 import numpy
 import pytest
 
-from spacy_elmo.models.scalar_mix import layer_weights, scalar_mix
+from spacy_elmo.models.scalar_mix import mix_softmax_weights, scalar_mix
 
 N_LAYERS, WIDTH = 3, 5
 
@@ -35,9 +36,11 @@ def test_weights_and_gamma_apply():
     model.set_param("a", numpy.asarray([0.0, 1.0, 2.0], dtype="float32"))
     model.set_param("gamma", numpy.asarray([0.5], dtype="float32"))
     weights = numpy.exp([0.0, 1.0, 2.0]) / numpy.exp([0.0, 1.0, 2.0]).sum()
-    numpy.testing.assert_allclose(layer_weights(model), weights, rtol=1e-6)
+    numpy.testing.assert_allclose(mix_softmax_weights(model), weights, rtol=1e-6)
     X = inputs()
-    numpy.testing.assert_allclose(model.predict(X)[0], 0.5 * numpy.tensordot(weights, X[0], axes=(0, 0)), rtol=1e-5, atol=1e-6)
+    numpy.testing.assert_allclose(
+        model.predict(X)[0], 0.5 * numpy.tensordot(weights, X[0], axes=(0, 0)), rtol=1e-5, atol=1e-6
+    )
 
 
 def loss_and_grads(model, X, R):
@@ -109,6 +112,7 @@ def test_rejects_bad_dropout():
 
 # -- fixed layer weights ----------------------------------------------------------------
 
+
 def make_fixed(weights, layer_norm=False):
     model = scalar_mix(layer_norm=layer_norm, fixed_layer_weights=weights)
     model.initialize(X=inputs())
@@ -118,7 +122,7 @@ def make_fixed(weights, layer_norm=False):
 def test_fixed_one_hot_weights_give_that_layer_times_gamma():
     model = make_fixed([0.0, 1.0, 0.0])
     assert not model.has_param("a")  # nothing to train but gamma
-    numpy.testing.assert_array_equal(layer_weights(model), [0.0, 1.0, 0.0])
+    numpy.testing.assert_array_equal(mix_softmax_weights(model), [0.0, 1.0, 0.0])
     model.set_param("gamma", numpy.asarray([0.5], dtype="float32"))
     X = inputs()
     for x, y in zip(X, model.predict(X)):
@@ -143,7 +147,7 @@ def test_fixed_weights_get_no_gradient_and_never_change():
     numpy.testing.assert_array_equal(dX[0][2], R[0])
     numpy.testing.assert_array_equal(dX[0][:2], numpy.zeros((2, 4, WIDTH)))
     model.finish_update(Adam(0.1))
-    numpy.testing.assert_array_equal(layer_weights(model), [0.0, 0.0, 1.0])
+    numpy.testing.assert_array_equal(mix_softmax_weights(model), [0.0, 0.0, 1.0])
     assert model.attrs["fixed_layer_weights"] == [0.0, 0.0, 1.0]
     assert float(model.get_param("gamma")[0]) != 1.0  # gamma still learns
 
@@ -177,7 +181,7 @@ def test_mix_dropout_zeroes_and_rescales_in_training_only():
     assert 0.45 < 1 - kept.mean() < 0.55
     # the gradient flows only through the kept units, with the same scale
     dX = backprop([numpy.ones_like(Y[0])])[0]
-    weights = layer_weights(model)
+    weights = mix_softmax_weights(model)
     expected = weights[:, None, None] * (kept / (1 - rate))[None]
     numpy.testing.assert_allclose(dX, expected, rtol=1e-6)
     numpy.testing.assert_array_equal(model.predict(X)[0], clean)  # prediction: no dropout
@@ -199,7 +203,9 @@ def test_weights_l2_pulls_the_mix_towards_the_average():
     numpy.testing.assert_array_equal(plain.get_grad("a"), numpy.zeros(N_LAYERS))
 
 
-@pytest.mark.parametrize("kwargs", [{"mix_dropout": 1.0}, {"mix_dropout": -0.1}, {"weights_l2": -1.0}, {"weights_l2": float("nan")}])
+@pytest.mark.parametrize(
+    "kwargs", [{"mix_dropout": 1.0}, {"mix_dropout": -0.1}, {"weights_l2": -1.0}, {"weights_l2": float("nan")}]
+)
 def test_recipe_options_refuse_bad_values(kwargs):
     with pytest.raises(ValueError):
         scalar_mix(**kwargs)

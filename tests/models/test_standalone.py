@@ -1,4 +1,5 @@
 """``spacy_elmo.ElmoStandalone.v1`` and the two ``replace_listeners`` hooks, without a pipeline."""
+
 import numpy
 import pytest
 import spacy
@@ -7,9 +8,9 @@ from spacy.tokens import Doc
 from spacy.util import registry
 
 from spacy_elmo import BiLM
-from spacy_elmo.models import ElmoLayers, build_bilm_model, build_elmo_standalone, get_bilm, set_bilm
-from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE, replace_listener_cfg
 from spacy_elmo.config import TINY_CONFIG
+from spacy_elmo.models import build_bilm_model, build_elmo_standalone, elmo_layers_node, get_bilm, set_bilm
+from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE, replace_listener_cfg
 
 LISTENER = {
     "@architectures": "spacy_elmo.ElmoListener.v1",
@@ -41,7 +42,7 @@ def test_registered():
 
 def test_negative_grad_factor_is_refused():
     with pytest.raises(ValueError, match="grad_factor"):
-        ElmoLayers(tiny_bilm_model(), grad_factor=-1.0)
+        elmo_layers_node(tiny_bilm_model(), grad_factor=-1.0)
 
 
 def test_outputs_are_the_bilm_layers_mixed(docs):
@@ -60,7 +61,7 @@ def test_a_copy_without_weights_is_never_random(docs):
 
 
 def test_frozen_copy_gets_no_gradient(docs):
-    layers_model = ElmoLayers(tiny_bilm_model(), grad_factor=0.0)
+    layers_model = elmo_layers_node(tiny_bilm_model(), grad_factor=0.0)
     outputs, backprop = layers_model.begin_update(docs)
     assert backprop([numpy.ones_like(x) for x in outputs]) == []
     assert all(p.grad is None for p in get_bilm(layers_model.layers[0]).parameters())
@@ -69,7 +70,7 @@ def test_frozen_copy_gets_no_gradient(docs):
 def test_fine_tuned_copy_gets_scaled_gradient(docs):
     grads = {}
     for factor in (1.0, 0.5):
-        layers_model = ElmoLayers(tiny_bilm_model(), grad_factor=factor)
+        layers_model = elmo_layers_node(tiny_bilm_model(), grad_factor=factor)
         outputs, backprop = layers_model.begin_update(docs)
         backprop([numpy.ones_like(x) for x in outputs])
         weight = next(get_bilm(layers_model.layers[0]).parameters())

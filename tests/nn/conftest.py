@@ -1,4 +1,5 @@
 """Fixtures shared by the LSTM loop tests."""
+
 import pytest
 
 from spacy_elmo.nn.lstm import graphed as lstm_graphed

@@ -1,5 +1,6 @@
 """Invariants of the biLM's forward pass that hold for any weights (the layers read through
 ``embed_layers`` are tested in tests/embedding/test_embed_layers.py)."""
+
 import random
 
 import pytest

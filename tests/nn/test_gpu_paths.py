@@ -1,6 +1,7 @@
 """The GPU paths compute what the CPU ones do: CUDA-graph replays of the window loop, the
 char-CNN's convolution path, the word cache. Run only where a CUDA device is present; the CPU
 test at the top checks the convolution path's arithmetic everywhere."""
+
 import copy
 
 import numpy

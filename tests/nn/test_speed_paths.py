@@ -1,6 +1,7 @@
 """The fast paths compute what the plain ones do: fused vs per-direction LSTM loops (values and
 gradients), table-lookup char-CNN vs convolutions, vectorized char ids, reduced precision within
 its documented error, and every path against the AllenNLP reference activations."""
+
 import json
 import random
 
@@ -11,10 +12,10 @@ import torch
 
 from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.nn import TINY_CONFIG, BiLM
+from spacy_elmo.nn.lstm import LstmStack, active_rows, run_stacks, run_time_major
 from spacy_elmo.nn.words import char_cnn
 from spacy_elmo.nn.words.char_cnn_tables import WORD_BLOCK
 from spacy_elmo.nn.words.char_ids import encode_sentences, encode_word
-from spacy_elmo.nn.lstm import LstmStack, active_rows, run_stacks, run_time_major
 from spacy_elmo.nn.words.word_batch import index_words, words_to_char_ids
 
 # Documented error of reduced-precision matmuls (BiLM.use_autocast), as a fraction of the largest
@@ -191,7 +192,9 @@ def test_vectorized_char_ids_equal_encode_word():
     assert batch.lengths.tolist() == [3, 0, 2]
 
 
-@pytest.mark.parametrize("dtype,bound", [(torch.bfloat16, BF16_MAX_RELATIVE_ERROR), (torch.float16, FP16_MAX_RELATIVE_ERROR)])
+@pytest.mark.parametrize(
+    "dtype,bound", [(torch.bfloat16, BF16_MAX_RELATIVE_ERROR), (torch.float16, FP16_MAX_RELATIVE_ERROR)]
+)
 @pytest.mark.parametrize("loop", ["fused", "windowed"])
 def test_reduced_precision_within_documented_error(dtype, bound, loop):
     for seed in range(3):
@@ -276,7 +279,9 @@ def test_every_speed_path_matches_the_reference_activations(reference, path):
         assert numpy.abs(got - want).max() <= CONFORMANCE_TOLERANCE
 
 
-@pytest.mark.parametrize("dtype,bound", [(torch.bfloat16, BF16_MAX_RELATIVE_ERROR), (torch.float16, FP16_MAX_RELATIVE_ERROR)])
+@pytest.mark.parametrize(
+    "dtype,bound", [(torch.bfloat16, BF16_MAX_RELATIVE_ERROR), (torch.float16, FP16_MAX_RELATIVE_ERROR)]
+)
 def test_reduced_precision_on_the_reference_model(reference, dtype, bound):
     model, sentences, expected = reference
     model.use_autocast(dtype)

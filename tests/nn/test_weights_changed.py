@@ -1,6 +1,7 @@
 """In-place weight edits: through the parameters they are seen at once; through ``.data`` or a
 numpy view torch cannot see them, and ``BiLM.weights_changed()`` drops every derived state
 (the derived weight tables, the word cache and, through the weights' version, the feature cache)."""
+
 import copy
 
 import numpy

@@ -1,6 +1,7 @@
 """Fixtures for the ``elmo`` component: tiny random weights (always there), the AllenNLP
 fixture weights (skipped when absent), a toy NER corpus and a pipeline trained on it.
 """
+
 import pickle
 import random
 from pathlib import Path

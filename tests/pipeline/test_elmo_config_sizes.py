@@ -3,6 +3,7 @@
 The shipped configs say 4096/512 with 7 filters (the original ELMo); the tiny weights used
 here have lstm_dim 32, projection_dim 8 and 3 filters, so every stale value shows.
 """
+
 import shutil
 
 import numpy

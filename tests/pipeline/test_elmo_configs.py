@@ -1,5 +1,6 @@
 """The shipped training configs: valid, and each ELMo/baseline pair differs only in ELMo (and
 in the baseline's block for spaCy's own pretraining, the alternative a user compares with)."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,10 @@ def without_elmo(config: dict) -> dict:
         if "elmo" in tok2vec:
             component["model"]["tok2vec"] = {**tok2vec, "elmo": None}
     init_components = config["initialize"]["components"]
-    config["initialize"] = {**config["initialize"], "components": {k: v for k, v in init_components.items() if k != "elmo"}}
+    config["initialize"] = {
+        **config["initialize"],
+        "components": {k: v for k, v in init_components.items() if k != "elmo"},
+    }
     return config
 
 

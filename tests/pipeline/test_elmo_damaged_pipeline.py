@@ -2,6 +2,7 @@
 ``ValueError`` that names the pipeline directory and the component, never a deleted temporary
 folder or a bare "Unpack failed"; weights beyond float32 and changed dictionaries of a code-point
 biLM are refused there too."""
+
 import json
 import random
 import shutil
@@ -10,7 +11,7 @@ import pytest
 import spacy
 import torch
 
-from spacy_elmo.models.bilm import set_bilm
+from spacy_elmo.models.doc_layers import set_bilm
 
 from ..conftest import MANY_LANGS_FIXTURES, random_tiny_bilm
 
@@ -45,18 +46,24 @@ def flip(position: int):
 POSITIONS = random.Random(3).sample(range(100_000), 12)
 
 
-@pytest.mark.parametrize("name, damage", [
-    *[("model", flip(position)) for position in POSITIONS],
-    ("model", lambda data: data[: len(data) // 2]),
-    ("model", lambda data: data[:7]),
-    ("cfg", lambda data: data[:-3]),
-], ids=[f"flip-{p}" for p in POSITIONS] + ["half", "seven-bytes", "cfg-cut"])
+@pytest.mark.parametrize(
+    "name, damage",
+    [
+        *[("model", flip(position)) for position in POSITIONS],
+        ("model", lambda data: data[: len(data) // 2]),
+        ("model", lambda data: data[:7]),
+        ("cfg", lambda data: data[:-3]),
+    ],
+    ids=[f"flip-{p}" for p in POSITIONS] + ["half", "seven-bytes", "cfg-cut"],
+)
 def test_a_damaged_component_names_the_pipeline_and_the_component(saved_pipeline, tmp_path, name, damage):
     copy = damaged_copy(saved_pipeline, tmp_path, name, damage)
     with pytest.raises(ValueError) as caught:
         spacy.load(copy)
     message = str(caught.value)
-    assert message.startswith(f"{copy}: the pipeline's component 'elmo' cannot be loaded from {copy / 'elmo'}: "), message
+    assert message.startswith(f"{copy}: the pipeline's component 'elmo' cannot be loaded from {copy / 'elmo'}: "), (
+        message
+    )
     assert "/tmp/tmp" not in message and "\n" not in message
 
 
@@ -68,8 +75,11 @@ def test_weights_beyond_float32_in_a_saved_pipeline_are_refused(tmp_path):
         bilm.backward_lstm.layers[1].projection_weight[0, 0] = 1e300
     set_bilm(elmo.model, bilm)
     nlp.to_disk(tmp_path / "pipeline")
-    with pytest.raises(ValueError, match=r"component 'elmo' .*biLM/weights.hdf5: dataset 'backward_lstm.layers.1.projection_weight' "
-                                         r"has 1 value.* in float32"):
+    with pytest.raises(
+        ValueError,
+        match=r"component 'elmo' .*biLM/weights.hdf5: dataset 'backward_lstm.layers.1.projection_weight' "
+        r"has 1 value.* in float32",
+    ):
         spacy.load(tmp_path / "pipeline")
 
 
@@ -89,6 +99,9 @@ def test_a_tampered_dictionary_in_a_saved_code_point_pipeline_is_refused(tmp_pat
     data = model_file.read_bytes()
     assert data.count(stored) == 1
     model_file.write_bytes(data.replace(stored, json.dumps(chars, ensure_ascii=False).encode("utf8")))
-    with pytest.raises(ValueError, match=r"pipeline: the pipeline's component 'elmo' cannot be loaded from .*: "
-                                         r"biLM/chars.json does not match the SHA-256"):
+    with pytest.raises(
+        ValueError,
+        match=r"pipeline: the pipeline's component 'elmo' cannot be loaded from .*: "
+        r"biLM/chars.json does not match the SHA-256",
+    ):
         spacy.load(tmp_path / "pipeline")

@@ -1,6 +1,7 @@
 """Saved Docs stay small with spaCy's ``doc_cleaner`` after the ELMo components: without it,
 every Doc carries all biLM layers (4 KB per token with the project's biLM). The README's
 numbers are measured this way."""
+
 import pytest
 import spacy
 from spacy.tokens import DocBin

@@ -1,5 +1,6 @@
 """The frozen-feature cache: layers computed once per Doc while training with a frozen biLM,
 never served for other weights or other tokens, within its budgets."""
+
 import numpy
 import pytest
 import spacy

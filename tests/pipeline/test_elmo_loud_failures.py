@@ -1,6 +1,7 @@
 """Mistakes a new user makes fail at once, with one message that names the mistake and the
 fix: no weights, a path that holds no biLM (or holds one elsewhere), a listener that no elmo
 component feeds, mix weights that do not fit the biLM."""
+
 import copy
 import shutil
 
@@ -36,7 +37,9 @@ def test_a_trained_pipeline_or_its_training_folder_gets_a_hint(trained_ner):
 
 def test_a_pretraining_folder_points_to_its_model(tmp_path, tiny_weights):
     shutil.copytree(tiny_weights, tmp_path / "run" / "model-best")
-    with pytest.raises(ValueError, match=f"is a pretraining output folder: pass the biLM it wrote, {tmp_path / 'run'}/model-best"):
+    with pytest.raises(
+        ValueError, match=f"is a pretraining output folder: pass the biLM it wrote, {tmp_path / 'run'}/model-best"
+    ):
         spacy.blank("en").add_pipe("elmo", config={"weights": str(tmp_path / "run")})
 
 
@@ -63,7 +66,9 @@ def test_a_misspelt_upstream_names_component_upstream_and_order(tiny_weights):
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
     tagger_after(nlp, upstream="elmoo")
-    with pytest.raises(ValueError, match=r"listener of 'tagger' has upstream = 'elmoo', but the pipeline \(elmo, tagger\)"):
+    with pytest.raises(
+        ValueError, match=r"listener of 'tagger' has upstream = 'elmoo', but the pipeline \(elmo, tagger\)"
+    ):
         initialize(nlp)
 
 
@@ -71,7 +76,9 @@ def test_elmo_after_its_listener_names_both_and_the_order(tiny_weights):
     nlp = spacy.blank("en")
     tagger_after(nlp)
     nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})
-    with pytest.raises(ValueError, match=r"'tagger' comes before 'elmo' in the pipeline \(tagger, elmo\): add 'elmo' before"):
+    with pytest.raises(
+        ValueError, match=r"'tagger' comes before 'elmo' in the pipeline \(tagger, elmo\): add 'elmo' before"
+    ):
         initialize(nlp)
 
 

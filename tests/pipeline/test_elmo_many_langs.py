@@ -1,6 +1,7 @@
 """ELMoForManyLangs models in spaCy pipelines for other languages: the ``elmo`` component's
 layers equal theirs, ``init-config --lang``, ``spacy train`` (frozen and fine-tuned), ``inspect``,
 ``replace_listeners``, saving and loading, and ``spacy-elmo embed``."""
+
 import json
 import random
 
@@ -23,7 +24,7 @@ CHAR_MODEL = MANY_LANGS_FIXTURES / "char_legacy.model"
 
 def usable(sentences, layers):
     """The fixture sentences spaCy can hold as Docs (no empty token), with their layers."""
-    return [(s, l) for s, l in zip(sentences, layers) if all(s)]
+    return [(sentence, layer) for sentence, layer in zip(sentences, layers) if all(sentence)]
 
 
 @pytest.mark.parametrize("name,lang", [("char_legacy", "de"), ("words_zip", "xx")])
@@ -69,7 +70,9 @@ def trained_german(tmp_path_factory, german_corpus):
         app, ["init-config", str(out / "de.cfg"), "--pipeline", "tagger", "--lang", "de", "--weights", str(WORDS_MODEL)]
     )
     assert result.exit_code == 0, result.output
-    return train_with_config(out / "de.cfg", out / "training", german_corpus, {"training.max_steps": 4, "training.eval_frequency": 2})
+    return train_with_config(
+        out / "de.cfg", out / "training", german_corpus, {"training.max_steps": 4, "training.eval_frequency": 2}
+    )
 
 
 def test_init_config_refuses_a_language_spacy_lacks(tmp_path):
@@ -103,12 +106,19 @@ def test_inspect_reads_the_german_pipeline(trained_german):
 def test_fine_tuning_a_code_point_model(tmp_path, german_corpus):
     """grad_factor > 0 runs the biLM under autograd (Thinc's torch wrapper, their encoding)."""
     result = CliRunner().invoke(
-        app, ["init-config", str(tmp_path / "c.cfg"), "--pipeline", "tagger", "--lang", "de", "--weights", str(CHAR_MODEL)]
+        app,
+        ["init-config", str(tmp_path / "c.cfg"), "--pipeline", "tagger", "--lang", "de", "--weights", str(CHAR_MODEL)],
     )
     assert result.exit_code == 0, result.output
     trained = train_with_config(
-        tmp_path / "c.cfg", tmp_path / "out", german_corpus,
-        {"training.max_steps": 2, "training.eval_frequency": 2, "components.tagger.model.tok2vec.elmo.grad_factor": 1.0},
+        tmp_path / "c.cfg",
+        tmp_path / "out",
+        german_corpus,
+        {
+            "training.max_steps": 2,
+            "training.eval_frequency": 2,
+            "components.tagger.model.tok2vec.elmo.grad_factor": 1.0,
+        },
     )
     nlp = spacy.load(trained)
     from spacy_elmo.loading import load_bilm

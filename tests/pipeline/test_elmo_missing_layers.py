@@ -3,6 +3,7 @@
 With the ``elmo`` component disabled, excluded or removed, ``ner`` and ``tagger`` would run on
 all-zero ELMo features without a word; training already raises for this.
 """
+
 import copy
 import warnings
 

@@ -3,6 +3,7 @@
 The mix parameters are set to uneven values (a trained mix stays near the even average after
 a few steps), so a wrong mix, a missing layer norm or the component's own average shows.
 """
+
 import numpy
 import pytest
 import spacy
@@ -133,7 +134,8 @@ def test_unknown_component_is_named_before_training(tiny_weights):
 
 def test_uninitialized_mix_is_an_error(tiny_weights):
     config = Config().from_disk(
-        CONFIGS / "ner_elmo.cfg", overrides={"components.elmo.weights": str(tiny_weights), "components.elmo.mix_from": "ner"}
+        CONFIGS / "ner_elmo.cfg",
+        overrides={"components.elmo.weights": str(tiny_weights), "components.elmo.mix_from": "ner"},
     )
     nlp = load_model_from_config(config, auto_fill=True)
     with pytest.raises(ValueError, match="'ner' component's ELMo mix is not initialized yet"):

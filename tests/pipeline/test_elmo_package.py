@@ -3,6 +3,7 @@ entities there. Lean on purpose: the dependencies (spaCy, torch) come from the t
 environment through a ``.pth`` file; spacy-elmo and the pipeline are installed from the wheel
 and the sdist that were just built, so only what is in them can be imported.
 """
+
 import json
 import os
 import shutil
@@ -42,8 +43,22 @@ def test_spacy_package_installs_and_loads_in_fresh_venv(trained_ner, tmp_path):
 
     packages = tmp_path / "packages"
     packages.mkdir()
-    run([sys.executable, "-m", "spacy", "package", str(trained_ner), str(packages),
-         "--name", "elmo_toy", "--version", "0.0.1", "--force"], cwd=tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "package",
+            str(trained_ner),
+            str(packages),
+            "--name",
+            "elmo_toy",
+            "--version",
+            "0.0.1",
+            "--force",
+        ],
+        cwd=tmp_path,
+    )
     (sdist,) = packages.glob("en_elmo_toy-0.0.1/dist/*.tar.gz")
 
     # Build from a clean copy: no stale build/ directory of the checkout can leak into the wheel.
@@ -52,8 +67,21 @@ def test_spacy_package_installs_and_loads_in_fresh_venv(trained_ner, tmp_path):
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO_ROOT / name, source / name)
     wheels = tmp_path / "wheels"
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(wheels), str(source)], cwd=tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(source),
+        ],
+        cwd=tmp_path,
+    )
     (wheel,) = wheels.glob("spacy_elmo-*.whl")
 
     venv = tmp_path / "fresh"
@@ -61,8 +89,22 @@ def test_spacy_package_installs_and_loads_in_fresh_venv(trained_ner, tmp_path):
     python = venv / "bin" / "python"
     site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
     (site / "_shared_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-         "--no-build-isolation", str(wheel), str(sdist)], cwd=tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(wheel),
+            str(sdist),
+        ],
+        cwd=tmp_path,
+    )
 
     got = json.loads(run([str(python), "-c", CHECK, json.dumps(TEXTS)], cwd=tmp_path))
     assert got == expected

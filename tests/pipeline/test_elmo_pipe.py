@@ -1,4 +1,5 @@
 """``nlp.pipe`` with any batch size or process count gives the vectors ``nlp(text)`` gives."""
+
 import numpy
 import pytest
 

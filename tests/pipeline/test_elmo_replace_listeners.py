@@ -39,7 +39,7 @@ def assert_same_features(a, b):
 
 
 def bilm_copy(nlp):
-    """The ner's own biLM (the BiLM.v1 model inside its ElmoLayers node)."""
+    """The ner's own biLM (the BiLM.v1 model inside its elmo_layers_node)."""
     nodes = [node for node in nlp.get_pipe("ner").model.walk() if node.name == "elmo_layers"]
     assert len(nodes) == 1
     return nodes[0].layers[0]
@@ -97,7 +97,10 @@ def test_config_has_the_standalone_block(replaced):
     assert "upstream" not in block
     listener = Config().from_disk(CONFIGS / "ner_elmo.cfg")["components"]["ner"]["model"]["tok2vec"]["elmo"]
     assert (block["layer_norm"], block["layer_dropout"], block["grad_factor"]) == (
-        listener["layer_norm"], listener["layer_dropout"], listener["grad_factor"])
+        listener["layer_norm"],
+        listener["layer_dropout"],
+        listener["grad_factor"],
+    )
     assert (block["mix_dropout"], block["weights_l2"]) == (listener["mix_dropout"], listener["weights_l2"])
 
 
@@ -136,7 +139,7 @@ def test_source_into_a_blank_pipeline(replaced, tmp_path):
         [components]
 
         [components.ner]
-        source = "{tmp_path / 'source'}"
+        source = "{tmp_path / "source"}"
         """
     )
     sourced = load_model_from_config(config, auto_fill=True)
@@ -180,9 +183,7 @@ def ner_elmo_pipeline(overrides):
 
 def test_fine_tuned_copy_trains_alone(tiny_weights):
     """grad_factor > 0: the ner's copy learns, the elmo component's biLM does not."""
-    nlp = ner_elmo_pipeline(
-        {"paths.elmo": str(tiny_weights), "components.ner.model.tok2vec.elmo.grad_factor": 0.5}
-    )
+    nlp = ner_elmo_pipeline({"paths.elmo": str(tiny_weights), "components.ner.model.tok2vec.elmo.grad_factor": 0.5})
     nlp.initialize(lambda: examples_for(nlp))
     nlp.replace_listeners("elmo", "ner", [LISTENER_PATH])
     assert nlp.config["components"]["ner"]["model"]["tok2vec"]["elmo"]["grad_factor"] == 0.5

@@ -1,6 +1,7 @@
 """``nlp.resume_training()`` (spaCy's fine-tuning entry) deep-copies each component's model:
 a listener must copy without its upstream component (whose locks cannot be copied), and the
 pipeline must go on training afterwards."""
+
 import copy
 
 import numpy

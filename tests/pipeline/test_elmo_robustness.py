@@ -1,6 +1,7 @@
 """Inputs that break naive implementations: empty, whitespace, huge tokens, odd scripts, and
 a 100,000-token Doc whose processing must not need memory in proportion to its length.
 """
+
 import sys
 
 import numpy

@@ -1,8 +1,8 @@
 """Saving and loading pipelines with ``elmo``: same outputs, weights inside, no pickle."""
+
 import shutil
 
 import numpy
-import pytest
 import spacy
 import torch
 from spacy.lang.en import English
@@ -15,10 +15,7 @@ TEXTS = ["Alice works at Acme in Paris .", "The bank near Lima hired Bob .", "",
 
 def outputs(nlp):
     docs = [nlp(text) for text in TEXTS]
-    return [
-        (doc._.elmo_layers, doc._.elmo_vectors, [(e.start, e.end, e.label_) for e in doc.ents])
-        for doc in docs
-    ]
+    return [(doc._.elmo_layers, doc._.elmo_vectors, [(e.start, e.end, e.label_) for e in doc.ents]) for doc in docs]
 
 
 def assert_same_outputs(a, b):

@@ -1,5 +1,6 @@
 """One pipeline shared by several threads gives every Doc exactly the vectors a single thread
 gives it: the word cache, the derived weight tables and the feature cache are shared state."""
+
 import random
 import sys
 import threading
@@ -11,7 +12,7 @@ import spacy
 import torch
 
 from spacy_elmo.embedding.word_cache import WordVectorCache
-from spacy_elmo.models.bilm import get_embedder
+from spacy_elmo.models.doc_layers import get_embedder
 
 N_THREADS = 2
 N_DOCS = 60  # per thread

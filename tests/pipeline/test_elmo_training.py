@@ -1,4 +1,5 @@
 """``spacy train`` with ELMo features: the mix learns, a frozen biLM stays bit-identical."""
+
 import numpy
 import spacy
 import torch

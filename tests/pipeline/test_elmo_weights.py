@@ -1,4 +1,5 @@
 """Every accepted form of the ``weights`` path, and errors that name what is missing."""
+
 import shutil
 
 import numpy

@@ -6,14 +6,16 @@ package registers (importing it here), then asks a fresh interpreter to load eac
 the installed entry points alone, with ``Registry.get_entry_point`` (which does not consult
 what is already registered in memory).
 """
+
 import importlib
 import json
 import pkgutil
 import subprocess
 import sys
 
-import spacy_elmo
 from spacy.util import registry
+
+import spacy_elmo
 
 PREFIX = "spacy_elmo"
 SKIP_MODULES = {"spacy_elmo.__main__"}  # runs the CLI when imported

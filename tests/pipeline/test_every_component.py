@@ -1,20 +1,28 @@
 """Every trainable spaCy component reads ELMo: trained from ``spacy-elmo init-config`` output,
 seen by ``inspect``, served to ``mix_from`` and given its own biLM copy by ``replace_listeners``.
 """
+
 import numpy
 import pytest
 import spacy
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
+from spacy_elmo.cli.templates.task_blocks import TASK_MODELS
 from spacy_elmo.pipeline.mixes import elmo_mix_nodes
-from spacy_elmo.pipeline.task_models import TASK_MODELS
 
 from .conftest import train_with_config
 
 COMPONENTS = [
-    "parser", "textcat", "textcat_multilabel", "spancat", "morphologizer", "senter",
-    "trainable_lemmatizer", "ner", "tagger",
+    "parser",
+    "textcat",
+    "textcat_multilabel",
+    "spancat",
+    "morphologizer",
+    "senter",
+    "trainable_lemmatizer",
+    "ner",
+    "tagger",
 ]
 TEXTS = ["Alice works at Acme in Paris .", "Yesterday Bob flew to Lima for Globex ."]
 STEPS = {"training.max_steps": 3, "training.eval_frequency": 3}

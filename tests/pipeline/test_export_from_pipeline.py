@@ -1,5 +1,6 @@
 """``spacy-elmo export-allennlp`` of a trained pipeline: its elmo component's biLM, or the copy
 that ``replace_listeners`` gave a component (possibly fine-tuned since)."""
+
 import numpy
 import spacy
 import torch
@@ -42,7 +43,9 @@ def test_export_from_a_trained_pipeline_and_from_a_replaced_copy(trained_ner, tm
     result = run("export-allennlp", str(tmp_path / "replaced"), str(tmp_path / "ner"), "--component", "ner")
     assert result.exit_code == 0, result.output
     assert_same_weights(tmp_path / "ner", copy_bilm)
-    assert not numpy.array_equal(embed_layers(copy_bilm, SENTENCES)[0], embed_layers(nlp.get_pipe("elmo").bilm, SENTENCES)[0])
+    assert not numpy.array_equal(
+        embed_layers(copy_bilm, SENTENCES)[0], embed_layers(nlp.get_pipe("elmo").bilm, SENTENCES)[0]
+    )
     result = run("export-allennlp", str(tmp_path / "replaced"), str(tmp_path / "x"), "--component", "tagger")
     assert result.exit_code == 1
     assert "component 'tagger' holds no biLM; those that do: elmo, ner" in result.output

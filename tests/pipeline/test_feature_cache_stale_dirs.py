@@ -1,5 +1,6 @@
 """Spill folders left by a training run killed with SIGKILL are removed by the next cache that
 uses the same folder; those of live processes and of other hosts are kept."""
+
 import os
 import signal
 import subprocess

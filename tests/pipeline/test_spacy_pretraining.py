@@ -2,6 +2,7 @@
 on the tok2vec inside a ``ner`` component (where spaCy's own objective fails), is spaCy's
 objective where both work, its weights are what ``init_tok2vec`` loads, and the configs'
 ``[pretraining]`` block changes nothing when ``init_tok2vec`` is not set."""
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,11 @@ from spacy_elmo.models import token_rows
 from .conftest import train_with_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-SENTENCES = ["The jury said the city bank raised its rates again .",
-             "Mary saw an old boat near the river in Atlanta today .",
-             "A new letter from the court reached the house by noon ."]
+SENTENCES = [
+    "The jury said the city bank raised its rates again .",
+    "Mary saw an old boat near the river in Atlanta today .",
+    "A new letter from the court reached the house by noon .",
+]
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +55,9 @@ def test_token_rows_takes_a_list_or_one_array():
 
 def test_spacys_own_objective_fails_on_the_ner_tok2vec(tmp_path, raw_text):
     """Why the objective exists: spaCy 3.8's characters objective cannot pretrain a ner's tok2vec."""
-    config = pretrain_config("ner_baseline.cfg", raw_text,
-                             **{"pretraining.objective.@architectures": "spacy.PretrainCharacters.v1"})
+    config = pretrain_config(
+        "ner_baseline.cfg", raw_text, **{"pretraining.objective.@architectures": "spacy.PretrainCharacters.v1"}
+    )
     with pytest.raises(ValueError, match="2-dimensional"):
         pretrain(config, tmp_path, silent=True)
 
@@ -65,8 +69,13 @@ def test_ner_tok2vec_pretrains_and_init_tok2vec_loads_it(tmp_path, raw_text, toy
     assert log[-1]["nr_word"] == 8 * sum(len(s.split()) for s in SENTENCES) and log[-1]["loss"] > 0
     overrides = {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy")}
     fresh = init_nlp(load_config(CONFIGS / "ner_baseline.cfg", overrides=overrides, interpolate=False))
-    loaded = init_nlp(load_config(CONFIGS / "ner_baseline.cfg", interpolate=False,
-                                  overrides={**overrides, "paths.init_tok2vec": str(tmp_path / "model-last.bin")}))
+    loaded = init_nlp(
+        load_config(
+            CONFIGS / "ner_baseline.cfg",
+            interpolate=False,
+            overrides={**overrides, "paths.init_tok2vec": str(tmp_path / "model-last.bin")},
+        )
+    )
     assert loaded.get_pipe("ner").model.get_ref("tok2vec").to_bytes() == weights
     assert fresh.get_pipe("ner").model.get_ref("tok2vec").to_bytes() != weights
 
@@ -77,9 +86,13 @@ def test_same_objective_as_spacys_on_a_tok2vec_that_returns_a_list(tmp_path, raw
     ours.mkdir()
     theirs.mkdir()
     pretrain(pretrain_config("tagger_baseline.cfg", raw_text), ours, silent=True)
-    pretrain(pretrain_config("tagger_baseline.cfg", raw_text,
-                             **{"pretraining.objective.@architectures": "spacy.PretrainCharacters.v1"}),
-             theirs, silent=True)
+    pretrain(
+        pretrain_config(
+            "tagger_baseline.cfg", raw_text, **{"pretraining.objective.@architectures": "spacy.PretrainCharacters.v1"}
+        ),
+        theirs,
+        silent=True,
+    )
     assert (ours / "model-last.bin").read_bytes() == (theirs / "model-last.bin").read_bytes()
     assert (ours / "log.jsonl").read_text() == (theirs / "log.jsonl").read_text()
 

@@ -1,5 +1,6 @@
 """The textcat workflow's configs: valid, complete, differing only in the ELMo parts, and the
 ELMo one trains with the sentencizer annotating the training Docs."""
+
 import pytest
 import spacy
 from spacy.util import load_config

@@ -1,4 +1,5 @@
 """Fixtures for the pretraining tests: a generated corpus and a short tiny-config run."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,6 +34,8 @@ def tiny_settings(corpus: Path, **overrides):
 def trained_run(corpus_dir, tmp_path_factory) -> Path:
     """One short run shared by the tests that only read its outputs."""
     out = tmp_path_factory.mktemp("run") / "out"
-    settings, config = tiny_settings(corpus_dir, training__max_steps=150, training__eval_every=50, training__checkpoint_every=50)
+    settings, config = tiny_settings(
+        corpus_dir, training__max_steps=150, training__eval_every=50, training__checkpoint_every=50
+    )
     pretrain(settings, out, config_text=config.to_str(), progress=False)
     return out

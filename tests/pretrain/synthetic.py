@@ -2,6 +2,7 @@
 
 Unigram perplexity is around 25; a model that learns the grammar gets well under 10.
 """
+
 from __future__ import annotations
 
 import random

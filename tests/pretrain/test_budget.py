@@ -1,5 +1,6 @@
 """The token budget, run.json (why a run stopped) and exact resumption with the recipe's
 dropout between LSTM layers and learning-rate decay."""
+
 import json
 import logging
 
@@ -7,8 +8,7 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.metrics import read_metrics
-from spacy_elmo.pretrain.run_record import RunRecord
+from spacy_elmo.pretrain.output_folder import RunSummary, read_metrics
 
 from .conftest import tiny_settings
 
@@ -16,7 +16,13 @@ FAST = {"training__eval_every": 1000, "training__checkpoint_every": 1000, "softm
 
 
 def _tokens_per_step(corpus_dir, tmp_path, steps):
-    settings, _ = tiny_settings(corpus_dir, training__max_steps=steps, training__eval_every=1, training__checkpoint_every=1000, softmax__n_negatives=16)
+    settings, _ = tiny_settings(
+        corpus_dir,
+        training__max_steps=steps,
+        training__eval_every=1,
+        training__checkpoint_every=1000,
+        softmax__n_negatives=16,
+    )
     pretrain(settings, tmp_path / "every-step", progress=False)
     return [r["tokens"] for r in read_metrics(tmp_path / "every-step" / "metrics.jsonl")]
 
@@ -39,31 +45,39 @@ def test_max_tokens_stops_after_the_step_that_reaches_it(corpus_dir, tmp_path):
     settings, _ = tiny_settings(corpus_dir, training__max_steps=2, training__max_tokens=tokens[4], **FAST)
     result = pretrain(settings, tmp_path / "steps-first", progress=False)
     assert (result.step, result.stopped_by) == (2, "max_steps")
-    assert RunRecord.from_disk(tmp_path / "steps-first").stopped_by == "max_steps"
+    assert RunSummary.from_disk(tmp_path / "steps-first").stopped_by == "max_steps"
     # No step limit at all.
     settings, _ = tiny_settings(corpus_dir, training__max_steps=0, training__max_tokens=tokens[1], **FAST)
     assert pretrain(settings, tmp_path / "tokens-only", progress=False).step == 2
 
 
 def test_the_time_guard_is_named_in_run_json_and_in_a_plain_line(corpus_dir, tmp_path, caplog):
-    settings, _ = tiny_settings(corpus_dir, training__max_steps=100000, training__max_tokens=10**9, training__max_minutes=0.0005, **FAST)
+    settings, _ = tiny_settings(
+        corpus_dir, training__max_steps=100000, training__max_tokens=10**9, training__max_minutes=0.0005, **FAST
+    )
     with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
         result = pretrain(settings, tmp_path / "out", progress=False)
-    record = RunRecord.from_disk(tmp_path / "out")
+    record = RunSummary.from_disk(tmp_path / "out")
     assert result.stopped_by == record.stopped_by == "max_minutes"
     assert record.steps == result.step and 1 <= result.step < 100000 and record.max_minutes == 0.0005
     line = f"Stopped by the 0.0005-minute guard (max_minutes) at step {result.step:,} of 100,000 ({result.tokens:,} of 1,000,000,000 tokens)"
     assert line in caplog.messages
-    assert RunRecord("max_steps", 5, 100, 5, 0, 25.0, 1.0).describe() is None
+    assert RunSummary("max_steps", 5, 100, 5, 0, 25.0, 1.0).describe() is None
 
 
 def test_resume_with_lstm_dropout_and_decay_matches_an_uninterrupted_run_exactly(corpus_dir, tmp_path):
     # Cut by the time guard at some step, then resumed without it: the schedule depends only on
     # the budget, so the weights and the evaluations must come out bit for bit the same.
     recipe = {
-        "training__max_steps": 1000, "training__max_tokens": 6000, "training__warmup_steps": 3,
-        "training__lr_decay": "cosine", "training__min_learning_rate": 0.001, "training__dropout": 0.2,
-        "training__lstm_dropout": 0.3, "training__eval_every": 4, "training__checkpoint_every": 1000,
+        "training__max_steps": 1000,
+        "training__max_tokens": 6000,
+        "training__warmup_steps": 3,
+        "training__lr_decay": "cosine",
+        "training__min_learning_rate": 0.001,
+        "training__dropout": 0.2,
+        "training__lstm_dropout": 0.3,
+        "training__eval_every": 4,
+        "training__checkpoint_every": 1000,
         "softmax__n_negatives": 16,
     }
     settings, _ = tiny_settings(corpus_dir, **recipe)
@@ -85,11 +99,11 @@ def test_resume_with_lstm_dropout_and_decay_matches_an_uninterrupted_run_exactly
             assert other[key] == record[key], (record["step"], key)
     rates = [r["learning_rate"] for r in read_metrics(tmp_path / "straight" / "metrics.jsonl")]
     assert rates == sorted(rates, reverse=True) and rates[-1] < 0.01
-    assert RunRecord.from_disk(tmp_path / "cut").stopped_by == "max_tokens"
+    assert RunSummary.from_disk(tmp_path / "cut").stopped_by == "max_tokens"
 
 
 class _RecordingBar:
-    """Stands in for tqdm: keeps what the bar was told."""
+    """Stands in for the progress bar: keeps what the bar was told."""
 
     made: list = []
 
@@ -111,7 +125,7 @@ class _RecordingBar:
 
 
 def test_the_progress_bar_counts_what_the_budget_counts(corpus_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr("spacy_elmo.pretrain.loop.tqdm", _RecordingBar)
+    monkeypatch.setattr("spacy_elmo.pretrain.loop.progress_bar", _RecordingBar)
     _RecordingBar.made = []
     settings, _ = tiny_settings(corpus_dir, training__max_steps=1000, training__max_tokens=2000, **FAST)
     by_tokens = pretrain(settings, tmp_path / "tokens", progress=True)

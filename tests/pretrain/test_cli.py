@@ -1,4 +1,5 @@
 """The pretraining commands from the outside: export of a trained model, training plots, spaCy's CLI."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,4 +1,5 @@
 """Choosing the pretraining device: ``auto`` follows what torch sees."""
+
 import pytest
 import torch
 

@@ -1,4 +1,5 @@
 """Two processes under torchrun (gloo on CPU) train like one process with the same global batch."""
+
 from __future__ import annotations
 
 import os
@@ -10,13 +11,19 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import TINY_CONFIG, tiny_settings
 
 # Two data shards in both runs: each of the two processes reads one; the single process reads
 # both and joins their batches, so every step sees the same sentences. No dropout, full softmax.
-OPTIONS = {"training.max_steps": 16, "training.eval_every": 4, "training.checkpoint_every": 8, "training.dropout": 0.0, "training.shards": 2}
+OPTIONS = {
+    "training.max_steps": 16,
+    "training.eval_every": 4,
+    "training.checkpoint_every": 8,
+    "training.dropout": 0.0,
+    "training.shards": 2,
+}
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed is not available")
@@ -26,9 +33,23 @@ def test_two_process_torchrun_matches_one_process(corpus_dir, tmp_path):
 
     overrides = [f"--{key}={value}" for key, value in OPTIONS.items()]
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "spacy_elmo", "pretrain", str(TINY_CONFIG), str(tmp_path / "two"), "--quiet",
-        "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"), *overrides,
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(TINY_CONFIG),
+        str(tmp_path / "two"),
+        "--quiet",
+        "--paths.train",
+        str(corpus_dir / "train.txt"),
+        "--paths.dev",
+        str(corpus_dir / "dev.txt"),
+        *overrides,
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)

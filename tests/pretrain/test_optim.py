@@ -1,4 +1,5 @@
 """The fused optimizers take the same steps as torch's plain ones (to float rounding)."""
+
 import pytest
 import torch
 

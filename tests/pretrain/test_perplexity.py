@@ -1,4 +1,5 @@
 """spacy-elmo perplexity: a saved biLM scored apart from its run gives the numbers the run logged."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 from spacy_elmo.pretrain.perplexity import saved_model_perplexity
 
 from .conftest import TINY_CONFIG

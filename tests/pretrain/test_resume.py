@@ -1,4 +1,5 @@
 """SIGKILL at a random moment, then --resume: the weights end exactly where an uninterrupted run's do."""
+
 from __future__ import annotations
 
 import random
@@ -12,22 +13,39 @@ import torch
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
 from spacy_elmo.pretrain.checkpoint import load_checkpoint
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import TINY_CONFIG, tiny_settings
 
 STEPS = 40
 OPTIONS = {
-    "training.max_steps": STEPS, "training.checkpoint_every": 4, "training.eval_every": 8, "training.dropout": 0.2,
-    "training.lstm_dropout": 0.2, "training.lr_decay": "linear", "training.min_learning_rate": 0.001, "softmax.n_negatives": 16,
+    "training.max_steps": STEPS,
+    "training.checkpoint_every": 4,
+    "training.eval_every": 8,
+    "training.dropout": 0.2,
+    "training.lstm_dropout": 0.2,
+    "training.lr_decay": "linear",
+    "training.min_learning_rate": 0.001,
+    "softmax.n_negatives": 16,
 }
 
 
 def command(corpus, out, *extra):
     overrides = [f"--{key}={value}" for key, value in OPTIONS.items()]
     return [
-        sys.executable, "-m", "spacy_elmo", "pretrain", str(TINY_CONFIG), str(out), "--quiet",
-        "--paths.train", str(corpus / "train.txt"), "--paths.dev", str(corpus / "dev.txt"), *overrides, *extra,
+        sys.executable,
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(TINY_CONFIG),
+        str(out),
+        "--quiet",
+        "--paths.train",
+        str(corpus / "train.txt"),
+        "--paths.dev",
+        str(corpus / "dev.txt"),
+        *overrides,
+        *extra,
     ]
 
 
@@ -65,7 +83,12 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(corpus_dir, tmp_path):
 
 def test_sigterm_saves_a_checkpoint_and_stops_cleanly(corpus_dir, tmp_path):
     out = tmp_path / "stopped"
-    process = subprocess.Popen(command(corpus_dir, out, "--training.max_steps=100000", "--training.checkpoint_every=100000"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command(corpus_dir, out, "--training.max_steps=100000", "--training.checkpoint_every=100000"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (out / "vocab.json").exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)

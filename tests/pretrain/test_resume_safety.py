@@ -1,7 +1,9 @@
 """--resume: a damaged checkpoint or a full disk is one clear line naming the file; changed
 settings are refused or reported; a run already at max_steps re-exports model-last."""
+
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import sys
@@ -11,8 +13,8 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from spacy_elmo.pretrain.resume_settings import ResumeSettingsError
+from spacy_elmo.pretrain.checkpoint import load_checkpoint, save_checkpoint
+from spacy_elmo.pretrain.errors import CheckpointError, CheckpointMismatchError, ResumeSettingsError
 
 from ..conftest import full_disk_for
 from .conftest import TINY_CONFIG, tiny_settings
@@ -48,9 +50,26 @@ def test_an_empty_checkpoint_is_one_clear_error(corpus_dir, finished_run, tmp_pa
 
     from spacy_elmo.cli import app
 
-    result = CliRunner().invoke(app, ["pretrain", str(TINY_CONFIG), str(out), "--resume", "--quiet",
-                                      "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
-                                      "--training.max_steps", "6", "--training.checkpoint_every", "3", "--training.eval_every", "3"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "pretrain",
+            str(TINY_CONFIG),
+            str(out),
+            "--resume",
+            "--quiet",
+            "--paths.train",
+            str(corpus_dir / "train.txt"),
+            "--paths.dev",
+            str(corpus_dir / "dev.txt"),
+            "--training.max_steps",
+            "6",
+            "--training.checkpoint_every",
+            "3",
+            "--training.eval_every",
+            "3",
+        ],
+    )
     assert result.exit_code == 1
     assert "checkpoint.pt is empty" in result.output and "Aborted" not in result.output
 
@@ -74,8 +93,8 @@ def test_a_full_disk_while_saving_keeps_the_old_checkpoint(tmp_path, monkeypatch
     with pytest.raises(CheckpointError) as caught:
         save_checkpoint(path, {"step": 2, "weights": torch.zeros(3)})
     message = str(caught.value)
-    assert "checkpoint.pt.tmp" in message and "is unchanged" in message and "\n" not in message
-    assert not (tmp_path / "checkpoint.pt.tmp").exists()
+    assert f"Could not write the checkpoint {path}:" in message and "is unchanged" in message and "\n" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
     assert load_checkpoint(path)["step"] == 1
 
 
@@ -88,7 +107,8 @@ def test_a_real_full_disk_while_saving(tmp_path):
         pytest.skip("no mount namespaces here")
     script = (
         "import sys, torch\n"
-        "from spacy_elmo.pretrain.checkpoint import CheckpointError, save_checkpoint\n"
+        "from spacy_elmo.pretrain.errors import CheckpointError\n"
+        "from spacy_elmo.pretrain.checkpoint import save_checkpoint\n"
         "try:\n"
         "    save_checkpoint(sys.argv[1] + '/checkpoint.pt', {'w': torch.zeros(100000)})\n"
         "except CheckpointError as err:\n"
@@ -96,7 +116,7 @@ def test_a_real_full_disk_while_saving(tmp_path):
     )
     mount = tmp_path / "mnt"
     mount.mkdir()
-    shell = f"mount -t tmpfs -o size=64k tmpfs {mount} && {sys.executable} -c \"$0\" {mount}"
+    shell = f'mount -t tmpfs -o size=64k tmpfs {mount} && {sys.executable} -c "$0" {mount}'
     result = subprocess.run([unshare, "-rm", "sh", "-c", shell, script], capture_output=True, text=True, timeout=120)
     if "mount:" in result.stderr:
         pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
@@ -113,7 +133,9 @@ def test_changed_model_sizes_are_refused(corpus_dir, finished_run, tmp_path):
 
 def test_changed_seed_is_reported_as_ignored_and_batch_size_as_applied(corpus_dir, finished_run, tmp_path, caplog):
     out = copy_run(finished_run, tmp_path)
-    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 8}, system__seed=5, training__batch_tokens=1000)
+    settings, _ = tiny_settings(
+        corpus_dir, **{**STEPS, "training__max_steps": 8}, system__seed=5, training__batch_tokens=1000
+    )
     with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
         pretrain(settings, out, resume=True, progress=False)
     assert "--resume ignores the changed system.seed (0 -> 5)" in caplog.text
@@ -143,15 +165,16 @@ def test_resume_at_max_steps_rewrites_model_last_from_the_checkpoint(corpus_dir,
 def test_the_torch_minimum_has_no_known_weights_only_hole():
     """torch.load(weights_only=True) could run code before 2.6 and corrupt memory before 2.10."""
     import re
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     root = Path(__file__).resolve().parents[2]
     requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
     (torch_requirement,) = [r for r in requirements if r.startswith("torch")]
     minimum = tuple(int(part) for part in re.search(r">=\s*([\d.]+)", torch_requirement).group(1).split("."))
     assert minimum >= (2, 10)
-    assert "CVE-2026-24747" in (root / "README.md").read_text()
+    assert "CVE-2026-24747" in (root / "docs" / "reliability.md").read_text()
 
 
 def test_a_rewritten_training_text_is_refused_on_resume(corpus_dir, tmp_path, caplog):
@@ -164,8 +187,11 @@ def test_a_rewritten_training_text_is_refused_on_resume(corpus_dir, tmp_path, ca
     lines = original.decode("utf8").splitlines(keepends=True)
     train.write_bytes("".join(reversed(lines)).encode("utf8"))  # same size, other content
     settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 8}, paths__train=str(train))
-    with pytest.raises(ResumeSettingsError, match=r"the training text changed since the run began \(train.txt has other "
-                                                  r"content \(same size, another SHA-256\)\)"):
+    with pytest.raises(
+        ResumeSettingsError,
+        match=r"the training text changed since the run began \(train.txt has other "
+        r"content \(same size, another SHA-256\)\)",
+    ):
         pretrain(settings, out, resume=True, progress=False)
     train.write_bytes(original[: len(original) // 2])
     with pytest.raises(ResumeSettingsError, match=r"train.txt changed size"):
@@ -194,12 +220,107 @@ def test_a_full_disk_while_writing_model_best_is_one_line(corpus_dir, tmp_path, 
 
     out = tmp_path / "out"
     with full_disk_for(monkeypatch, "model-best/weights.hdf5.tmp"):
-        result = CliRunner().invoke(app, ["pretrain", str(TINY_CONFIG), str(out), "--quiet",
-                                          "--paths.train", str(corpus_dir / "train.txt"), "--paths.dev", str(corpus_dir / "dev.txt"),
-                                          "--training.max_steps", "3", "--training.eval_every", "3"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "pretrain",
+                str(TINY_CONFIG),
+                str(out),
+                "--quiet",
+                "--paths.train",
+                str(corpus_dir / "train.txt"),
+                "--paths.dev",
+                str(corpus_dir / "dev.txt"),
+                "--training.max_steps",
+                "3",
+                "--training.eval_every",
+                "3",
+            ],
+        )
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines()[-1] == (
-        f"Error: Could not write the model {out / 'model-best' / 'weights.hdf5.tmp'} (No space left on device); "
+        f"Error: Could not write the model {out / 'model-best' / 'weights.hdf5'} (No space left on device); "
         f"{out / 'model-best'} keeps its previous files: free some space and run the same command again"
     )  # the first model-best comes before the first checkpoint: there is nothing to --resume yet
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+
+
+# ------------------------------------------------------------------ issue 33 item 7: another run's checkpoint
+@pytest.fixture(scope="module")
+def bigger_run(corpus_dir, tmp_path_factory):
+    """A run of the same text with twice the LSTM and a smaller vocabulary: its checkpoint is another run's."""
+    out = tmp_path_factory.mktemp("bigger") / "out"
+    short_run(corpus_dir, out, model__lstm_dim=128)
+    return out
+
+
+def test_a_bigger_models_checkpoint_is_refused_naming_the_files(corpus_dir, finished_run, bigger_run, tmp_path):
+    out = copy_run(finished_run, tmp_path)
+    shutil.copy(bigger_run / "checkpoint.pt", out / "checkpoint.pt")
+    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 9})
+    with pytest.raises(CheckpointMismatchError) as caught:
+        pretrain(settings, out, resume=True, progress=False)
+    message = str(caught.value)
+    assert message.startswith(f"{out / 'checkpoint.pt'} is another run's checkpoint: its model has lstm_dim 128 where ")
+    assert f"{out / 'config.cfg'} [model] has 64" in message and "\n" not in message
+    assert BiLM.from_disk(out / "model-last").config.lstm_dim == 64  # nothing was trained or written
+
+
+def test_another_vocabulary_size_is_refused_not_a_size_mismatch_traceback(corpus_dir, finished_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    other = tmp_path / "other"
+    short_run(corpus_dir, other, vocab__size=20)
+    out = copy_run(finished_run, tmp_path)
+    shutil.copy(other / "checkpoint.pt", out / "checkpoint.pt")
+    vocab_size = len(json.loads((out / "vocab.json").read_text(encoding="utf8")))
+    args = [
+        "pretrain",
+        str(TINY_CONFIG),
+        str(out),
+        "--resume",
+        "--quiet",
+        "--paths.train",
+        str(corpus_dir / "train.txt"),
+    ]
+    args += [
+        "--paths.dev",
+        str(corpus_dir / "dev.txt"),
+        "--training.max_steps",
+        "9",
+        "--training.checkpoint_every",
+        "3",
+    ]
+    result = CliRunner().invoke(app, [*args, "--training.eval_every", "3"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # handled: no torch error
+    assert "size mismatch" not in result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"Error: {out / 'checkpoint.pt'} is another run's checkpoint: its model has a softmax over 20 words "
+        f"where {out / 'vocab.json'} has {vocab_size:,}. Put this run's own checkpoint back, or resume that one "
+        "in its own folder"
+    )
+
+
+def test_other_words_of_the_same_number_are_refused(corpus_dir, finished_run, tmp_path):
+    out = copy_run(finished_run, tmp_path)
+    words = json.loads((out / "vocab.json").read_text(encoding="utf8"))
+    words[-1], words[-2] = words[-2], words[-1]  # another run's vocabulary: the same words in another order
+    (out / "vocab.json").write_text(json.dumps(words), encoding="utf8")
+    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 9})
+    with pytest.raises(CheckpointMismatchError, match=r"its model has other words than .*vocab\.json"):
+        pretrain(settings, out, resume=True, progress=False)
+
+
+def test_a_checkpoint_whose_weights_do_not_fit_its_own_config_is_one_error(corpus_dir, finished_run, tmp_path):
+    out = copy_run(finished_run, tmp_path)
+    payload = load_checkpoint(out / "checkpoint.pt")
+    name = next(key for key in payload["model"] if key.endswith("weight"))
+    payload["model"][name] = torch.zeros(3, 3)
+    save_checkpoint(out / "checkpoint.pt", {k: v for k, v in payload.items() if k not in ("format", "version")})
+    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 9})
+    with pytest.raises(
+        CheckpointMismatchError, match=r"checkpoint\.pt: its weights cannot be restored \(size mismatch for "
+    ):
+        pretrain(settings, out, resume=True, progress=False)

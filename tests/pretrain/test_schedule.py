@@ -1,4 +1,5 @@
 """The learning-rate schedule: warm-up, then none / linear / cosine decay to min_learning_rate."""
+
 import math
 
 import pytest

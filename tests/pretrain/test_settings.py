@@ -1,4 +1,5 @@
 """Config files: the shipped ones load, overrides apply, mistakes are named."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,15 @@ def test_original_config_has_the_published_sizes():
 
 
 def test_command_line_overrides():
-    overrides = parse_overrides(["--training.max_steps", "10", "--paths.train=corpus/x.txt", "--corpus.pretokenized", "--system.device", "cuda"])
-    assert overrides == {"training.max_steps": 10, "paths.train": "corpus/x.txt", "corpus.pretokenized": True, "system.device": "cuda"}
+    overrides = parse_overrides(
+        ["--training.max_steps", "10", "--paths.train=corpus/x.txt", "--corpus.pretokenized", "--system.device", "cuda"]
+    )
+    assert overrides == {
+        "training.max_steps": 10,
+        "paths.train": "corpus/x.txt",
+        "corpus.pretokenized": True,
+        "system.device": "cuda",
+    }
     settings = settings_from_config(load_config(CONFIGS / "bilm_tiny.cfg", overrides))
     assert settings.training.max_steps == 10 and settings.paths.train == "corpus/x.txt" and settings.corpus.pretokenized
 

@@ -1,4 +1,5 @@
 """Full and sampled softmax over the shared output layer."""
+
 from __future__ import annotations
 
 import math

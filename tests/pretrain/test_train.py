@@ -1,4 +1,5 @@
 """The training run end to end: it learns, it logs, it writes loadable models, it refuses misuse."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import PretrainError, pretrain
-from spacy_elmo.pretrain.metrics import read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import tiny_settings
 
@@ -41,7 +42,9 @@ def test_model_last_and_best_load_with_their_vocabulary(trained_run):
         assert model.vocab == json.loads((trained_run / "vocab.json").read_text())
         assert model.softmax is not None and model.softmax.out_features == len(model.vocab)
     best = min(read_metrics(trained_run / "metrics.jsonl"), key=lambda r: r["dev_perplexity"])
-    assert best["dev_perplexity"] == pytest.approx(0.5 * (best["dev_perplexity_forward"] + best["dev_perplexity_backward"]))
+    assert best["dev_perplexity"] == pytest.approx(
+        0.5 * (best["dev_perplexity_forward"] + best["dev_perplexity_backward"])
+    )
 
 
 def test_existing_run_is_not_overwritten_without_resume(corpus_dir, trained_run):
@@ -73,14 +76,18 @@ def test_init_from_our_model_and_from_allennlp_files(corpus_dir, trained_run, tm
     start.to_allennlp(allennlp / "options.json", allennlp / "weights.hdf5")
     for source in (trained_run / "model-last", allennlp):
         out = tmp_path / f"from-{source.name}"
-        settings, _ = tiny_settings(corpus_dir, training__max_steps=1, paths__init_from=str(source), training__learning_rate=0.0)
+        settings, _ = tiny_settings(
+            corpus_dir, training__max_steps=1, paths__init_from=str(source), training__learning_rate=0.0
+        )
         pretrain(settings, out, progress=False)
         model = BiLM.from_disk(out / "model-last")
         # Learning rate 0: the weights are exactly the ones we started from. AllenNLP files carry
         # no vocabulary, so there the output layer is new (built for the corpus vocabulary).
-        kept = start.state_dict() if source.name == "model-last" else {
-            k: v for k, v in start.state_dict().items() if not k.startswith("softmax.")
-        }
+        kept = (
+            start.state_dict()
+            if source.name == "model-last"
+            else {k: v for k, v in start.state_dict().items() if not k.startswith("softmax.")}
+        )
         for name, tensor in kept.items():
             assert torch.equal(model.state_dict()[name], tensor), name
 
@@ -94,7 +101,9 @@ def test_sampled_softmax_run_learns(corpus_dir, tmp_path):
 
 
 def test_time_budget_ends_the_run_like_max_steps(corpus_dir, tmp_path):
-    settings, _ = tiny_settings(corpus_dir, training__max_steps=100000, training__max_minutes=0.0005, training__eval_every=100000)
+    settings, _ = tiny_settings(
+        corpus_dir, training__max_steps=100000, training__max_minutes=0.0005, training__eval_every=100000
+    )
     result = pretrain(settings, tmp_path / "out", progress=False)
     assert 1 <= result.step < 100000 and result.stopped_by_signal is None
     [record] = read_metrics(tmp_path / "out" / "metrics.jsonl")

@@ -1,4 +1,5 @@
 """The output vocabulary: specials first, then by frequency, built in one bounded pass."""
+
 from __future__ import annotations
 
 import json
@@ -49,10 +50,10 @@ def test_a_vocabulary_needs_the_specials():
 def test_a_given_word_list_trains_exactly_like_the_built_vocabulary(corpus_dir, tmp_path):
     """--paths.vocab with the very words a run built: same counts, so the same output-layer
     start and the same run (before, the given list started from zero biases and lagged)."""
-    from .conftest import tiny_settings
-
     from spacy_elmo.pretrain import pretrain
-    from spacy_elmo.pretrain.metrics import read_metrics
+    from spacy_elmo.pretrain.output_folder import read_metrics
+
+    from .conftest import tiny_settings
 
     fast = {"training__max_steps": 3, "training__eval_every": 1, "softmax__n_negatives": 16}
     settings, _ = tiny_settings(corpus_dir, **fast)
@@ -73,12 +74,15 @@ def test_with_counts_counts_the_specials_as_build_vocabulary_does():
     assert listed.counts == [2, 2, 3, 2, 0]
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("vocab.json", '["the", "cat", "the"]', r"vocab.json lists 'the' twice \(entries 1 and 3\)"),
-    ("vocab.txt", "the\t10\ncat\t5\nthe\t1\n", r"vocab.txt lists 'the' twice \(word lines 1 and 3\)"),
-    ("vocab.json", "[" * 100_000 + "]" * 100_000, r"vocab.json: not a readable word list \(nested too deeply\)"),
-    ("vocab.json", '["the", ', r"vocab.json: not a readable word list"),
-])
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("vocab.json", '["the", "cat", "the"]', r"vocab.json lists 'the' twice \(entries 1 and 3\)"),
+        ("vocab.txt", "the\t10\ncat\t5\nthe\t1\n", r"vocab.txt lists 'the' twice \(word lines 1 and 3\)"),
+        ("vocab.json", "[" * 100_000 + "]" * 100_000, r"vocab.json: not a readable word list \(nested too deeply\)"),
+        ("vocab.json", '["the", ', r"vocab.json: not a readable word list"),
+    ],
+)
 def test_a_bad_word_list_names_the_file_and_the_word(tmp_path, name, content, message):
     path = tmp_path / name
     path.write_text(content, encoding="utf8")

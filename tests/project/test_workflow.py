@@ -1,15 +1,19 @@
 """End-to-end test of the spaCy project's `all` workflow on a tiny synthetic slice.
 
-The workflow runs as `make all` runs it (`python -m scripts.run_workflow all`: independent
+The workflow runs as `make all` runs it (`python -m scripts run-workflow all`: independent
 steps side by side on two cores) in a temporary project folder whose project.yml, scripts/
 and configs/ are links to the repository's own files; only the variables shrink it (a few
 hundred sentences, bilm_tiny.cfg, a handful of training steps), and the fetch step is given
 local archives. It also checks that a corrupted archive stops the workflow with a message
 naming the file and the expected checksum, that a rerun after a failure resumes at the failed
-step, that spaCy's pretraining stops at the biLM's CPU time, that a setting trained in the
+step, that the runner records every step's times, that spaCy's pretraining stops at the biLM's
+CPU time (read from the file the pretrain step writes), that a setting trained in the
 parallel run has the weights of the same seeds trained again on their own, and that the
-README's results section is rewritten.
+README's results section is rewritten. The later workflows run under `spacy project run`,
+which records no step times (their report says so), except `robustness`, which runs as `make`'s
+runner runs it and adds the comparisons pooled over three biLMs to the same report.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,6 +33,10 @@ import pytest
 import srsly
 from thinc.api import Config
 
+from scripts.workflow.datasets import fetch
+from scripts.workflow.parallel.pool import available_cores
+from scripts.workflow.report import text as report_text
+
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = "0,1"
 NER_SEEDS = "0,1"
@@ -37,13 +45,28 @@ N_SMALL = 60
 # (word, Brown tag) pools for generated sentences
 DETS = [("the", "at"), ("a", "at"), ("this", "dt")]
 ADJS = [("old", "jj"), ("new", "jj"), ("high", "jj"), ("small", "jj"), ("green", "jj")]
-NOUNS = [("bank", "nn"), ("river", "nn"), ("jury", "nn"), ("rate", "nn"), ("city", "nn"),
-         ("man", "nn"), ("letter", "nn"), ("boat", "nn"), ("house", "nn"), ("court", "nn")]
+NOUNS = [
+    ("bank", "nn"),
+    ("river", "nn"),
+    ("jury", "nn"),
+    ("rate", "nn"),
+    ("city", "nn"),
+    ("man", "nn"),
+    ("letter", "nn"),
+    ("boat", "nn"),
+    ("house", "nn"),
+    ("court", "nn"),
+]
 NAMES = [("Fulton", "np"), ("Atlanta", "np"), ("Mary", "np"), ("Texas", "np")]
 VERBS = [("said", "vbd"), ("raised", "vbd"), ("saw", "vbd"), ("left", "vbd"), ("found", "vbd")]
 PREPS = [("by", "in"), ("of", "in"), ("near", "in"), ("in", "in")]
-ENTITIES = {"person": ["Justin Bieber", "Mary Smith", "Obama"], "geo-loc": ["New York", "Texas", "Paris"],
-            "company": ["Apple", "Google"], "facility": ["Empire State Building"], "product": ["iPhone"]}
+ENTITIES = {
+    "person": ["Justin Bieber", "Mary Smith", "Obama"],
+    "geo-loc": ["New York", "Texas", "Paris"],
+    "company": ["Apple", "Google"],
+    "facility": ["Empire State Building"],
+    "product": ["iPhone"],
+}
 FILLER = ["I", "love", "going", "to", "see", "lol", "today", "with", "at", "!", "so", "cool", "#fun"]
 
 
@@ -130,40 +153,65 @@ def make_archives(folder: Path, assets: dict) -> Dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> dict:
-    """A project folder linking the repository's project.yml, scripts/ and configs/."""
+def project(tmp_path_factory, write_assets) -> dict:
+    """A project folder linking the repository's project.yml, scripts/ and configs/; its asset
+    list is project.yml's with the tiny archives' checksums."""
     base = tmp_path_factory.mktemp("workflow")
-    assets = json.loads((ROOT / "scripts" / "assets.json").read_text())
+    assets = fetch.load_assets(ROOT / "project.yml")
     archives = make_archives(base / "archives", assets)
     for name, path in archives.items():
         assets[name]["sha256"] = _sha(path)
-    assets_json = base / "assets.json"
-    assets_json.write_text(json.dumps(assets, indent=2))
+    assets_file = write_assets(
+        base / "assets.yml",
+        {
+            name: {key: asset[key] for key in ("client", "spec", "archive", "sha256", "extract_to", "members", "strip")}
+            for name, asset in assets.items()
+        },
+    )
     proj = base / "project"
     proj.mkdir()
     for name in ("project.yml", "scripts", "configs"):
         (proj / name).symlink_to(ROOT / name)
     (proj / "README.md").write_text("# Test project\n\nSome text.\n")
-    return {"dir": proj, "archives": archives, "assets_json": assets_json}
+    return {"dir": proj, "archives": archives, "assets_file": assets_file}
 
 
-def tiny_vars(assets_json: Path, **extra: str) -> List[str]:
+def tiny_vars(assets_file: Path, **extra: str) -> List[str]:
     values = {
-        "assets_json": str(assets_json), "n_small": str(N_SMALL), "small_seeds": SEEDS, "ner_seeds": NER_SEEDS,
-        "tagger_seeds": "0", "bilm_config": "configs/bilm_tiny.cfg", "pretrain_max_tokens": "3000",
-        "pretrain_eval_every": "5", "adapt_max_tokens": "1000", "adapt_eval_every": "2",
-        "ner_max_steps": "6", "ner_small_max_steps": "4", "ner_eval_frequency": "3",
-        "tagger_max_steps": "6", "tagger_small_max_steps": "4", "tagger_eval_frequency": "3",
-        "tagger_dev_limit": "0", "readme": "README.md", "report_command": "pytest test_workflow.py",
+        "assets_file": str(assets_file),
+        "n_small": str(N_SMALL),
+        "small_seeds": SEEDS,
+        "ner_seeds": NER_SEEDS,
+        "tagger_seeds": "0",
+        "bilm_config": "configs/bilm_tiny.cfg",
+        "pretrain_max_tokens": "3000",
+        "pretrain_eval_every": "5",
+        "adapt_max_tokens": "1000",
+        "adapt_eval_every": "2",
+        "ner_max_steps": "6",
+        "ner_small_max_steps": "4",
+        "ner_eval_frequency": "3",
+        "tagger_max_steps": "6",
+        "tagger_small_max_steps": "4",
+        "tagger_eval_frequency": "3",
+        "tagger_dev_limit": "0",
+        "readme": "README.md",
+        "results_page": "README.md",
+        "report_command": "pytest test_workflow.py",
         **extra,
     }
     return [f"--vars.{key}={value}" for key, value in values.items()]
 
 
 def run_workflow(project: dict, *var_args: str, archives_dir: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
-           "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "scripts.run_workflow", "all", str(project["dir"]), "--jobs", "2", *var_args]
+    env = {
+        **os.environ,
+        "SPACY_ELMO_FETCH_ARGS": f"--from-dir {archives_dir}",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    cmd = [sys.executable, "-m", "scripts", "run-workflow", "all", str(project["dir"]), "--jobs", "2", *var_args]
     # alone on 2 cores the whole run takes 2-3 minutes; the limit only catches a hang, with room
     # for a machine shared with other work
     return subprocess.run(cmd, cwd=project["dir"], env=env, capture_output=True, text=True, timeout=1500)
@@ -181,23 +229,6 @@ def readme_section(proj: Path) -> str:
 
 def workflow_steps() -> List[str]:
     return srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
-
-
-def test_project_assets_match_assets_json():
-    """project.yml's assets carry the archives, destinations and SHA-256 of scripts/assets.json."""
-    config = srsly.read_yaml(ROOT / "project.yml")
-    assets = json.loads((ROOT / "scripts" / "assets.json").read_text())
-    listed = {Path(a["dest"]).name: a for a in config["assets"] if not a.get("extra")}
-    assert set(listed) == {a["archive"] for a in assets.values()}
-    for asset in assets.values():
-        entry = listed[asset["archive"]]
-        assert entry["sha256"] == asset["sha256"]
-        assert re.fullmatch(r"[0-9a-f]{32}", entry["checksum"])
-        assert entry["dest"].startswith("assets/downloads/")
-        local = ROOT / entry["dest"]
-        if local.is_file():  # fetched here: both checksums describe the same file
-            assert _sha(local) == asset["sha256"]
-            assert hashlib.md5(local.read_bytes()).hexdigest() == entry["checksum"]
 
 
 def test_published_weights_are_extra_assets_with_urls():
@@ -221,8 +252,9 @@ def test_published_weights_are_extra_assets_with_urls():
 def test_project_assets_command_works_offline(tmp_path):
     """`spacy project assets` only reports (no URL to fetch): it must not crash."""
     (tmp_path / "project.yml").symlink_to(ROOT / "project.yml")
-    proc = subprocess.run([sys.executable, "-m", "spacy", "project", "assets", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "assets", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, plain(proc)
     assert "add this file yourself" in plain(proc)
 
@@ -237,7 +269,7 @@ def test_workflow_end_to_end(project):
         (bad_dir / path.name).write_bytes(path.read_bytes())
     corrupted = bad_dir / archives["brown"].name
     corrupted.write_bytes(corrupted.read_bytes()[:-10] + b"corrupted!")
-    proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=bad_dir)
+    proc = run_workflow(project, *tiny_vars(project["assets_file"]), archives_dir=bad_dir)
     out = plain(proc)
     assert proc.returncode != 0
     assert "Checksum mismatch" in out and archives["brown"].name in out
@@ -245,8 +277,11 @@ def test_workflow_end_to_end(project):
     assert not (proj / "project.lock").exists() or "fetch" not in srsly.read_yaml(proj / "project.lock")
 
     # 2. good archives, but pretraining fails (a missing biLM config): fetch + preprocess done
-    proc = run_workflow(project, *tiny_vars(project["assets_json"], bilm_config="configs/missing.cfg"),
-                        archives_dir=archives["brown"].parent)
+    proc = run_workflow(
+        project,
+        *tiny_vars(project["assets_file"], bilm_config="configs/missing.cfg"),
+        archives_dir=archives["brown"].parent,
+    )
     out = plain(proc)
     assert proc.returncode != 0
     assert "configs/missing.cfg" in out, out[-3000:]
@@ -254,7 +289,7 @@ def test_workflow_end_to_end(project):
     assert {"fetch", "preprocess"} <= set(lock) and "pretrain" not in lock
 
     # 3. the rerun resumes at the failed step and runs every step to the end
-    proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=archives["brown"].parent)
+    proc = run_workflow(project, *tiny_vars(project["assets_file"]), archives_dir=archives["brown"].parent)
     out = plain(proc)
     assert proc.returncode == 0, out[-4000:]
     assert "Skipping 'fetch': nothing changed" in out
@@ -274,26 +309,42 @@ def test_workflow_end_to_end(project):
         assert (proj / "training" / folder / "model-best" / "config.json").is_file(), folder
     assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) >= 1
     # adaptation starts from the pretrained biLM and keeps its vocabulary
-    assert json.loads((proj / "training/bilm-adapted-ner/vocab.json").read_text()) == \
-        json.loads((proj / "training/bilm/vocab.json").read_text())
-    seeds_of = {"ner-baseline": NER_SEEDS, "ner-elmo": NER_SEEDS, "ner-elmo-adapted": NER_SEEDS,
-                "tagger-baseline": "0", "tagger-elmo": "0", "tagger-small-baseline": SEEDS,
-                "tagger-small-elmo": SEEDS, "tagger-small-elmo-adapted": SEEDS, "ner-spacy-pretrain": NER_SEEDS,
-                "tagger-small-spacy-pretrain": SEEDS}
+    assert json.loads((proj / "training/bilm-adapted-ner/vocab.json").read_text()) == json.loads(
+        (proj / "training/bilm/vocab.json").read_text()
+    )
+    seeds_of = {
+        "ner-baseline": NER_SEEDS,
+        "ner-elmo": NER_SEEDS,
+        "ner-elmo-adapted": NER_SEEDS,
+        "tagger-baseline": "0",
+        "tagger-elmo": "0",
+        "tagger-small-baseline": SEEDS,
+        "tagger-small-elmo": SEEDS,
+        "tagger-small-elmo-adapted": SEEDS,
+        "ner-spacy-pretrain": NER_SEEDS,
+        "tagger-small-spacy-pretrain": SEEDS,
+    }
     for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
             assert (proj / "training" / setting / f"seed{seed}" / "model-best" / "meta.json").is_file(), setting
             scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
             assert scores["model_sha256"]
-            assert ("ents_f" in scores and "ents_per_type" in scores) if setting.startswith("ner") else "tag_acc" in scores
+            assert (
+                ("ents_f" in scores and "ents_per_type" in scores) if setting.startswith("ner") else "tag_acc" in scores
+            )
             assert json.loads((proj / "metrics" / f"{setting}.seed{seed}.docs.json").read_text())["counts"]
     upos = set("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
     for setting in ("tagger-baseline", "tagger-elmo"):  # the taggers learn UPOS, not Brown tags
         meta = json.loads((proj / "training" / setting / "seed0" / "model-best" / "meta.json").read_text())
         assert meta["labels"]["tagger"] and set(meta["labels"]["tagger"]) <= upos, setting
     # the adapted settings read the adapted biLMs
-    for setting, folder in (("ner-elmo-adapted", "bilm-adapted-ner"), ("tagger-small-elmo-adapted", "bilm-adapted-tagger")):
-        config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False)
+    for setting, folder in (
+        ("ner-elmo-adapted", "bilm-adapted-ner"),
+        ("tagger-small-elmo-adapted", "bilm-adapted-tagger"),
+    ):
+        config = Config().from_disk(
+            proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
+        )
         assert config["paths"]["elmo"] == f"training/{folder}/model-best", setting
 
     # the report: markdown, plots, results, the terminal table, the README section
@@ -304,14 +355,19 @@ def test_workflow_end_to_end(project):
         assert name in report
     results = json.loads((reports / "results.json").read_text())
     comparisons = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
-    assert set(comparisons) == {("ner-elmo", "ner-baseline"), ("ner-elmo-adapted", "ner-baseline"),
-                                ("ner-elmo-adapted", "ner-elmo"), ("tagger-elmo", "tagger-baseline"),
-                                ("tagger-small-elmo", "tagger-small-baseline"),
-                                ("tagger-small-elmo-adapted", "tagger-small-baseline"),
-                                ("tagger-small-elmo-adapted", "tagger-small-elmo"),
-                                ("ner-spacy-pretrain", "ner-baseline"), ("ner-elmo", "ner-spacy-pretrain"),
-                                ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
-                                ("tagger-small-elmo", "tagger-small-spacy-pretrain")}
+    assert set(comparisons) == {
+        ("ner-elmo", "ner-baseline"),
+        ("ner-elmo-adapted", "ner-baseline"),
+        ("ner-elmo-adapted", "ner-elmo"),
+        ("tagger-elmo", "tagger-baseline"),
+        ("tagger-small-elmo", "tagger-small-baseline"),
+        ("tagger-small-elmo-adapted", "tagger-small-baseline"),
+        ("tagger-small-elmo-adapted", "tagger-small-elmo"),
+        ("ner-spacy-pretrain", "ner-baseline"),
+        ("ner-elmo", "ner-spacy-pretrain"),
+        ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
+        ("tagger-small-elmo", "tagger-small-spacy-pretrain"),
+    }
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
         assert comparison["verdict"] in ("gain", "loss", "no significant difference")
@@ -326,22 +382,30 @@ def test_workflow_end_to_end(project):
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
     assert "ner-elmo seed0 (ner)" in results["layer_mixes"]
     assert any(re.fullmatch(r"tagger-elmo( seed\d+)? \(tagger\)", name) for name in results["layer_mixes"])
+    # the runner recorded every step's times before the report read them (the report's own after it)
     assert set(workflow_steps()) - {"report"} <= set(results["step_times"])
-    if sys.platform.startswith("linux"):  # CPU time comes from /proc
-        assert results["step_times"]["pretrain"]["cpu_seconds"] > 0
+    assert set(workflow_steps()) <= set(json.loads((reports / "step_times.json").read_text()))
+    for name in set(workflow_steps()) - {"report"}:
+        entry = results["step_times"][name]
+        assert 0 < entry["cpu_seconds"] <= entry["seconds"] * available_cores() + 1, name
     assert "| task | training data |" in out and "± " in out
-    # spaCy's pretraining: stopped at the CPU time of the biLM's pretrain step, then loaded by
-    # the baseline config (init_tok2vec), and compared with ELMo in the report and the README
-    budget = results["step_times"]["pretrain"]["cpu_seconds"]
+    # spaCy's pretraining: stopped at the CPU time of the biLM's pretraining (the file the pretrain
+    # step wrote; within the step's own CPU time), then loaded by the baseline config
+    # (init_tok2vec), and compared with ELMo in the report and the README
+    budget = json.loads((proj / "training/bilm/cpu_time.json").read_text())["cpu_seconds"]
+    assert 0 < budget <= results["step_times"]["pretrain"]["cpu_seconds"]
     for folder in ("spacy-pretrain-ner", "spacy-pretrain-tagger"):
         run = results["spacy_pretraining"][folder]
         assert run["stopped_by"] == "cpu_seconds" and run["cpu_seconds_budget"] == budget, folder
         assert budget <= run["cpu_seconds"] < budget + 5 and run["steps"] >= 1, folder
         assert run == json.loads((proj / "training" / folder / "run.json").read_text())
-    for setting, folder in (("ner-spacy-pretrain", "spacy-pretrain-ner"),
-                            ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger")):
-        config = Config().from_disk(proj / "training" / setting / "seed0" / "model-best" / "config.cfg",
-                                    interpolate=False)
+    for setting, folder in (
+        ("ner-spacy-pretrain", "spacy-pretrain-ner"),
+        ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger"),
+    ):
+        config = Config().from_disk(
+            proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
+        )
         assert config["paths"]["init_tok2vec"] == f"training/{folder}/model-last.bin", setting
     assert results["choice"].startswith("For the same pretraining CPU time, ")
     assert "NER (WNUT-16 tweets) with the full training set" in results["choice"]
@@ -357,18 +421,43 @@ def test_workflow_end_to_end(project):
     # 4. the same seeds trained again on their own, one process each (as `spacy project run`
     # trains them), give the weights of the run whose steps ran side by side
     again = proj / "sequential"
-    proc = subprocess.run([sys.executable, "-m", "scripts.torch_threads", "1", "-m", "scripts.train_seeds",
-                           "configs/ner_elmo.cfg", str(again), "--seeds", NER_SEEDS, "--jobs", "2",
-                           "--paths.train", "corpus/ner/train.spacy", "--paths.dev", "corpus/ner/dev.spacy",
-                           "--paths.elmo", "training/bilm/model-best", "--training.max_steps", "6",
-                           "--training.eval_frequency", "3"], cwd=proj, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scripts",
+            "--threads",
+            "1",
+            "train-seeds",
+            "configs/ner_elmo.cfg",
+            str(again),
+            "--seeds",
+            NER_SEEDS,
+            "--jobs",
+            "2",
+            "--paths.train",
+            "corpus/ner/train.spacy",
+            "--paths.dev",
+            "corpus/ner/dev.spacy",
+            "--paths.elmo",
+            "training/bilm/model-best",
+            "--training.max_steps",
+            "6",
+            "--training.eval_frequency",
+            "3",
+        ],
+        cwd=proj,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, plain(proc)[-2000:]
     for seed in NER_SEEDS.split(","):
         parallel_run = proj / "training" / "ner-elmo" / f"seed{seed}" / "model-best" / "ner" / "model"
         assert (again / f"seed{seed}" / "model-best" / "ner" / "model").read_bytes() == parallel_run.read_bytes()
 
     # 5. a rerun with nothing changed skips every step
-    proc = run_workflow(project, *tiny_vars(project["assets_json"]), archives_dir=archives["brown"].parent)
+    proc = run_workflow(project, *tiny_vars(project["assets_file"]), archives_dir=archives["brown"].parent)
     out = plain(proc)
     assert proc.returncode == 0, out[-2000:]
     for step in workflow_steps():
@@ -379,11 +468,13 @@ def test_probe_workflow(project):
     """`probe` (after `all`): one run per biLM layer for tagger and NER, then probe.md."""
     if not (project["dir"] / "training/bilm/model-best").is_dir():
         pytest.skip("needs the biLM of test_workflow_end_to_end")
-    var_args = tiny_vars(project["assets_json"], probe_layers="0,2", probe_tagger_max_steps="2",
-                         probe_ner_max_steps="2")
+    var_args = tiny_vars(
+        project["assets_file"], probe_layers="0,2", probe_tagger_max_steps="2", probe_ner_max_steps="2"
+    )
     cmd = [sys.executable, "-m", "spacy", "project", "run", "probe", str(project["dir"]), *var_args]
-    proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.run(
+        cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     out = plain(proc)
     assert proc.returncode == 0, out[-3000:]
     for task in ("probe-tagger", "probe-ner"):
@@ -407,19 +498,23 @@ def test_ner_small_and_published_workflows(project):
         pytest.skip("needs the outputs of test_workflow_end_to_end")
     if not fixture.is_file():
         pytest.skip("the AllenNLP fixtures are not in ../shared/fixtures/allennlp-elmo")
-    var_args = tiny_vars(project["assets_json"], published_elmo=str(fixture))
+    var_args = tiny_vars(project["assets_file"], published_elmo=str(fixture))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     for workflow in ("ner-small", "published"):
         cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project["dir"]), *var_args]
         proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600, env=env)
         assert proc.returncode == 0, plain(proc)[-3000:]
-    config = Config().from_disk(project["dir"] / "training/ner-elmo-published/seed0/model-best/config.cfg",
-                                interpolate=False)
+    config = Config().from_disk(
+        project["dir"] / "training/ner-elmo-published/seed0/model-best/config.cfg", interpolate=False
+    )
     assert config["paths"]["elmo"] == str(fixture)
     results = json.loads((project["dir"] / "reports" / "results.json").read_text())
     compared = {(c["other"], c["baseline"]) for c in results["comparisons"] if c["test"] is not None}
-    assert {("ner-small-elmo", "ner-small-baseline"), ("ner-elmo-published", "ner-baseline"),
-            ("tagger-small-elmo-published", "tagger-small-baseline")} <= compared
+    assert {
+        ("ner-small-elmo", "ner-small-baseline"),
+        ("ner-elmo-published", "ner-baseline"),
+        ("tagger-small-elmo-published", "tagger-small-baseline"),
+    } <= compared
 
 
 def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
@@ -430,8 +525,13 @@ def test_dev_perplexity_of_the_saved_biLM_is_the_one_the_run_logged(project):
         pytest.skip("needs the biLM of test_workflow_end_to_end")
     logged = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     best = min(logged, key=lambda record: record["dev_perplexity"])
-    proc = subprocess.run([sys.executable, "-m", "spacy_elmo", "perplexity", str(run_dir), "--threads", "1"],
-                          cwd=project["dir"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "perplexity", str(run_dir), "--threads", "1"],
+        cwd=project["dir"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     measured = json.loads(proc.stdout.strip().splitlines()[-1])
     assert measured["forward"] == pytest.approx(best["dev_perplexity_forward"], rel=1e-6)
@@ -459,8 +559,13 @@ def test_textcat_workflow(project):
         pytest.skip("needs the outputs of test_workflow_end_to_end")
     readme = project["dir"] / "README.md"
     main_section = readme.read_text().split("<!-- results:start -->")[1].split("<!-- results:end -->")[0]
-    var_args = tiny_vars(project["assets_json"], textcat_seeds="0,1", textcat_max_steps="4",
-                         textcat_eval_frequency="2", genres_train_per_file="5")
+    var_args = tiny_vars(
+        project["assets_file"],
+        textcat_seeds="0,1",
+        textcat_max_steps="4",
+        textcat_eval_frequency="2",
+        genres_train_per_file="5",
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "spacy", "project", "run", "textcat", str(project["dir"]), *var_args]
     proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=900, env=env)
@@ -474,7 +579,65 @@ def test_textcat_workflow(project):
     text = readme.read_text()
     section = text.split("<!-- textcat-results:start -->")[1].split("<!-- textcat-results:end -->")[0]
     assert "| textcat-elmo | genre accuracy |" in section
+    # `spacy project run` times no step: the report says so rather than failing
+    assert report_text.TIMES_MISSING in (project["dir"] / "reports" / "textcat.md").read_text()
     assert text.split("<!-- results:start -->")[1].split("<!-- results:end -->")[0] == main_section
     main = json.loads((project["dir"] / "reports" / "results.json").read_text())
     assert not [s for s in main["settings"] if s["name"].startswith("textcat")]
     assert "textcat" not in srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
+
+
+def test_robustness_workflow(project):
+    """`robustness` after `all`, as `make`'s runner runs it: two more biLMs (pretraining seeds 1
+    and 2, the same token budget), the ELMo NER and small tagger settings on each, and the report
+    with the gains per biLM and pooled over the three, and the headline's pooled claims."""
+    proj = project["dir"]
+    if not (proj / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "scripts", "run-workflow", "robustness", str(proj), "--jobs", "2"]
+    proc = subprocess.run(
+        cmd + tiny_vars(project["assets_file"]), cwd=proj, capture_output=True, text=True, timeout=900, env=env
+    )
+    assert proc.returncode == 0, plain(proc)[-3000:]
+    for seed in (1, 2):
+        folder = proj / "training" / f"bilm-seed{seed}"
+        run = json.loads((folder / "run.json").read_text())
+        assert run["stopped_by"] == "max_tokens" and run["tokens"] >= 3000
+        assert Config().from_disk(folder / "config.cfg", interpolate=False)["system"]["seed"] == seed
+        for setting, seeds in (("ner-elmo", NER_SEEDS), ("tagger-small-elmo", SEEDS)):
+            for run_seed in seeds.split(","):
+                model = proj / "training" / f"{setting}@bilm{seed}" / f"seed{run_seed}" / "model-best"
+                config = Config().from_disk(model / "config.cfg", interpolate=False)
+                assert config["paths"]["elmo"] == f"training/bilm-seed{seed}/model-best"
+                assert (proj / "metrics" / f"{setting}@bilm{seed}.seed{run_seed}.docs.json").is_file()
+    # the seeds give other biLMs
+    assert (proj / "training/bilm-seed1/model-best/weights.hdf5").read_bytes() != (
+        proj / "training/bilm/model-best/weights.hdf5"
+    ).read_bytes()
+    results = json.loads((proj / "reports" / "results.json").read_text())
+    pools = {(p["setting"], p["baseline"]): p for p in results["pooled"]}
+    assert set(pools) == {("ner-elmo", "ner-baseline"), ("tagger-small-elmo", "tagger-small-baseline")}
+    for (setting, _), pool in pools.items():
+        assert pool["members"] == [setting, f"{setting}@bilm1", f"{setting}@bilm2"], pool["not_tested"]
+        assert [bilm["seed"] for bilm in pool["bilms"]] == [0, 1, 2]
+        assert [bilm["folder"] for bilm in pool["bilms"]] == [
+            "training/bilm",
+            "training/bilm-seed1",
+            "training/bilm-seed2",
+        ]
+        for bilm in pool["bilms"]:
+            logged = [json.loads(line) for line in (proj / bilm["folder"] / "metrics.jsonl").read_text().splitlines()]
+            assert bilm["dev_perplexity"] == min(record["dev_perplexity"] for record in logged)
+            assert bilm["cpu_seconds"] > 0
+        test = pool["test"]
+        assert test["seeds"] == [0, 1] and len(test["per_bilm"]) == 3 and pool["verdict"] in ("gain", "loss", "varies")
+        assert test["ci95"][0] <= test["difference"] <= test["ci95"][1]
+    times = json.loads((proj / "reports" / "robustness_step_times.json").read_text())
+    assert set(srsly.read_yaml(ROOT / "project.yml")["workflows"]["robustness"]) <= set(times)
+    assert results["robustness_cpu_seconds"] > 0
+    assert not [s for s in results["settings"] if "@" in s["name"]]  # the tables of one run stay as they were
+    readme = (proj / "README.md").read_text()
+    headline = readme.split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    assert "Over 3 biLMs (pretraining seeds 0, 1, 2)" in headline
+    assert "Over biLMs: does the gain replicate?" in (proj / "reports" / "report.md").read_text()

@@ -18,6 +18,7 @@ so that the counts summed over the documents give spaCy's ``ents_f`` and ``tag_a
   (``user_data[GROUP_KEY]``, e.g. a Brown file whose paragraphs are the Docs), so that the
   paired tests resample whole documents: paragraphs of one file are not independent.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, List, Tuple
@@ -40,10 +41,10 @@ def ner_counts(example: Example) -> Tuple[int, int, int]:
     align = example.alignment.x2y
     tp = fp = 0
     for ent in pred_doc.ents:
-        indices = align[ent.start:ent.end]
+        indices = align[ent.start : ent.end]
         if not len(indices):
             continue
-        if any(token.ent_iob == 0 for token in gold_doc[indices[0]:indices[-1] + 1]):
+        if any(token.ent_iob == 0 for token in gold_doc[indices[0] : indices[-1] + 1]):
             continue  # over unannotated gold tokens: neither right nor wrong
         key = (ent.label_, int(indices[0]), int(indices[-1]) + 1)
         if key in golds:

@@ -31,6 +31,7 @@ tag) pairs) and equals correct / total whenever the tokenization matches the gol
 
 Both use a fixed RNG seed, so the same inputs give the same numbers. numpy only.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,7 +73,9 @@ def textcat_accuracy(sums: numpy.ndarray) -> numpy.ndarray:
 
 
 SCORES: Dict[str, Callable[[numpy.ndarray], numpy.ndarray]] = {
-    "ner": ner_f1, "tagger": tagger_accuracy, "textcat": textcat_accuracy,
+    "ner": ner_f1,
+    "tagger": tagger_accuracy,
+    "textcat": textcat_accuracy,
 }
 
 
@@ -98,11 +101,20 @@ class PairedResult:
         return verdict(self.difference, self.p_value)
 
     def as_dict(self) -> dict:
-        return {"task": self.task, "seeds": [list(pair) for pair in self.seeds], "n_docs": self.n_docs,
-                "baseline_scores": list(self.baseline_scores), "other_scores": list(self.other_scores),
-                "difference": self.difference, "ci95": [self.ci_low, self.ci_high],
-                "p_value": self.p_value, "p_method": self.p_method, "bootstrap_resamples": self.resamples,
-                "permutation_rounds": self.rounds, "verdict": self.verdict}
+        return {
+            "task": self.task,
+            "seeds": [list(pair) for pair in self.seeds],
+            "n_docs": self.n_docs,
+            "baseline_scores": list(self.baseline_scores),
+            "other_scores": list(self.other_scores),
+            "difference": self.difference,
+            "ci95": [self.ci_low, self.ci_high],
+            "p_value": self.p_value,
+            "p_method": self.p_method,
+            "bootstrap_resamples": self.resamples,
+            "permutation_rounds": self.rounds,
+            "verdict": self.verdict,
+        }
 
 
 def verdict(difference: float, p_value: Optional[float], alpha: float = ALPHA) -> str:
@@ -122,17 +134,23 @@ def pair_seeds(baseline: Sequence[Seed], other: Sequence[Seed]) -> List[Tuple[Se
         return [(seed, seed) for seed in common]
     if len(baseline) == 1 and len(other) == 1:
         return [(baseline[0], other[0])]
-    raise ValueError(f"no seed to pair: baseline seeds {sorted(baseline, key=str)}, "
-                     f"other seeds {sorted(other, key=str)}")
+    raise ValueError(
+        f"no seed to pair: baseline seeds {sorted(baseline, key=str)}, other seeds {sorted(other, key=str)}"
+    )
 
 
-def _stack(task: str, runs: Mapping[Seed, numpy.ndarray], seeds: Sequence[Seed], name: str) -> numpy.ndarray:
+def stack_counts(task: str, runs: Mapping[Seed, numpy.ndarray], seeds: Sequence[Seed], name: str) -> numpy.ndarray:
+    """The counts of ``seeds`` as one float array ``(seeds, docs, fields)``, checked: a ValueError
+    naming ``name`` and the seed for a wrong shape, negative or non-integer counts, or seeds
+    scored on different numbers of documents."""
     arrays = []
     for seed in seeds:
         counts = numpy.asarray(runs[seed])
         if counts.ndim != 2 or counts.shape[1] != len(FIELDS[task]):
-            raise ValueError(f"{name} seed {seed}: counts of shape {counts.shape}, expected "
-                             f"(n_docs, {len(FIELDS[task])}) for {task} ({', '.join(FIELDS[task])})")
+            raise ValueError(
+                f"{name} seed {seed}: counts of shape {counts.shape}, expected "
+                f"(n_docs, {len(FIELDS[task])}) for {task} ({', '.join(FIELDS[task])})"
+            )
         if not numpy.issubdtype(counts.dtype, numpy.integer) or (counts < 0).any():
             raise ValueError(f"{name} seed {seed}: counts must be non-negative integers")
         arrays.append(counts)
@@ -141,26 +159,42 @@ def _stack(task: str, runs: Mapping[Seed, numpy.ndarray], seeds: Sequence[Seed],
     return numpy.stack(arrays).astype(numpy.float64)  # (seeds, docs, fields); exact below 2**53
 
 
+def resample_counts(rng: numpy.random.Generator, n_items: int, size: int) -> numpy.ndarray:
+    """How often each of ``n_items`` is drawn in ``size`` resamples of ``n_items`` draws with
+    replacement: ``(size, n_items)`` floats, each row summing to ``n_items``."""
+    draws = rng.integers(0, n_items, size=(size, n_items)) + n_items * numpy.arange(size)[:, None]
+    counts = numpy.bincount(draws.ravel(), minlength=size * n_items).reshape(size, n_items)
+    return counts.astype(numpy.float64)
+
+
 def _differences(task: str, sums_a: numpy.ndarray, sums_b: numpy.ndarray) -> numpy.ndarray:
     """``d`` for each row of summed counts of shape ``(rows, seeds, fields)``."""
     score = SCORES[task]
     return score(sums_b).mean(axis=-1) - score(sums_a).mean(axis=-1)
 
 
-def compare(task: str, baseline: Mapping[Seed, numpy.ndarray], other: Mapping[Seed, numpy.ndarray], *,
-            resamples: int = 10_000, rounds: int = 10_000, rng_seed: int = 0,
-            exact_limit: int = 2 ** 12) -> PairedResult:
+def compare(
+    task: str,
+    baseline: Mapping[Seed, numpy.ndarray],
+    other: Mapping[Seed, numpy.ndarray],
+    *,
+    resamples: int = 10_000,
+    rounds: int = 10_000,
+    rng_seed: int = 0,
+    exact_limit: int = 2**12,
+) -> PairedResult:
     """Compare ``other`` with ``baseline``: ``{seed: counts (n_docs, n_fields)}`` each."""
     if task not in FIELDS:
         raise ValueError(f"unknown task {task!r}: expected one of {sorted(FIELDS)}")
     if resamples < 1 or rounds < 1:
         raise ValueError(f"resamples and rounds must be positive, got {resamples} and {rounds}")
     pairs = pair_seeds(list(baseline), list(other))
-    a = _stack(task, baseline, [s for s, _ in pairs], "baseline")
-    b = _stack(task, other, [s for _, s in pairs], "other")
+    a = stack_counts(task, baseline, [s for s, _ in pairs], "baseline")
+    b = stack_counts(task, other, [s for _, s in pairs], "other")
     if a.shape != b.shape:
-        raise ValueError(f"baseline and other were scored on different documents: {a.shape[1]} vs "
-                         f"{b.shape[1]} documents")
+        raise ValueError(
+            f"baseline and other were scored on different documents: {a.shape[1]} vs {b.shape[1]} documents"
+        )
     n_seeds, n_docs, n_fields = a.shape
     if n_docs == 0:
         raise ValueError("no documents to compare")
@@ -176,9 +210,7 @@ def compare(task: str, baseline: Mapping[Seed, numpy.ndarray], other: Mapping[Se
     boot = []
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        draws = rng.integers(0, n_docs, size=(size, n_docs)) + n_docs * numpy.arange(size)[:, None]
-        weights = numpy.bincount(draws.ravel(), minlength=size * n_docs).reshape(size, n_docs)
-        weights = weights.astype(numpy.float64)
+        weights = resample_counts(rng, n_docs, size)
         boot.append(_differences(task, (weights @ flat_a).reshape(shape), (weights @ flat_b).reshape(shape)))
     boot_d = numpy.concatenate(boot)
     ci_low, ci_high = (float(v) for v in numpy.percentile(boot_d, [2.5, 97.5]))
@@ -188,12 +220,12 @@ def compare(task: str, baseline: Mapping[Seed, numpy.ndarray], other: Mapping[Se
     delta = flat_b - flat_a
     total_a, total_b = flat_a.sum(axis=0), flat_b.sum(axis=0)
     threshold = abs(observed) - TIE_TOLERANCE
-    if 2 ** n_docs <= exact_limit:
-        patterns = ((numpy.arange(2 ** n_docs)[:, None] >> numpy.arange(n_docs)) & 1).astype(numpy.float64)
+    if 2**n_docs <= exact_limit:
+        patterns = ((numpy.arange(2**n_docs)[:, None] >> numpy.arange(n_docs)) & 1).astype(numpy.float64)
         shift = patterns @ delta
         perm_d = _differences(task, (total_a + shift).reshape(shape), (total_b - shift).reshape(shape))
         p_value = float(numpy.mean(numpy.abs(perm_d) >= threshold))
-        method, n_rounds = "exact", 2 ** n_docs
+        method, n_rounds = "exact", 2**n_docs
     else:
         extreme = 0
         for start in range(0, rounds, CHUNK):
@@ -204,8 +236,17 @@ def compare(task: str, baseline: Mapping[Seed, numpy.ndarray], other: Mapping[Se
             extreme += int(numpy.sum(numpy.abs(perm_d) >= threshold))
         p_value = (1 + extreme) / (1 + rounds)
         method, n_rounds = "approximate randomization", rounds
-    return PairedResult(task=task, seeds=tuple(pairs), n_docs=n_docs,
-                        baseline_scores=tuple(float(v) for v in baseline_scores),
-                        other_scores=tuple(float(v) for v in other_scores), difference=observed,
-                        ci_low=ci_low, ci_high=ci_high, p_value=p_value, p_method=method,
-                        resamples=resamples, rounds=n_rounds)
+    return PairedResult(
+        task=task,
+        seeds=tuple(pairs),
+        n_docs=n_docs,
+        baseline_scores=tuple(float(v) for v in baseline_scores),
+        other_scores=tuple(float(v) for v in other_scores),
+        difference=observed,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_value=p_value,
+        p_method=method,
+        resamples=resamples,
+        rounds=n_rounds,
+    )

@@ -15,6 +15,7 @@ per-document counts of the same predictions (``doc_counts``: NER ``tp, fp, fn``;
 test document in corpus order, for the paired tests of ``paired_stats``. A pipeline whose two files already hold its current checksum
 and test file is not scored again, so a rerun after a failure goes on where it stopped.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,17 +36,20 @@ def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
     """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
     base = training_dir / setting
     seeded = sorted(
-        (int(m.group(1)), p) for p in base.glob("seed*") if (m := SEED_DIR.search(p.name))
-        and (p / "model-best").is_dir()
+        (int(m.group(1)), p)
+        for p in base.glob("seed*")
+        if (m := SEED_DIR.search(p.name)) and (p / "model-best").is_dir()
     )
     if (base / "model-best").is_dir():
         if seeded:  # the setting changed between one run and one run per seed
-            raise FileNotFoundError(f"{base} holds both model-best and seed<N>/model-best: "
-                                    "remove the one from the earlier configuration")
+            raise FileNotFoundError(
+                f"{base} holds both model-best and seed<N>/model-best: remove the one from the earlier configuration"
+            )
         return [(setting, base / "model-best")]
     if not seeded:
-        raise FileNotFoundError(f"no trained pipeline for setting {setting!r}: expected "
-                                f"{base}/model-best or {base}/seed<N>/model-best")
+        raise FileNotFoundError(
+            f"no trained pipeline for setting {setting!r}: expected {base}/model-best or {base}/seed<N>/model-best"
+        )
     return [(f"{setting}.seed{seed}", path / "model-best") for seed, path in seeded]
 
 
@@ -54,8 +58,9 @@ def task_of(setting: str) -> str:
     return next((task for task in ("ner", "textcat") if setting.startswith(task)), "tagger")
 
 
-def test_file_for(setting: str, ner_test: Optional[Path], tagger_test: Optional[Path],
-                  textcat_test: Optional[Path] = None) -> Path:
+def test_file_for(
+    setting: str, ner_test: Optional[Path], tagger_test: Optional[Path], textcat_test: Optional[Path] = None
+) -> Path:
     """The test split a setting is scored on; an error naming the option when it was not given."""
     task = task_of(setting)
     test_file = {"ner": ner_test, "textcat": textcat_test}.get(task, tagger_test)
@@ -105,8 +110,13 @@ def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, Li
     return scores, counts_of(task, scorer.examples)
 
 
-def jobs(settings: Sequence[str], training_dir: Path, ner_test: Optional[Path],
-         tagger_test: Optional[Path], textcat_test: Optional[Path] = None) -> Iterator[Tuple[str, Path, Path]]:
+def jobs(
+    settings: Sequence[str],
+    training_dir: Path,
+    ner_test: Optional[Path],
+    tagger_test: Optional[Path],
+    textcat_test: Optional[Path] = None,
+) -> Iterator[Tuple[str, Path, Path]]:
     """``(metrics file stem, model dir, test file)`` per pipeline of the settings."""
     for setting in settings:
         test_data = test_file_for(setting, ner_test, tagger_test, textcat_test)
@@ -118,8 +128,11 @@ def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set
     """Delete a setting's score files whose pipeline is gone (e.g. one run became one per
     seed), so that the report never mixes them with the current ones."""
     for setting in settings:
-        paths = (list(metrics_dir.glob(f"{setting}.json")) + list(metrics_dir.glob(f"{setting}.docs.json"))
-                 + list(metrics_dir.glob(f"{setting}.seed*.json")))
+        paths = (
+            list(metrics_dir.glob(f"{setting}.json"))
+            + list(metrics_dir.glob(f"{setting}.docs.json"))
+            + list(metrics_dir.glob(f"{setting}.seed*.json"))
+        )
         for path in paths:
             stem = path.name[: -len(".docs.json")] if path.name.endswith(".docs.json") else path.stem
             if stem not in current:
@@ -151,12 +164,16 @@ def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path) -> Non
         task = task_of(stem)
         scores, counts = evaluate_pipeline(model, test_data, task)
         provenance = {"model": str(model), "test_data": str(test_data), "model_sha256": model_sha}
-        docs = {"task": task, "fields": list(fields_of(task)), **provenance,
-                "test_data_sha256": sha256_of_path(test_data), "counts": counts}
+        docs = {
+            "task": task,
+            "fields": list(fields_of(task)),
+            **provenance,
+            "test_data_sha256": sha256_of_path(test_data),
+            "counts": counts,
+        }
         docs_path(out).write_text(json.dumps(docs) + "\n", encoding="utf-8")
         scores.update(provenance)
         out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
         main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc", scores.get("cats_micro_f"))))
         shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
-        msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} "
-                 f"({time.time() - start:.1f}s) -> {out}")
+        msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} ({time.time() - start:.1f}s) -> {out}")

@@ -4,6 +4,7 @@ Each run gets a fresh interpreter (``spawn``, one task per process) with this pr
 threads, so a run never sees what another one left in memory. A run that fails does not stop
 the others; the first failure is raised once all are done, so a rerun only redoes the failed.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,9 @@ def run_parallel(function: Callable[..., Any], runs: Sequence[Tuple[Any, ...]], 
     import torch
 
     threads = torch.get_num_threads()
-    with ProcessPoolExecutor(max_workers=min(jobs, len(runs)), mp_context=get_context("spawn"),
-                             max_tasks_per_child=1) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(runs)), mp_context=get_context("spawn"), max_tasks_per_child=1
+    ) as pool:
         futures = [pool.submit(_with_threads, threads, function, args) for args in runs]
         errors = [future.exception() for future in futures]
     failed = [error for error in errors if error is not None]

@@ -5,7 +5,9 @@ Reads the ``evaluate`` step's JSON files and per-document counts (``metrics_dir`
 ELMo pipelines (``training_dir``, for their learned layer weights and gamma), the pretrained
 biLM (``bilm_dir``: ``metrics.jsonl``, ``run.json`` and ``model-best``), the domain-adapted
 biLMs if any (``adapted_bilm_dirs``), spaCy's own pretraining runs if any
-(``spacy_pretrain_dirs``: ``run.json``) and the steps' wall and CPU times (``step_times``).
+(``spacy_pretrain_dirs``: ``run.json``), the CPU time of the biLM's pretraining (``bilm_cpu_time``,
+their budget) and the steps' wall and CPU times that the parallel runner recorded
+(``step_times``; the report says so when there are none).
 Every number in the report and the README comes from those files.
 
 Settings are compared as ``data.comparisons`` pairs them (each variant with the baseline of
@@ -13,6 +15,7 @@ its task and size, each ``*-adapted`` with its unadapted setting, ELMo with spaC
 pretraining), with the paired tests of ``evaluation.paired_stats``; a gain or loss is claimed
 only where p < 0.05, and so is a choice between ELMo and spaCy's pretraining (``user_choice``).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,13 +26,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data
-from . import plots
-from . import user_choice
+from . import data, plots, pooled, user_choice
+from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
-from .text import (METHOD_NOTE, comparison_sentence, comparisons_table, duration, markdown_table,
-                   per_type_table, settings_table, step_times_table)
+from .text import (
+    METHOD_NOTE,
+    TIMES_MISSING,
+    comparison_sentence,
+    comparisons_table,
+    duration,
+    markdown_table,
+    per_type_table,
+    settings_table,
+    step_times_table,
+)
 
 
 @dataclass
@@ -43,8 +54,11 @@ class ReportInputs:
     spacy_pretrain_dirs: List[Path] = field(default_factory=list)
     output_dir: Path = Path("reports")
     step_times: Optional[Path] = None
+    bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
+    robustness_step_times: Optional[Path] = None  # the robustness workflow's step times, if recorded
     command: str = "python -m spacy project run all"
-    readme: Optional[Path] = None  # None: leave every README alone
+    readme: Optional[Path] = None  # the landing page whose headline section is rewritten; None: none
+    results_page: Optional[Path] = None  # the docs page whose results section is rewritten; None: none
     resamples: int = 10_000
     rounds: int = 10_000
 
@@ -62,8 +76,10 @@ def machine_description() -> str:
                 break
     except OSError:
         pass
-    return (f"{os.cpu_count()} CPU cores ({model}), no GPU used, {platform.system()}; "
-            f"Python {platform.python_version()}, torch {torch.__version__}, spaCy {spacy.__version__}")
+    return (
+        f"{os.cpu_count()} CPU cores ({model}), no GPU used, {platform.system()}; "
+        f"Python {platform.python_version()}, torch {torch.__version__}, spaCy {spacy.__version__}"
+    )
 
 
 def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
@@ -76,7 +92,8 @@ def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
             continue
         candidates = [training_dir / name / "model-best"] + sorted(
             (training_dir / name).glob("seed*/model-best"),
-            key=lambda p: int(p.parent.name[4:]) if p.parent.name[4:].isdigit() else 1 << 30)
+            key=lambda p: int(p.parent.name[4:]) if p.parent.name[4:].isdigit() else 1 << 30,
+        )
         for path in candidates:
             if path.is_dir():
                 found[name if path.parent.name == name else f"{name} {path.parent.name}"] = path
@@ -84,8 +101,9 @@ def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
     return found
 
 
-def pretraining_section(title: str, run_name: str, bilm_dir: Path, figure_name: str, out: Path,
-                        figures: Dict[str, Path]) -> Tuple[List[str], Optional[str], Optional[dict], List[dict]]:
+def pretraining_section(
+    title: str, run_name: str, bilm_dir: Path, figure_name: str, out: Path, figures: Dict[str, Path]
+) -> Tuple[List[str], Optional[str], Optional[dict], List[dict]]:
     """Markdown lines about one biLM's pretraining, the warning to repeat at the top (if it was
     cut short), its run.json and its curve."""
     curve = data.read_pretraining_curve(bilm_dir / "metrics.jsonl")
@@ -101,10 +119,14 @@ def pretraining_section(title: str, run_name: str, bilm_dir: Path, figure_name: 
     if curve:
         last = curve[-1]
         figures[figure_name] = plots.plot_pretraining(curve, out / f"{figure_name}.png", title=title)
-        lines += [f"{last.get('step')} steps, {last.get('tokens', 0):,} training tokens. Dev perplexity at the "
-                  f"last evaluation: forward {last.get('dev_perplexity_forward', float('nan')):.1f}, backward "
-                  f"{last.get('dev_perplexity_backward', float('nan')):.1f}.", "",
-                  f"![perplexity]({figures[figure_name].name})", ""]
+        lines += [
+            f"{last.get('step')} steps, {last.get('tokens', 0):,} training tokens. Dev perplexity at the "
+            f"last evaluation: forward {last.get('dev_perplexity_forward', float('nan')):.1f}, backward "
+            f"{last.get('dev_perplexity_backward', float('nan')):.1f}.",
+            "",
+            f"![perplexity]({figures[figure_name].name})",
+            "",
+        ]
     return lines, warning, info, curve
 
 
@@ -116,6 +138,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     test_options = {"resamples": inputs.resamples, "rounds": inputs.rounds}
     setting_list = setting_rows(settings)
     rows = comparison_rows(settings, **test_options)
+    pooled_rows = pooled.pooled_rows(settings, **test_options)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
     step_times = json.loads(inputs.step_times.read_text()) if inputs.step_times and inputs.step_times.is_file() else {}
@@ -125,32 +148,53 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     groups: Dict[Tuple[str, str], List[Tuple[str, Optional[data.Summary]]]] = {}
     for row in setting_list:
         groups.setdefault((row["task"], row["size"]), []).append((row["variant"], row["summary"]))
-    figures["scores"] = plots.plot_scores([(f"{task} {size}", bars) for (task, size), bars in groups.items()],
-                                          out / "scores.png")
+    figures["scores"] = plots.plot_scores(
+        [(f"{task} {size}", bars) for (task, size), bars in groups.items()], out / "scores.png"
+    )
     tested = [r for r in rows if r["test"] is not None]
     if tested:
         figures["differences"] = plots.plot_differences(
-            [(f"{r['task']} {r['size']}: {r['other']} vs {r['baseline']}", r["test"].difference * 100,
-              r["test"].ci_low * 100, r["test"].ci_high * 100, r["verdict"]) for r in tested],
-            out / "differences.png")
+            [
+                (
+                    f"{r['task']} {r['size']}: {r['other']} vs {r['baseline']}",
+                    r["test"].difference * 100,
+                    r["test"].ci_low * 100,
+                    r["test"].ci_high * 100,
+                    r["verdict"],
+                )
+                for r in tested
+            ],
+            out / "differences.png",
+        )
     ner_full = (settings.get("ner-baseline"), settings.get("ner-elmo"))
     if any(ner_full):
-        per_type = {label: (ner_full[0].per_type().get(label) if ner_full[0] else None,
-                            ner_full[1].per_type().get(label) if ner_full[1] else None)
-                    for label in set().union(*(s.per_type() for s in ner_full if s))}
-        figures["ner_per_type"] = plots.plot_per_type(per_type, "NER F1 per entity type (full training set)",
-                                                      out / "ner_per_type.png")
+        per_type = {
+            label: (
+                ner_full[0].per_type().get(label) if ner_full[0] else None,
+                ner_full[1].per_type().get(label) if ner_full[1] else None,
+            )
+            for label in set().union(*(s.per_type() for s in ner_full if s))
+        }
+        figures["ner_per_type"] = plots.plot_per_type(
+            per_type, "NER F1 per entity type (full training set)", out / "ner_per_type.png"
+        )
     bilm_md, bilm_warning, bilm_run, curve = pretraining_section(
-        "biLM pretraining", "Pretraining of the biLM", inputs.bilm_dir, "bilm_perplexity", out, figures)
+        "biLM pretraining", "Pretraining of the biLM", inputs.bilm_dir, "bilm_perplexity", out, figures
+    )
     adapted_md: List[str] = []
     adaptations = []  # (run name, run.json, last curve point) per adapted biLM
     for adapted_dir in inputs.adapted_bilm_dirs:
         name = f"Domain adaptation of the biLM ({adapted_dir.name})"
         lines, warning, info, adapted_curve = pretraining_section(
-            name, name, adapted_dir, f"{adapted_dir.name}_perplexity", out, figures)
+            name, name, adapted_dir, f"{adapted_dir.name}_perplexity", out, figures
+        )
         adapted_md += lines
         adaptations.append((name, info, adapted_curve[-1] if adapted_curve else None, warning))
-    warnings = [w for w in [bilm_warning] + [a[3] for a in adaptations] if w]
+    pooled_md, pooled_warnings = pooled.pooled_lines(pooled_rows, inputs.robustness_step_times, inputs.resamples)
+    section_pooled_md, _ = pooled.pooled_lines(
+        pooled_rows, inputs.robustness_step_times, inputs.resamples, heading="###"
+    )
+    warnings = [w for w in [bilm_warning] + [a[3] for a in adaptations] if w] + pooled_warnings
     mixes: Dict[str, Tuple[List[float], float]] = {}
     for label, model_dir in elmo_pipelines(inputs.training_dir, list(settings)).items():
         for component, mix in data.learned_mixes(model_dir).items():
@@ -158,37 +202,63 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     if mixes:
         figures["layer_weights"] = plots.plot_layer_weights(mixes, out / "layer_weights.png")
     # the bank example runs the pretrained biLM, so only mixes learned on it apply
-    task_mixes = {name: mix for name, mix in mixes.items()
-                  if (data.parse_setting(name.split(" ")[0]) or ("", "", ""))[2] == "elmo"}
+    task_mixes = {
+        name: mix
+        for name, mix in mixes.items()
+        if (data.parse_setting(name.split(" ")[0]) or ("", "", ""))[2] == "elmo"
+    }
     bank_model = inputs.bilm_dir / "model-best"
     bank = data.bank_similarities(bank_model, task_mixes) if bank_model.is_dir() else []
 
     table = settings_table(setting_list) + "\n\n" + comparisons_table(rows)
     sentences = [comparison_sentence(row) for row in rows]
     targets = target_rows(rows)
-    target_lines = ["Targets of the default workflow (issue 12; the published weights do not count):", ""] + [
-        f"- {t['text']}" for t in targets] + [""]
+    target_lines = (
+        ["Targets of the default workflow (issue 12; the published weights do not count):", ""]
+        + [f"- {t['text']}" for t in targets]
+        + [""]
+    )
     method = METHOD_NOTE.format(**test_options)
     header = f"Run of {now} on {machine}. Command: `{inputs.command}`."
     if total_seconds:
-        header += (f" The steps took {duration(total_cpu)} of CPU time" if total_cpu is not None
-                   else " The steps took")
+        header += f" The steps took {duration(total_cpu)} of CPU time" if total_cpu is not None else " The steps took"
         header += f" and {duration(elapsed)} from the first one's start to the last one's end"
         header += f" ({duration(total_seconds)} of wall time summed over the steps, which may run side by side)."
+    else:
+        header += " " + TIMES_MISSING
     spacy_runs = user_choice.read_spacy_pretrain_runs(inputs.spacy_pretrain_dirs)
     choice = user_choice.choice_sentence(rows)
-    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times) if spacy_runs else ""
-    choice_md = ([choice, ""] if choice else []) + ([
-        "spaCy's pretraining (`spacy pretrain` of the baseline config's own tok2vec, spaCy's characters "
-        "objective and defaults, on the biLM's pretraining text) stops when its process has used the CPU "
-        "time of the biLM's `pretrain` step in the same run; the `*-spacy-pretrain` settings are the "
-        "baseline configs with `[initialize] init_tok2vec` set to its weights, trained with the same seeds.",
-        "", budgets, ""] if budgets else [])
+    bilm_cpu = user_choice.read_cpu_time(inputs.bilm_cpu_time or inputs.bilm_dir / "cpu_time.json")
+    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times, bilm_cpu) if spacy_runs else ""
+    choice_md = ([choice, ""] if choice else []) + (
+        [
+            "spaCy's pretraining (`spacy pretrain` of the baseline config's own tok2vec, spaCy's characters "
+            "objective and defaults, on the biLM's pretraining text) stops when its process has used the CPU "
+            "time of the biLM's pretraining in the same run; the `*-spacy-pretrain` settings are the "
+            "baseline configs with `[initialize] init_tok2vec` set to its weights, trained with the same seeds.",
+            "",
+            budgets,
+            "",
+        ]
+        if budgets
+        else []
+    )
     loud = [f"> **Warning:** {warning}" for warning in warnings]
     md = ["# spacy-elmo: baseline vs ELMo", "", header, ""] + [line for w in loud for line in (w, "")]
-    md += ["## Test scores", "", settings_table(setting_list), "", "## Comparisons", "",
-           comparisons_table(rows), "", method, ""]
+    md += [
+        "## Test scores",
+        "",
+        settings_table(setting_list),
+        "",
+        "## Comparisons",
+        "",
+        comparisons_table(rows),
+        "",
+        method,
+        "",
+    ]
     md += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    md += pooled_md
     if choice_md:
         md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
     md += ["## Targets", ""] + target_lines[2:]
@@ -196,70 +266,125 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     if "differences" in figures:
         md += [f"![differences]({figures['differences'].name})", ""]
     if "ner_per_type" in figures:
-        md += ["## NER per entity type (full training set, test split)", "",
-               per_type_table(*ner_full), "", f"![per type]({figures['ner_per_type'].name})", ""]
+        md += [
+            "## NER per entity type (full training set, test split)",
+            "",
+            per_type_table(*ner_full),
+            "",
+            f"![per type]({figures['ner_per_type'].name})",
+            "",
+        ]
     md += bilm_md + adapted_md
     if mixes:
-        md += ["## Learned layer weights", "",
-               "softmax(a) per layer (0 = char-CNN, then the LSTM layers) and gamma of each listener "
-               "(first seed of each setting).", "",
-               markdown_table(["pipeline (component)"] + [f"layer {j}" for j in range(len(next(iter(mixes.values()))[0]))]
-                              + ["gamma"],
-                              [[name] + [f"{w:.3f}" for w in weights] + [f"{gamma:.3f}"]
-                               for name, (weights, gamma) in mixes.items()]), "",
-               f"![layer weights]({figures['layer_weights'].name})", ""]
+        md += [
+            "## Learned layer weights",
+            "",
+            "softmax(a) per layer (0 = char-CNN, then the LSTM layers) and gamma of each listener "
+            "(first seed of each setting).",
+            "",
+            markdown_table(
+                ["pipeline (component)"]
+                + [f"layer {j}" for j in range(len(next(iter(mixes.values()))[0]))]
+                + ["gamma"],
+                [[name] + [f"{w:.3f}" for w in weights] + [f"{gamma:.3f}"] for name, (weights, gamma) in mixes.items()],
+            ),
+            "",
+            f"![layer weights]({figures['layer_weights'].name})",
+            "",
+        ]
     if bank:
-        md += ["## The \"bank\" example", "",
-               f"Cosine similarity of `bank` in \"{data.BANK_TEXTS[0]}\" and \"{data.BANK_TEXTS[1]}\" "
-               f"(pretrained biLM, model-best). Layer 0 is a static vector.", "",
-               markdown_table(["representation", "cosine"], [[name, f"{value:.4f}"] for name, value in bank]), ""]
-    if step_times:
-        md += ["## Time per step", "",
-               "Wall time, and the CPU time of the step's processes (user + system; on a machine "
-               "shared with other work this is closer to what the step takes alone).", "", times_md, ""]
+        md += [
+            '## The "bank" example',
+            "",
+            f'Cosine similarity of `bank` in "{data.BANK_TEXTS[0]}" and "{data.BANK_TEXTS[1]}" '
+            f"(pretrained biLM, model-best). Layer 0 is a static vector.",
+            "",
+            markdown_table(["representation", "cosine"], [[name, f"{value:.4f}"] for name, value in bank]),
+            "",
+        ]
+    md += ["## Time per step", ""]
+    md += (
+        [
+            "Wall time, and the CPU time of the step's processes (user + system; on a machine "
+            "shared with other work this is closer to what the step takes alone).",
+            "",
+            times_md,
+            "",
+        ]
+        if step_times
+        else [TIMES_MISSING, ""]
+    )
     report_md = "\n".join(md)
 
-    readme_rel = Path(os.path.relpath(out, inputs.readme.parent)) if inputs.readme else out
-    links = ", ".join(f"[{name.replace('_', ' ')}]({(readme_rel / path.name).as_posix()})"
-                      for name, path in figures.items())
+    readme_rel = Path(os.path.relpath(out, inputs.results_page.parent)) if inputs.results_page else out
+    links = ", ".join(
+        f"[{name.replace('_', ' ')}]({(readme_rel / path.name).as_posix()})" for name, path in figures.items()
+    )
     section = [header, ""] + [line for w in loud for line in (w, "")]
-    ended = [sentence for info, name in [(bilm_run, "Pretraining of the biLM")] + [(a[1], a[0]) for a in adaptations]
-             if info is not None
-             for sentence, loud in [data.describe_run(info, name)] if not loud]
+    ended = [
+        sentence
+        for info, name in [(bilm_run, "Pretraining of the biLM")] + [(a[1], a[0]) for a in adaptations]
+        if info is not None
+        for sentence, loud in [data.describe_run(info, name)]
+        if not loud
+    ]
     if ended:
         section += [" ".join(ended), ""]
     section += [settings_table(setting_list), "", comparisons_table(rows), "", method, ""]
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
+    section += section_pooled_md
     section += choice_md
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
     if bank and top:
-        section += [f"The \"bank\" example: cosine of `bank` in \"{data.BANK_TEXTS[0]}\" and "
-                    f"\"{data.BANK_TEXTS[1]}\" is {top[0][1]:.3f} with the biLM's top layer and "
-                    f"{bank[0][1]:.3f} with a static vector (layer 0).", ""]
-    section += [f"Full report: [{(readme_rel / 'report.md').as_posix()}]({(readme_rel / 'report.md').as_posix()}); "
-                f"plots: {links}.", "", f"![scores]({(readme_rel / 'scores.png').as_posix()})"]
+        section += [
+            f'The "bank" example: cosine of `bank` in "{data.BANK_TEXTS[0]}" and '
+            f'"{data.BANK_TEXTS[1]}" is {top[0][1]:.3f} with the biLM\'s top layer and '
+            f"{bank[0][1]:.3f} with a static vector (layer 0).",
+            "",
+        ]
+    section += [
+        f"Full report: [{(readme_rel / 'report.md').as_posix()}]({(readme_rel / 'report.md').as_posix()}); "
+        f"plots: {links}.",
+        "",
+        f"![scores]({(readme_rel / 'scores.png').as_posix()})",
+    ]
     if "differences" in figures:
         section += ["", f"![differences]({(readme_rel / 'differences.png').as_posix()})"]
     readme_section = "\n".join(section)
 
     results = {
-        "date": now, "machine": machine, "command": inputs.command,
-        "settings": [{**{k: v for k, v in r.items() if k != "summary"},
-                      "values": r["summary"].values if r["summary"] else None} for r in setting_list],
-        "comparisons": [{**{k: v for k, v in r.items() if k not in ("baseline_summary", "other_summary", "test")},
-                         "baseline_values": r["baseline_summary"].values if r["baseline_summary"] else None,
-                         "other_values": r["other_summary"].values if r["other_summary"] else None,
-                         "test": r["test"].as_dict() if r["test"] else None} for r in rows],
+        "date": now,
+        "machine": machine,
+        "command": inputs.command,
+        "settings": [
+            {**{k: v for k, v in r.items() if k != "summary"}, "values": r["summary"].values if r["summary"] else None}
+            for r in setting_list
+        ],
+        "comparisons": [
+            {
+                **{k: v for k, v in r.items() if k not in ("baseline_summary", "other_summary", "test")},
+                "baseline_values": r["baseline_summary"].values if r["baseline_summary"] else None,
+                "other_values": r["other_summary"].values if r["other_summary"] else None,
+                "test": r["test"].as_dict() if r["test"] else None,
+            }
+            for r in rows
+        ],
         "statistics": {"resamples": inputs.resamples, "rounds": inputs.rounds, "alpha": 0.05},
+        "pooled": [row.as_dict() for row in pooled_rows],
+        "robustness_cpu_seconds": pooled.robustness_times(inputs.robustness_step_times)[0] if pooled_rows else None,
         "targets": targets,
-        "pretraining_last": curve[-1] if curve else None, "pretraining_run": bilm_run,
-        "spacy_pretraining": spacy_runs, "choice": choice,
+        "pretraining_last": curve[-1] if curve else None,
+        "pretraining_run": bilm_run,
+        "spacy_pretraining": spacy_runs,
+        "choice": choice,
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,
         "layer_mixes": {name: {"weights": w, "gamma": g} for name, (w, g) in mixes.items()},
-        "bank_cosine": dict(bank), "step_times": step_times,
-        "cpu_seconds": total_cpu, "elapsed_seconds": elapsed,
+        "bank_cosine": dict(bank),
+        "step_times": step_times,
+        "cpu_seconds": total_cpu,
+        "elapsed_seconds": elapsed,
         "figures": {name: path.name for name, path in figures.items()},
     }
     return report_md, readme_section, table, results
@@ -272,6 +397,8 @@ def write_report(inputs: ReportInputs) -> Tuple[str, str, dict]:
     report_md, readme_section, table, results = build(inputs)
     (inputs.output_dir / "report.md").write_text(report_md + "\n", encoding="utf-8")
     (inputs.output_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if inputs.results_page:
+        update_readme(inputs.results_page, readme_section)
     if inputs.readme:
-        update_readme(inputs.readme, readme_section)
+        update_readme(inputs.readme, headline_section(results), name="headline")
     return readme_section, table, results

@@ -8,6 +8,7 @@
 * each ELMo pipeline's learned layer mix (softmax weights and gamma of its listener);
 * the "bank" example: cosine of ``bank`` in two contexts, per layer and per mix.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,15 +34,19 @@ TASKS = ("ner", "tagger", "textcat")
 SIZES = ("full", "small")
 SPACY_PRETRAIN = "spacy-pretrain"
 VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published")
-VARIANT_LABELS = {"baseline": "baseline", SPACY_PRETRAIN: "spaCy pretraining", "elmo": "ELMo",
-                  "elmo-adapted": "ELMo, adapted biLM", "elmo-published": "ELMo, published weights"}
+VARIANT_LABELS = {
+    "baseline": "baseline",
+    SPACY_PRETRAIN: "spaCy pretraining",
+    "elmo": "ELMo",
+    "elmo-adapted": "ELMo, adapted biLM",
+    "elmo-published": "ELMo, published weights",
+}
 ADAPTED_SUFFIX = "-adapted"
 # besides the baseline, a variant is compared with these variants of its task and size
 ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,)}
 # the issue's targets for the default workflow: (task, size, gain in points over the baseline);
 # a target is met by an ELMo variant other than the published weights, with p < 0.05
-TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0),
-                                               ("tagger", "full", 0.5))
+TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0), ("tagger", "full", 0.5))
 NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
@@ -58,6 +63,11 @@ BANK_SENTENCES = (
     ("They", "sat", "by", "the", "river", "bank", "."),
 )
 SEED_SUFFIX = re.compile(r"^(?P<setting>.+)\.seed(?P<seed>\d+)$")
+# A setting trained on another biLM (the robustness workflow): SETTING@bilmN, N being that
+# biLM's pretraining seed; SETTING itself is trained on the `all` workflow's biLM. Such names
+# are no TASK[-small]-VARIANT (parse_setting: None), so the tables of one run leave them out;
+# the pooled comparisons (``pooled_groups``) gather them with SETTING.
+BILM_SUFFIX = re.compile(r"^(?P<setting>.+)@bilm(?P<seed>\d+)$")
 DOCS_SUFFIX = ".docs.json"
 # summed per-document counts must give the run's own score back to this precision
 COUNTS_TOLERANCE = 1e-9
@@ -93,8 +103,12 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
         if parts is None or parts[2] == "baseline":
             continue
         task, size, variant = parts
-        order = (TASKS.index(task), SIZES.index(size),
-                 VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS), variant)
+        order = (
+            TASKS.index(task),
+            SIZES.index(size),
+            VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS),
+            variant,
+        )
         baseline = setting_name(task, size, "baseline")
         if baseline in present:
             found.append((order + (0,), (task, size, baseline, name)))
@@ -106,6 +120,46 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
             if setting_name(task, size, reference) in present:
                 found.append((order + (2,), (task, size, setting_name(task, size, reference), name)))
     return [comparison for _, comparison in sorted(found)]
+
+
+def split_bilm(name: str) -> Tuple[str, Optional[int]]:
+    """``("ner-elmo", 1)`` for ``ner-elmo@bilm1``; ``(name, None)`` for a name without a biLM."""
+    match = BILM_SUFFIX.match(name)
+    return (match["setting"], int(match["seed"])) if match else (name, None)
+
+
+def bilm_setting_name(setting: str, seed: int) -> str:
+    """The name of ``setting`` trained on the biLM pretrained with ``seed``."""
+    return f"{setting}@bilm{seed}"
+
+
+def pooled_groups(names: Sequence[str]) -> List[Tuple[str, str, str, str, List[str]]]:
+    """``(task, size, baseline setting, setting, members)`` for each setting that was also trained
+    on other biLMs (``SETTING@bilmN``) and whose baseline was scored: ``members`` are SETTING
+    (if scored) and its ``@bilmN`` settings by N. A group needs two members or more."""
+    present = set(names)
+    members: Dict[str, List[Tuple[int, str]]] = {}
+    for name in present:
+        base, seed = split_bilm(name)
+        if seed is not None:
+            members.setdefault(base, []).append((seed, name))
+    found = []
+    for base, others in members.items():
+        parts = parse_setting(base)
+        if parts is None or parts[2] == "baseline":
+            continue
+        task, size, variant = parts
+        baseline = setting_name(task, size, "baseline")
+        group = ([base] if base in present else []) + [name for _, name in sorted(others)]
+        if baseline not in present or len(group) < 2:
+            continue
+        order = (
+            TASKS.index(task),
+            SIZES.index(size),
+            VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS),
+        )
+        found.append((order + (variant,), (task, size, baseline, base, group)))
+    return [group for _, group in sorted(found)]
 
 
 @dataclass
@@ -149,8 +203,9 @@ class Setting:
         labels = sorted({label for run in self.runs for label in (run.get("ents_per_type") or {})})
         result = {}
         for label in labels:
-            values = [run["ents_per_type"][label][metric] for run in self.runs
-                      if label in (run.get("ents_per_type") or {})]
+            values = [
+                run["ents_per_type"][label][metric] for run in self.runs if label in (run.get("ents_per_type") or {})
+            ]
             result[label] = Summary(values)
         return result
 
@@ -209,6 +264,18 @@ def train_docs_of(model_dir: Path) -> Optional[int]:
     return min(n_docs, limit) if limit > 0 else n_docs
 
 
+def elmo_of(model_dir: Path) -> Optional[str]:
+    """The biLM a pipeline was trained on: its config's ``paths.elmo``; None if it has none."""
+    from thinc.api import Config
+
+    try:
+        config = Config().from_disk(model_dir / "config.cfg", interpolate=False)
+        value = config["paths"]["elmo"]
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
+    return str(value) if value else None
+
+
 def main_score(task: str, runs: Sequence[dict]) -> Tuple[Optional[str], str]:
     """The key and display name of the score a task is compared on."""
     for key, label in MAIN_SCORES[task]:
@@ -218,6 +285,7 @@ def main_score(task: str, runs: Sequence[dict]) -> Tuple[Optional[str], str]:
 
 
 # -- paired tests -----------------------------------------------------------------------------
+
 
 def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> numpy.ndarray:
     """The per-document counts of one run, checked against the run's own score.
@@ -246,15 +314,32 @@ def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> nu
     return counts
 
 
-def paired_test(task: str, key: str, baseline: Setting, other: Setting,
-                **options) -> Tuple[Optional[paired_stats.PairedResult], Optional[str]]:
+def one_test_file(
+    task: str, key: str, settings: Sequence[Setting], seeds: Sequence[int]
+) -> List[Dict[int, numpy.ndarray]]:
+    """The per-document counts of ``seeds`` of each setting (``doc_counts``), checked to come
+    from one test file; a ValueError naming the settings if they do not."""
+    counts = [{seed: doc_counts(setting, seed, task, key) for seed in seeds} for setting in settings]
+    files = {setting.docs[seed].get("test_data_sha256") for setting in settings for seed in seeds}
+    if len(files) != 1:
+        raise ValueError(f"{', '.join(s.name for s in settings)} were scored on different test files")
+    return counts
+
+
+def paired_test(
+    task: str, key: str, baseline: Setting, other: Setting, **options
+) -> Tuple[Optional[paired_stats.PairedResult], Optional[str]]:
     """The paired test of two settings, or None and the reason it could not be made."""
     try:
         pairs = paired_stats.pair_seeds(baseline.seeds, other.seeds)
         counts_a = {a: doc_counts(baseline, a, task, key) for a, _ in pairs}
         counts_b = {b: doc_counts(other, b, task, key) for _, b in pairs}
-        test_files = {docs.get("test_data_sha256") for setting, seeds in ((baseline, counts_a), (other, counts_b))
-                      for seed, docs in setting.docs.items() if seed in seeds}
+        test_files = {
+            docs.get("test_data_sha256")
+            for setting, seeds in ((baseline, counts_a), (other, counts_b))
+            for seed, docs in setting.docs.items()
+            if seed in seeds
+        }
         if len(test_files) != 1:
             raise ValueError(f"{baseline.name} and {other.name} were scored on different test files")
         return paired_stats.compare(task, counts_a, counts_b, **options), None
@@ -292,19 +377,29 @@ def describe_run(info: dict, name: str = "Pretraining") -> Tuple[str, bool]:
     if reason == "max_minutes":
         limit = info.get("max_minutes")
         guard = f" ({limit:g} min)" if isinstance(limit, (int, float)) else ""
-        return (f"{name} was cut by the time guard{guard} at step "
-                f"{_of(steps, info.get('max_steps'))}, {_of(tokens, info.get('max_tokens'), 'tokens')}: "
-                f"the biLM saw less text than its configuration asks for.", True)
+        return (
+            f"{name} was cut by the time guard{guard} at step "
+            f"{_of(steps, info.get('max_steps'))}, {_of(tokens, info.get('max_tokens'), 'tokens')}: "
+            f"the biLM saw less text than its configuration asks for.",
+            True,
+        )
     if reason == "signal":
-        return (f"{name} was stopped by a signal at step {_of(steps, info.get('max_steps'))}, "
-                f"{_of(tokens, info.get('max_tokens'), 'tokens')}{took}: the biLM saw less text than its "
-                f"configuration asks for.", True)
+        return (
+            f"{name} was stopped by a signal at step {_of(steps, info.get('max_steps'))}, "
+            f"{_of(tokens, info.get('max_tokens'), 'tokens')}{took}: the biLM saw less text than its "
+            f"configuration asks for.",
+            True,
+        )
     if reason == "max_tokens":
-        return (f"{name} ended at its token budget: {_of(tokens, None, 'tokens')} in "
-                f"{_of(steps, None)} steps{took}.", False)
+        return (
+            f"{name} ended at its token budget: {_of(tokens, None, 'tokens')} in {_of(steps, None)} steps{took}.",
+            False,
+        )
     if reason == "max_steps":
-        return (f"{name} ran its {_of(steps, None)} steps "
-                f"({_of(tokens, info.get('max_tokens'), 'tokens')}){took}.", False)
+        return (
+            f"{name} ran its {_of(steps, None)} steps ({_of(tokens, info.get('max_tokens'), 'tokens')}){took}.",
+            False,
+        )
     return f"{name} ended (stopped_by: {reason!r}) at step {steps}, {tokens} tokens{took}.", False
 
 
@@ -312,16 +407,17 @@ def read_pretraining_curve(metrics_jsonl: Path) -> List[dict]:
     """The pretraining evaluations, in step order (one dict per line of metrics.jsonl)."""
     if not metrics_jsonl.is_file():
         return []
-    records = [json.loads(line) for line in metrics_jsonl.read_text(encoding="utf-8").splitlines()
-               if line.strip()]
+    records = [json.loads(line) for line in metrics_jsonl.read_text(encoding="utf-8").splitlines() if line.strip()]
     return sorted(records, key=lambda r: r.get("step", 0))
 
 
 # -- learned layer mixes -------------------------------------------------------------------
 
+
 def learned_mixes(model_dir: Path) -> Dict[str, Tuple[List[float], float]]:
     """``{component: (softmax layer weights, gamma)}`` for each ELMo listener in a pipeline."""
     import spacy
+
     from spacy_elmo.pipeline.mixes import learned_mixes as read_mixes
 
     return {mix.component: (list(mix.weights), mix.gamma) for mix in read_mixes(spacy.load(model_dir))}
@@ -329,13 +425,13 @@ def learned_mixes(model_dir: Path) -> Dict[str, Tuple[List[float], float]]:
 
 # -- the "bank" example ----------------------------------------------------------------------
 
+
 def cosine(a: numpy.ndarray, b: numpy.ndarray) -> float:
     denominator = float(numpy.linalg.norm(a) * numpy.linalg.norm(b))
     return float(numpy.dot(a, b) / denominator) if denominator else math.nan
 
 
-def bank_similarities(bilm_dir: Path,
-                      mixes: Dict[str, Tuple[List[float], float]]) -> List[Tuple[str, float]]:
+def bank_similarities(bilm_dir: Path, mixes: Dict[str, Tuple[List[float], float]]) -> List[Tuple[str, float]]:
     """Cosine of ``bank`` ("The bank raised ..." vs "... the river bank."), per representation.
 
     Layer 0 is the char-CNN vector, the same in any context: a static vector, cosine 1.
@@ -351,6 +447,10 @@ def bank_similarities(bilm_dir: Path,
         rows.append((label, cosine(first[layer, i], second[layer, j])))
     rows.append(("average of all layers", cosine(mix_layers(first)[i], mix_layers(second)[j])))
     for name, (weights, gamma) in mixes.items():
-        rows.append((f"{name}'s learned mix",
-                     cosine(mix_layers(first, weights, gamma)[i], mix_layers(second, weights, gamma)[j])))
+        rows.append(
+            (
+                f"{name}'s learned mix",
+                cosine(mix_layers(first, weights, gamma)[i], mix_layers(second, weights, gamma)[j]),
+            )
+        )
     return rows

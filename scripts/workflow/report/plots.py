@@ -3,6 +3,7 @@
 Every function takes plain values (see ``data``), writes one PNG and returns its
 path. Error bars are the sample standard deviation over seeds, where there are several.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,20 +28,29 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def _paired_bars(ax, labels: Sequence[str], baseline: Sequence[Optional[Summary]],
-                 elmo: Sequence[Optional[Summary]]) -> None:
+def _paired_bars(
+    ax, labels: Sequence[str], baseline: Sequence[Optional[Summary]], elmo: Sequence[Optional[Summary]]
+) -> None:
     positions = list(range(len(labels)))
     width = 0.38
-    for offset, summaries, colour, name in ((-width / 2, baseline, BASELINE_COLOUR, "baseline"),
-                                            (width / 2, elmo, ELMO_COLOUR, "ELMo")):
+    for offset, summaries, colour, name in (
+        (-width / 2, baseline, BASELINE_COLOUR, "baseline"),
+        (width / 2, elmo, ELMO_COLOUR, "ELMo"),
+    ):
         heights = [s.mean * 100 if s else 0.0 for s in summaries]
         errors = [s.std * 100 if s else 0.0 for s in summaries]
-        bars = ax.bar([p + offset for p in positions], heights, width, yerr=errors, capsize=3,
-                      color=colour, label=name)
+        bars = ax.bar([p + offset for p in positions], heights, width, yerr=errors, capsize=3, color=colour, label=name)
         for bar, summary in zip(bars, summaries):
             if summary:
-                ax.annotate(f"{summary.mean * 100:.1f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                            ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+                ax.annotate(
+                    f"{summary.mean * 100:.1f}",
+                    (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                )
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, fontsize=8)
     ax.legend(fontsize=8)
@@ -65,12 +75,26 @@ def plot_scores(groups: List[Tuple[str, List[Tuple[str, Optional[Summary]]]]], p
         for index, (variant, summary) in enumerate(bars):
             x = position - 0.4 + width * (index + 0.5)
             height = summary.mean * 100 if summary else 0.0
-            ax.bar(x, height, width, yerr=summary.std * 100 if summary else 0.0, capsize=3,
-                   color=colours[variant], label=None if variant in labelled else variant)
+            ax.bar(
+                x,
+                height,
+                width,
+                yerr=summary.std * 100 if summary else 0.0,
+                capsize=3,
+                color=colours[variant],
+                label=None if variant in labelled else variant,
+            )
             labelled.add(variant)
             if summary:
-                ax.annotate(f"{height:.1f}", (x, height), ha="center", va="bottom", fontsize=6,
-                            xytext=(0, 2), textcoords="offset points")
+                ax.annotate(
+                    f"{height:.1f}",
+                    (x, height),
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                )
     ax.set_xticks(list(range(len(groups))))
     ax.set_xticklabels([label for label, _ in groups], fontsize=8)
     ax.set_ylabel("test score (%)")
@@ -87,10 +111,17 @@ def plot_differences(rows: List[Tuple[str, float, float, float, str]], path: Pat
     (p < 0.05) are drawn filled, the rest hollow.
     """
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(rows) + 1.4))
-    for y, (label, difference, low, high, verdict) in enumerate(reversed(rows)):
+    for y, (_, difference, low, high, verdict) in enumerate(reversed(rows)):
         colour = {"gain": "#2ca02c", "loss": "#d62728"}.get(verdict, "#555555")
-        ax.errorbar([difference], [y], xerr=[[difference - low], [high - difference]], fmt="o", capsize=3,
-                    color=colour, markerfacecolor=colour if verdict in ("gain", "loss") else "white")
+        ax.errorbar(
+            [difference],
+            [y],
+            xerr=[[difference - low], [high - difference]],
+            fmt="o",
+            capsize=3,
+            color=colour,
+            markerfacecolor=colour if verdict in ("gain", "loss") else "white",
+        )
     ax.axvline(0.0, color="black", linewidth=0.8, linestyle=":")
     ax.set_yticks(list(range(len(rows))))
     ax.set_yticklabels([row[0] for row in reversed(rows)], fontsize=7)
@@ -99,12 +130,11 @@ def plot_differences(rows: List[Tuple[str, float, float, float, str]], path: Pat
     return _save(fig, path)
 
 
-def plot_per_type(per_type: Dict[str, Tuple[Optional[Summary], Optional[Summary]]], title: str,
-                  path: Path) -> Path:
+def plot_per_type(per_type: Dict[str, Tuple[Optional[Summary], Optional[Summary]]], title: str, path: Path) -> Path:
     """Per entity type F1, baseline vs ELMo."""
     labels = sorted(per_type)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels)), 3.6))
-    _paired_bars(ax, labels, [per_type[l][0] for l in labels], [per_type[l][1] for l in labels])
+    _paired_bars(ax, labels, [per_type[label][0] for label in labels], [per_type[label][1] for label in labels])
     ax.set_ylabel("F1 (%)")
     ax.set_title(title)
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
@@ -152,10 +182,12 @@ def plot_probe(scores: Dict[str, Dict[int, float]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for task, by_layer in scores.items():
         layers = sorted(by_layer)
-        ax.plot(layers, [by_layer[l] * 100 for l in layers], marker="o", label=task)
-    all_layers = sorted({l for by_layer in scores.values() for l in by_layer})
+        ax.plot(layers, [by_layer[layer] * 100 for layer in layers], marker="o", label=task)
+    all_layers = sorted({layer for by_layer in scores.values() for layer in by_layer})
     ax.set_xticks(all_layers)
-    ax.set_xticklabels([("0: char-CNN" if l == 0 else f"{l}: LSTM {l}") for l in all_layers], fontsize=8)
+    ax.set_xticklabels(
+        [("0: char-CNN" if layer == 0 else f"{layer}: LSTM {layer}") for layer in all_layers], fontsize=8
+    )
     ax.set_ylabel("dev score (%)")
     ax.set_title("One biLM layer at a time (fixed one-hot weights)")
     ax.legend(fontsize=8)

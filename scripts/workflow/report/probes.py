@@ -6,6 +6,7 @@ score spaCy recorded in ``model-best/meta.json`` (``tag_acc``, else ``pos_acc``,
 and prints the table. The ELMo paper's reading: lower layers carry syntax (POS), higher
 layers semantics; the table shows whether this biLM agrees.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,14 +50,27 @@ def write_probe_report(probe_dirs: Sequence[Path], output_dir: Path) -> str:
             raise ValueError(f"no probe results in {probe_dir} (expected layer<N>/model-best/meta.json)")
         by_task[f"{probe_dir.name} ({name}, dev)"] = scores
     layers = sorted({layer for scores in by_task.values() for layer in scores})
-    rows = [[task] + [f"{scores[l] * 100:.2f}" if l in scores else "n/a" for l in layers]
-            + [str(max(scores, key=scores.get))] for task, scores in by_task.items()]
-    headers = ["probe"] + [("layer 0 (char-CNN)" if l == 0 else f"layer {l} (LSTM {l})") for l in layers]
+    rows = [
+        [task]
+        + [f"{scores[layer] * 100:.2f}" if layer in scores else "n/a" for layer in layers]
+        + [str(max(scores, key=scores.get))]
+        for task, scores in by_task.items()
+    ]
+    headers = ["probe"] + [
+        ("layer 0 (char-CNN)" if layer == 0 else f"layer {layer} (LSTM {layer})") for layer in layers
+    ]
     table = markdown_table(headers + ["best layer"], rows)
     output_dir.mkdir(parents=True, exist_ok=True)
     figure = plots.plot_probe(by_task, output_dir / "probe_layers.png")
-    text = ["# Layer probes", "",
-            "Each task trained on a single biLM layer (fixed one-hot layer weights), scored on dev.", "",
-            table, "", f"![probe]({figure.name})", ""]
+    text = [
+        "# Layer probes",
+        "",
+        "Each task trained on a single biLM layer (fixed one-hot layer weights), scored on dev.",
+        "",
+        table,
+        "",
+        f"![probe]({figure.name})",
+        "",
+    ]
     (output_dir / "probe.md").write_text("\n".join(text), encoding="utf-8")
     return table

@@ -3,6 +3,7 @@ so that the README always quotes the last run and nothing else of it changes.
 
 The main report's section is ``results``; another report (the ``textcat`` workflow's) keeps
 its own section, so each can be rebuilt without the other's inputs."""
+
 from pathlib import Path
 
 START_MARKER = "<!-- results:start -->"

@@ -3,14 +3,18 @@
 Shared by the report and the probe summary; every function takes plain values (rows built by
 ``rows``, summaries of ``data``) and returns markdown text.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
 from . import data
 
-TASK_DATA = {"ner": "NER (WNUT-16 tweets)", "tagger": "POS tagging (Brown)",
-             "textcat": "genre classification (Brown paragraphs, 15 genres)"}
+TASK_DATA = {
+    "ner": "NER (WNUT-16 tweets)",
+    "tagger": "POS tagging (Brown)",
+    "textcat": "genre classification (Brown paragraphs, 15 genres)",
+}
 UNITS = {"ner": "tweets", "textcat": "paragraphs"}
 
 
@@ -39,10 +43,20 @@ def interval_text(result) -> str:
 
 def settings_table(rows: List[dict]) -> str:
     """One line per scored setting: its test score over the seeds."""
-    table_rows = [[TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]), r["name"], r["score"],
-                   r["summary"].as_percent() if r["summary"] else "n/a", str(len(r["seeds"]))] for r in rows]
-    return markdown_table(["task", "training data", "setting", "test score", "mean ± std over seeds", "runs"],
-                          table_rows)
+    table_rows = [
+        [
+            TASK_DATA[r["task"]],
+            size_text(r["task"], r["size"], r["train_docs"]),
+            r["name"],
+            r["score"],
+            r["summary"].as_percent() if r["summary"] else "n/a",
+            str(len(r["seeds"])),
+        ]
+        for r in rows
+    ]
+    return markdown_table(
+        ["task", "training data", "setting", "test score", "mean ± std over seeds", "runs"], table_rows
+    )
 
 
 def comparisons_table(rows: List[dict]) -> str:
@@ -50,15 +64,31 @@ def comparisons_table(rows: List[dict]) -> str:
     table_rows = []
     for r in rows:
         test = r["test"]
-        table_rows.append([
-            TASK_DATA[r["task"]], size_text(r["task"], r["size"], r["train_docs"]),
-            f"{r['other']} vs {r['baseline']}",
-            f"{r['delta']:+.2f}" if r["delta"] is not None else "n/a",
-            interval_text(test) if test else "n/a", p_text(test.p_value) if test else "n/a",
-            f"{len(test.seeds)} x {test.n_docs:,}" if test else "n/a", r["verdict"],
-        ])
-    return markdown_table(["task", "training data", "comparison", "difference (points)", "95% interval",
-                           "p", "seeds x test docs", "verdict"], table_rows)
+        table_rows.append(
+            [
+                TASK_DATA[r["task"]],
+                size_text(r["task"], r["size"], r["train_docs"]),
+                f"{r['other']} vs {r['baseline']}",
+                f"{r['delta']:+.2f}" if r["delta"] is not None else "n/a",
+                interval_text(test) if test else "n/a",
+                p_text(test.p_value) if test else "n/a",
+                f"{len(test.seeds)} x {test.n_docs:,}" if test else "n/a",
+                r["verdict"],
+            ]
+        )
+    return markdown_table(
+        [
+            "task",
+            "training data",
+            "comparison",
+            "difference (points)",
+            "95% interval",
+            "p",
+            "seeds x test docs",
+            "verdict",
+        ],
+        table_rows,
+    )
 
 
 def comparison_sentence(row: dict) -> str:
@@ -68,11 +98,12 @@ def comparison_sentence(row: dict) -> str:
     test = row["test"]
     if test is None:
         delta = f"{row['delta']:+.2f} {row['score']} points" if row["delta"] is not None else "no difference"
-        return (f"{where}: {other} vs {baseline}: {delta}, not tested ({row['not_tested']}); "
-                f"no gain is claimed.")
-    numbers = (f"{row['delta']:+.2f} {row['score']} points, 95% interval {interval_text(test)}, "
-               f"p = {p_text(test.p_value)}, {len(test.seeds)} seed pair{'s' if len(test.seeds) > 1 else ''} "
-               f"over {test.n_docs:,} test documents")
+        return f"{where}: {other} vs {baseline}: {delta}, not tested ({row['not_tested']}); no gain is claimed."
+    numbers = (
+        f"{row['delta']:+.2f} {row['score']} points, 95% interval {interval_text(test)}, "
+        f"p = {p_text(test.p_value)}, {len(test.seeds)} seed pair{'s' if len(test.seeds) > 1 else ''} "
+        f"over {test.n_docs:,} test documents"
+    )
     if test.verdict == "gain":
         return f"{where}: **gain**: {other} beats {baseline} ({numbers})."
     if test.verdict == "loss":
@@ -80,13 +111,15 @@ def comparison_sentence(row: dict) -> str:
     return f"{where}: no significant difference between {other} and {baseline} ({numbers})."
 
 
-METHOD_NOTE = ("Differences are the other setting's mean over seeds minus the baseline's, the seeds "
-               "paired by number (baseline seed k with seed k), on corpus-level scores (NER micro F1 "
-               "from summed tp/fp/fn, accuracy from summed token counts). The 95% interval is a paired "
-               "bootstrap over test documents ({resamples:,} resamples, the same documents for every "
-               "seed and both settings); p is two-sided, from paired approximate randomization over "
-               "documents ({rounds:,} rounds: each document's counts swapped between the two settings "
-               "for all seeds at once). A gain or loss is claimed only where p < 0.05.")
+METHOD_NOTE = (
+    "Differences are the other setting's mean over seeds minus the baseline's, the seeds "
+    "paired by number (baseline seed k with seed k), on corpus-level scores (NER micro F1 "
+    "from summed tp/fp/fn, accuracy from summed token counts). The 95% interval is a paired "
+    "bootstrap over test documents ({resamples:,} resamples, the same documents for every "
+    "seed and both settings); p is two-sided, from paired approximate randomization over "
+    "documents ({rounds:,} rounds: each document's counts swapped between the two settings "
+    "for all seeds at once). A gain or loss is claimed only where p < 0.05."
+)
 
 
 def per_type_table(baseline: Optional[data.Setting], elmo: Optional[data.Setting]) -> str:
@@ -108,22 +141,41 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+# what a report says when no step times were recorded
+TIMES_MISSING = (
+    "Step times were not recorded: `spacy project run` does not time its steps; `make all` "
+    "(`python -m scripts run-workflow all`) records each step's wall and CPU time."
+)
+
+
 def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], float]:
     """Markdown table of the steps' wall and CPU times; the wall seconds summed over the steps,
     the CPU seconds summed (None if one is unknown), and the seconds from the first step's
     start to the last step's end (less than the sum when steps ran side by side)."""
-    steps = sorted(((name, entry) for name, entry in step_times.items() if "seconds" in entry),
-                   key=lambda item: item[1].get("finished", ""))
+    steps = sorted(
+        ((name, entry) for name, entry in step_times.items() if "seconds" in entry),
+        key=lambda item: item[1].get("finished", ""),
+    )
     total = sum(entry["seconds"] for _, entry in steps)
     cpus = [entry.get("cpu_seconds") for _, entry in steps]
     total_cpu = sum(cpus) if steps and None not in cpus else None
-    spans = [(entry["started_unix"], entry["started_unix"] + entry["seconds"]) for _, entry in steps
-             if isinstance(entry.get("started_unix"), (int, float))]
-    elapsed = max(end for _, end in spans) - min(start for start, _ in spans) if len(spans) == len(steps) and spans \
-        else total
-    rows = [[name, duration(entry["seconds"]),
-             duration(entry["cpu_seconds"]) if entry.get("cpu_seconds") is not None else "n/a",
-             entry.get("finished", "")] for name, entry in steps]
+    spans = [
+        (entry["started_unix"], entry["started_unix"] + entry["seconds"])
+        for _, entry in steps
+        if isinstance(entry.get("started_unix"), (int, float))
+    ]
+    elapsed = (
+        max(end for _, end in spans) - min(start for start, _ in spans) if len(spans) == len(steps) and spans else total
+    )
+    rows = [
+        [
+            name,
+            duration(entry["seconds"]),
+            duration(entry["cpu_seconds"]) if entry.get("cpu_seconds") is not None else "n/a",
+            entry.get("finished", ""),
+        ]
+        for name, entry in steps
+    ]
     rows.append(["total", duration(total), duration(total_cpu) if total_cpu is not None else "n/a", ""])
     rows.append(["first start to last end", duration(elapsed), "", ""])
     return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu, elapsed

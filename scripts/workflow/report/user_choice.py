@@ -1,10 +1,12 @@
 """The choice a user has: spaCy's own pretraining or ELMo, for the same CPU time.
 
-Two parts: the budget table (what the biLM's ``pretrain`` step and each ``spacy pretrain`` run
-spent, from ``step_clock``'s log and each run's ``run.json``), and one plain sentence that says
+Two parts: the budget table (what the biLM's pretraining and each ``spacy pretrain`` run spent:
+the biLM's ``cpu_time.json``, which is the spaCy runs' budget, the step times the parallel runner
+recorded, each run's ``run.json``), and one plain sentence that says
 what to choose per task, from the paired tests of ELMo vs spaCy's pretraining; it recommends
 one of them only where p < 0.05.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +16,14 @@ from typing import Dict, List, Optional, Sequence
 from . import data
 from .text import TASK_DATA, markdown_table, p_text
 
-STOPS = {"cpu_seconds": "CPU-time budget", "max_steps": "update budget", "max_epochs": "spaCy's max_epochs",
-         "max_tokens": "token budget", "max_minutes": "time guard", "signal": "a signal"}
+STOPS = {
+    "cpu_seconds": "CPU-time budget",
+    "max_steps": "update budget",
+    "max_epochs": "spaCy's max_epochs",
+    "max_tokens": "token budget",
+    "max_minutes": "time guard",
+    "signal": "a signal",
+}
 
 
 def read_spacy_pretrain_runs(folders: Sequence[Path]) -> Dict[str, dict]:
@@ -31,20 +39,44 @@ def read_spacy_pretrain_runs(folders: Sequence[Path]) -> Dict[str, dict]:
     return runs
 
 
-def _cpu(step_times: dict, name: str) -> str:
-    """The step's CPU seconds (in seconds, as the budgets are)."""
-    seconds = step_times.get(name, {}).get("cpu_seconds")
-    return f"{seconds:,.0f} s" if isinstance(seconds, (int, float)) else "n/a"
+def read_cpu_time(path: Path) -> Optional[float]:
+    """The CPU seconds of a ``cpu_time.json`` (``python -m scripts timed``); None if the file is
+    missing or holds none (an OS that does not report it); an error naming a malformed file."""
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise ValueError(f"{path} is not a CPU-time record: {e}") from None
+    seconds = record.get("cpu_seconds") if isinstance(record, dict) else None
+    return float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None
 
 
-def budget_table(bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_times: dict) -> str:
-    """One row per pretraining: the CPU time of its step, how it stopped, what it trained on."""
+def _cpu(*candidates: object) -> str:
+    """The first known CPU seconds (in seconds, as the budgets are)."""
+    for seconds in candidates:
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+            return f"{seconds:,.0f} s"
+    return "n/a"
+
+
+def budget_table(
+    bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_times: dict, bilm_cpu_seconds: Optional[float] = None
+) -> str:
+    """One row per pretraining: its CPU time, how it stopped, what it trained on. The biLM's is
+    that of its pretraining (``bilm_cpu_seconds``, the spaCy runs' budget), else its step's;
+    a spaCy run's is its step's, else its process's (``run.json``)."""
     rows = []
     if bilm_run is not None:
-        rows.append(["biLM (pretrain)", _cpu(step_times, "pretrain"),
-                     STOPS.get(bilm_run.get("stopped_by"), str(bilm_run.get("stopped_by"))),
-                     f"{bilm_run.get('steps', '?'):,}" if isinstance(bilm_run.get("steps"), int) else "?",
-                     f"{bilm_run['tokens']:,} tokens" if isinstance(bilm_run.get("tokens"), int) else "?"])
+        rows.append(
+            [
+                "biLM (pretrain)",
+                _cpu(bilm_cpu_seconds, step_times.get("pretrain", {}).get("cpu_seconds")),
+                STOPS.get(bilm_run.get("stopped_by"), str(bilm_run.get("stopped_by"))),
+                f"{bilm_run.get('steps', '?'):,}" if isinstance(bilm_run.get("steps"), int) else "?",
+                f"{bilm_run['tokens']:,} tokens" if isinstance(bilm_run.get("tokens"), int) else "?",
+            ]
+        )
     for name, run in spacy_runs.items():
         budget = run.get("cpu_seconds_budget")
         stop = STOPS.get(run.get("stopped_by"), str(run.get("stopped_by")))
@@ -53,9 +85,16 @@ def budget_table(bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_tim
         text = f"{run['words']:,} words" if isinstance(run.get("words"), int) else "?"
         if isinstance(run.get("epochs"), int):
             text += f" (in epoch {run['epochs']})"
-        rows.append([f"spacy pretrain ({name})", _cpu(step_times, name), stop,
-                     f"{run['steps']:,}" if isinstance(run.get("steps"), int) else "?", text])
-    return markdown_table(["pretraining (step)", "CPU time of the step", "stopped by", "updates", "text seen"], rows)
+        rows.append(
+            [
+                f"spacy pretrain ({name})",
+                _cpu(step_times.get(name, {}).get("cpu_seconds"), run.get("cpu_seconds")),
+                stop,
+                f"{run['steps']:,}" if isinstance(run.get("steps"), int) else "?",
+                text,
+            ]
+        )
+    return markdown_table(["pretraining (step)", "CPU time", "stopped by", "updates", "text seen"], rows)
 
 
 def choice_sentence(rows: List[dict]) -> Optional[str]:

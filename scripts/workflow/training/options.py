@@ -1,6 +1,6 @@
 """Option values the training commands share, read as typer options: a bad value is a usage
 error naming the option, before any training starts."""
-from typing import Callable, List
+from typing import List
 
 import typer
 
@@ -32,9 +32,6 @@ def jobs(choice: int) -> int:
         raise typer.BadParameter(str(e), param_hint="--jobs") from e
 
 
-def spacy_train_command(main: Callable[..., None]) -> typer.Typer:
-    """A one-command app running ``main``: the options it does not declare are ``spacy train``
-    overrides (``--paths.train ...``), passed on unread in ``ctx.args``."""
-    app = typer.Typer(add_completion=False)
-    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(main)
-    return app
+# The training commands' settings: the options they do not declare are spaCy config overrides
+# (``--paths.train ...``), passed on unread in ``ctx.args``.
+SPACY_OVERRIDES = {"allow_extra_args": True, "ignore_unknown_options": True}

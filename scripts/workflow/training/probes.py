@@ -1,13 +1,13 @@
 """Train an ELMo config once per biLM layer, the task seeing only that layer.
 
-The ``probe`` workflow (``python -m scripts.train_probes``). For each layer j, the component's ELMo listener
+The ``probe`` workflow (``python -m scripts train-probes``). For each layer j, the component's ELMo listener
 (``components.COMPONENT.model.tok2vec.elmo``, a ``spacy_elmo.ElmoListener.v1``) gets
 ``fixed_layer_weights`` = the one-hot vector of layer j (0 = char-CNN, j = LSTM layer j): the
 task sees that layer times a learned gamma, and the weights are never trained. The number of
 biLM layers comes from the weights at ``paths.elmo`` (the override, else the config's), or from
 ``[components.elmo.model] n_layers`` for a random biLM. The resulting config is written to
 ``OUTPUT_DIR/layer{j}.cfg`` and trained into ``OUTPUT_DIR/layer{j}``. A layer that finished
-earlier with the same inputs is skipped. ``scripts.probe_report`` reads the dev scores from each
+earlier with the same inputs is skipped. The ``probe-report`` command reads the dev scores from each
 ``model-best/meta.json``.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Choose the ELMo listener's recipe options on the dev split (not part of any workflow).
 
-A variant is a name and ``KEY=VALUE`` config overrides (``python -m scripts.tune_recipe``, e.g.
+A variant is a name and ``KEY=VALUE`` config overrides (``python -m scripts tune-recipe``, e.g.
 ``--variant "dropout components.ner.model.tok2vec.elmo.mix_dropout=0.5"``). Every variant is
 trained once per seed (``OUTPUT_DIR/NAME/seed{N}``, skipped when finished earlier with the
 same inputs) and the table of the best dev scores (mean and spread over seeds) is printed and

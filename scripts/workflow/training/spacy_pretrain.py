@@ -1,10 +1,12 @@
 """spaCy's own pretraining (``spacy pretrain``) of a training config's tok2vec, stopped at a
 budget of CPU seconds: what a user gets from spaCy for the CPU time the biLM took.
 
-The budget is the CPU time of the workflow's biLM ``pretrain`` step (``step_clock``'s log), and
-it is spent by this whole process: reading the text, building the pipeline, training. spaCy's
-loop (``spacy.training.pretrain.pretrain``, unchanged) has epochs and no time limit, so its
-batcher is wrapped: before each batch the wrapper reads the process's CPU time and, once the
+The budget is the CPU time of the workflow's biLM pretraining (the ``pretrain`` step runs it
+under ``python -m scripts timed``, which writes ``training/bilm/cpu_time.json``; the
+spacy-pretrain steps declare that file as a dependency), and it is spent by this whole
+process: reading the text, building the pipeline, training. spaCy's loop
+(``spacy.training.pretrain.pretrain``, unchanged) has epochs and no time limit, so its batcher
+is wrapped: before each batch the wrapper reads the process's CPU time and, once the
 budget is spent, raises :class:`BudgetSpent`. The loop's own ``finally`` then writes
 ``model-last.bin`` with the weights after the last finished update (never a half-done one),
 and ``run.json`` records what was matched: the budget, the CPU seconds spent, the updates,
@@ -28,7 +30,6 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
 from spacy.util import registry
 from wasabi import msg
 
-from ..step_clock import read_log
 from .runs import describe_run, is_done, mark_done
 
 BUDGET_BATCHER = "spacy_elmo_workflow.stop_at_budget.v1"
@@ -87,16 +88,6 @@ class PretrainRun:
     steps: Optional[int]  # updates done (unknown only when spaCy's max_epochs ended the run)
     epochs: Optional[int]  # epochs started
     words: Optional[int]  # words trained on (spaCy's log)
-
-
-def step_cpu_seconds(step_times: Path, step: str) -> float:
-    """The CPU seconds ``step_clock`` recorded for ``step``; an error if there are none."""
-    entry = read_log(step_times).get(step, {})
-    seconds = entry.get("cpu_seconds")
-    if not isinstance(seconds, (int, float)) or seconds <= 0:
-        raise ValueError(f"{step_times} holds no CPU time of the step {step!r}: run that step first "
-                         "(CPU times are measured on Linux)")
-    return float(seconds)
 
 
 def write_text_jsonl(text: Path, jsonl: Path) -> int:

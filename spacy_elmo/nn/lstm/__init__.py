@@ -2,8 +2,8 @@
 
 - :mod:`.stack`: the parameters, :class:`LstmStack` of :class:`ProjectedLstmLayer` s (what a
   weight file fills);
-- :mod:`.run`: :func:`run_stacks` / :func:`run_time_major`, the entry points, and the one place
-  that decides which loop runs (its docstring and ``README.md`` here say which runs when);
+- :mod:`.dispatch`: :func:`run_stacks` / :func:`run_time_major`, the entry points, and the one
+  place that decides which loop runs (its docstring and ``README.md`` here say which runs when);
 - one module per loop, all computing the same function:
 
   - :mod:`.in_place`: no autograd, everything in place (the default for embedding);
@@ -14,7 +14,8 @@
 - :mod:`.chain`: how layers connect (dropout on the inputs above the first, skip
   connections), shared by the autograd-safe loops.
 """
-from .run import LSTM_LOOPS, active_rows, layer_input_masks, loop_options, run_stacks, run_time_major
+
+from .dispatch import LSTM_LOOPS, active_rows, layer_input_masks, loop_options, run_stacks, run_time_major
 from .stack import LstmStack, ProjectedLstmLayer
 
 __all__ = [

@@ -11,6 +11,7 @@ step once the loop is done. Elementwise work stays inside the loops, on one step
 
 Everything per position is packed (:mod:`.packing`): padding is neither stored nor computed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,8 +75,15 @@ class _Saved:
         return cls(gates, new(cell), new(cell), new(cell), new(proj), cell_passes, hidden_passes)
 
     def tensors(self) -> tuple[Optional[torch.Tensor], ...]:
-        return (self.gates, self.cells, self.tanh_cells, self.cell_outputs, self.hidden, self.cell_passes,
-                self.hidden_passes)
+        return (
+            self.gates,
+            self.cells,
+            self.tanh_cells,
+            self.cell_outputs,
+            self.hidden,
+            self.cell_passes,
+            self.hidden_passes,
+        )
 
 
 def _clip_into(raw: torch.Tensor, bound: float, clipped: torch.Tensor, passes: torch.Tensor) -> None:

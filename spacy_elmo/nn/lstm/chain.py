@@ -3,6 +3,7 @@
 Layer i+1 reads layer i's output, multiplied by its dropout mask when there is one; with skip
 connections, a layer above the first adds that (masked) input to its own output, as bilm-tf does.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence

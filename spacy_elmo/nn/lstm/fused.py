@@ -10,6 +10,7 @@ In full precision each layer runs as one autograd op with a hand-written backwar
 below, recorded op by op by autograd, remains for mixed precision and as that backward pass's
 yardstick: ``custom_backward=False`` (or ``USE_CUSTOM_BACKWARD = False``) selects it.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence

@@ -25,12 +25,13 @@ cell state, the clipping and the outputs stay in float32, as in :mod:`.fused`.
 The same window code runs eagerly where graphs are unavailable (CPU tensors, or
 ``use_graphs=False``); the tests check it against the reference loop there.
 """
+
 from __future__ import annotations
 
 import math
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence, TypedDict
 
 import torch
 
@@ -207,9 +208,14 @@ def _graphed_layer(
     cache = caches.setdefault(key, DerivedTensors())
     layers = [stack.layers[index] for stack in stacks]
     params = [p for layer in layers for p in layer.parameters()]
-    return cache.get(
-        params, lambda: _GraphedLayer(layers, first, compute_dtype, like), extra_key=first.forget_bias
-    )
+    return cache.get(params, lambda: _GraphedLayer(layers, first, compute_dtype, like), extra_key=first.forget_bias)
+
+
+class _TensorOptions(TypedDict):
+    """The keyword arguments ``torch.zeros`` gets for a buffer."""
+
+    dtype: torch.dtype
+    device: torch.device
 
 
 class _WindowRunner:
@@ -219,8 +225,8 @@ class _WindowRunner:
         self.layer, self.rows = layer, rows
         self.window = max(1, min(MAX_WINDOW_STEPS, WINDOW_GATE_ROWS // rows))
         n_dirs, cell, proj = layer.n_dirs, layer.cell, layer.proj
-        state = dict(dtype=layer.state_dtype, device=layer.bias.device)
-        low = dict(dtype=layer.matmul_dtype, device=layer.bias.device)
+        state: _TensorOptions = {"dtype": layer.state_dtype, "device": layer.bias.device}
+        low: _TensorOptions = {"dtype": layer.matmul_dtype, "device": layer.bias.device}
         self.low_precision = layer.matmul_dtype != layer.state_dtype
         self.window_input = torch.zeros(n_dirs, self.window, rows, layer.input_dim, **low)
         self.window_output = torch.zeros(n_dirs, self.window, rows, proj, **state)

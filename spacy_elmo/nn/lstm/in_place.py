@@ -262,6 +262,7 @@ def _run_layer(
             n = rows_at(t)
             gates = pre_gates[:, t - start, :n]
             if t > 0 and n > TAIL_ROWS:
+                assert recurrent_product is not None  # allocated when batch > TAIL_ROWS, and n <= batch
                 # Summed apart, then added, as the reference loop does: the blocked kernel's
                 # accumulate-into form starts its running sum from the (often larger) input
                 # product and rounds more (1.2x the error at 32 rows, D = 512).

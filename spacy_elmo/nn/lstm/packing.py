@@ -5,6 +5,7 @@ tensor ``(dirs, total, X)`` holds step t's rows at ``offsets[t] : offsets[t] + a
 no padding is stored, each step's rows are one contiguous block per direction, and a row's
 previous step lies at the same index in the block before.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

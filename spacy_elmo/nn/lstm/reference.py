@@ -3,6 +3,7 @@
 Written for readability, not speed: it is the yardstick the fused loops are tested against
 (same math, independently written), and it runs under autograd.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence

@@ -1,13 +1,14 @@
 """The parameters of ELMo's LSTMs: one projected layer, and a stack of them reading one way.
 
-Nothing here runs a time loop, so nothing here imports one: :func:`.run.run_stacks` runs these
-parameters, on the loop it picks (see :mod:`.run` for which one runs when). The loops import
+Nothing here runs a time loop, so nothing here imports one: :func:`.dispatch.run_stacks` runs these
+parameters, on the loop it picks (see :mod:`.dispatch` for which one runs when). The loops import
 this module, never the reverse.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence, cast
 
 import torch
 from torch import nn
@@ -46,7 +47,7 @@ class ProjectedLstmLayer(nn.Module):
 
 class LstmStack(nn.Module):
     """The parameters of an L-layer LSTM language model reading in one direction (run them with
-    :func:`.run.run_stacks`; a stack is not called itself)."""
+    :func:`.dispatch.run_stacks`; a stack is not called itself)."""
 
     def __init__(
         self,
@@ -61,7 +62,10 @@ class LstmStack(nn.Module):
     ) -> None:
         super().__init__()
         dims = [input_dim] + [projection_dim] * (n_layers - 1)
-        self.layers = nn.ModuleList(ProjectedLstmLayer(d, cell_dim, projection_dim) for d in dims)
+        # nn.ModuleList is not generic: the cast tells the type checker what its items are
+        self.layers = cast(
+            Sequence[ProjectedLstmLayer], nn.ModuleList(ProjectedLstmLayer(d, cell_dim, projection_dim) for d in dims)
+        )
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = use_skip_connections

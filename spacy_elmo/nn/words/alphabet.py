@@ -8,6 +8,7 @@ so above :data:`FULL_TABLE_FLOATS` only the rows of the characters a batch uses 
 in fixed blocks of :data:`CHAR_BLOCK` characters so that a row's values do not depend on which
 other characters share the batch (a word's vector must not, for the word cache's sake).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence

@@ -1,15 +1,16 @@
 """The context-independent word encoder: characters -> one vector per word (ELMo's layer 0)."""
+
 from __future__ import annotations
+
+from typing import Optional, Sequence, cast
 
 import torch
 from torch import nn
 
-from typing import Optional
-
+from ...config import BiLMConfig
 from . import char_cnn_tables
 from .alphabet import split_ids, used_chars, uses_full_table
 from .char_cnn_training import pooled_convolutions
-from ...config import BiLMConfig
 from .highway import Highway
 
 # Training on a CPU: convolutions as table lookups with a sparse backward (:mod:`.char_cnn_training`,
@@ -35,9 +36,12 @@ class CharEncoder(nn.Module):
         super().__init__()
         self.config = config
         self.char_embedding = nn.Embedding(config.n_characters, config.char_embed_dim, padding_idx=0)
-        self.convolutions = nn.ModuleList(
-            nn.Conv1d(config.char_embed_dim, n_filters, kernel_size=width)
-            for width, n_filters in config.filters
+        # nn.ModuleList is not generic: the cast tells the type checker what its items are
+        self.convolutions = cast(
+            Sequence[nn.Conv1d],
+            nn.ModuleList(
+                nn.Conv1d(config.char_embed_dim, n_filters, kernel_size=width) for width, n_filters in config.filters
+            ),
         )
         self.activation = torch.relu if config.activation == "relu" else torch.tanh
         self.highway = Highway(config.n_filters, config.n_highway)
@@ -61,7 +65,7 @@ class CharEncoder(nn.Module):
                 chars,
                 embedding,
                 [conv.weight for conv in self.convolutions],
-                [conv.bias for conv in self.convolutions],
+                cast(list[torch.Tensor], [conv.bias for conv in self.convolutions]),  # built with biases
                 self.char_embedding.padding_idx,
             )
         else:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Optional, Protocol
+from typing import Iterator, Optional, Protocol, Sequence, cast
 
 import torch
 from torch import nn
@@ -50,7 +50,7 @@ class CharCnnWeights(Protocol):
 
     config: BiLMConfig
     char_embedding: nn.Embedding
-    convolutions: nn.ModuleList  # of nn.Conv1d, one per filter width
+    convolutions: Sequence[nn.Conv1d]  # an nn.ModuleList, one per filter width
     highway: Highway
     projection: nn.Linear
     word_embedding: Optional[
@@ -119,7 +119,7 @@ def _tables(
         ]
         tables.append(torch.cat(parts, dim=1).reshape(width * n_chars, -1).contiguous())
         offsets.append(torch.arange(width, device=device) * n_chars)
-    bias = torch.cat([conv.bias for conv in encoder.convolutions])
+    bias = torch.cat(cast(list[torch.Tensor], [conv.bias for conv in encoder.convolutions]))  # built with biases
     return ConvTables(tables, offsets, bias)
 
 

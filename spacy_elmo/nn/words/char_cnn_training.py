@@ -13,6 +13,7 @@ convolution backward to add the shares back into the same table rows; here one o
 it whole, which is the same sum. (Different windows with exactly equal sums would take the
 whole gradient at one of them: another valid subgradient, and a float coincidence.)
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -20,6 +21,7 @@ from typing import Optional, Sequence
 import torch
 from torch.autograd.function import once_differentiable
 from torch.nn import functional as F
+
 
 def pooled_convolutions(
     char_ids: torch.Tensor,

@@ -5,6 +5,7 @@ to 50 positions; every id is then shifted by one so that 0 can mean "no token he
 Sentence boundaries (BOS/EOS) are pseudo-words with fixed ids; the literal strings ``<S>`` and
 ``</S>`` are encoded as those boundaries, as the reference implementation does.
 """
+
 from __future__ import annotations
 
 from typing import Sequence

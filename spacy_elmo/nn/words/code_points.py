@@ -9,6 +9,7 @@ inference alike), and the published weights were trained that way, so this modul
 same. With a word table one more column holds the word's id (``<oov>`` if unknown), looked up
 after the cut. Every id is shifted by one: 0 means "no token here", as in the byte encoding.
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence

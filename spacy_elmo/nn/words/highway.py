@@ -1,5 +1,8 @@
 """Highway layers with bilm-tf's gate convention."""
+
 from __future__ import annotations
+
+from typing import Sequence, cast
 
 import torch
 from torch import nn
@@ -16,7 +19,8 @@ class Highway(nn.Module):
     def __init__(self, dim: int, n_layers: int) -> None:
         super().__init__()
         self.dim = dim
-        self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(n_layers))
+        # nn.ModuleList is not generic: the cast tells the type checker what its items are
+        self.layers = cast(Sequence[nn.Linear], nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(n_layers)))
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         x = inputs

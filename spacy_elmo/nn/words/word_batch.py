@@ -9,6 +9,7 @@ Which ids a word gets depends on the model: :class:`TokenEncoding` is what every
 embedder, the Thinc layer, pretraining) asks for them, ``BiLM.encoding`` the one it asks;
 :data:`BYTES` is bilm-tf's encoding, :class:`~.code_points.CodePointEncoding` ELMoForManyLangs'.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,6 +3,7 @@
 Both run the same fused forward math; the backward passes are written independently, so equal
 gradients in float64 (clips active, uneven lengths) pin the hand-written one down.
 """
+
 from typing import Optional
 
 import pytest
@@ -23,8 +24,10 @@ def _stacks(
     seed: int = 0,
 ) -> list[LstmStack]:
     torch.manual_seed(seed)
-    stacks = [LstmStack(6, 10, 5, n_layers=3, cell_clip=cell_clip, proj_clip=proj_clip, use_skip_connections=skip)
-              for _ in range(n_stacks)]
+    stacks = [
+        LstmStack(6, 10, 5, n_layers=3, cell_clip=cell_clip, proj_clip=proj_clip, use_skip_connections=skip)
+        for _ in range(n_stacks)
+    ]
     with torch.no_grad():
         for stack in stacks:
             for parameter in stack.parameters():

@@ -1,5 +1,6 @@
 """Dropout between LSTM layers (pretraining): the hand-written backward pass, the loop autograd
 records and the plain reference loop agree when given the same masks."""
+
 import pytest
 import torch
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from spacy_elmo.nn.lstm import LstmStack, run_time_major
-from spacy_elmo.nn.lstm.run import active_rows
+from spacy_elmo.nn.lstm.dispatch import active_rows
 
 STEPS, ROWS = 60, 4
 # The bound: the fused loop's max error at most 1.5x the reference loop's. Before the

@@ -3,13 +3,14 @@
 Forward outputs are compared elsewhere; this checks the backward pass, which the fused loop's
 per-step views and shrinking state could get wrong without changing any output.
 """
+
 from typing import Optional
 
 import pytest
 import torch
 
-from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.lstm import LstmStack, run_stacks
+from spacy_elmo.nn.lstm import fused as lstm_fused
 
 # Small enough to bite at these weights (3.0 clipped nothing here): see test_clips_bite.
 CELL_CLIP, PROJ_CLIP = 1.0, 0.5
@@ -47,6 +48,7 @@ def _gradients(per_direction: bool) -> tuple[list[torch.Tensor], torch.Tensor]:
 
 def test_clips_bite():
     """Each clip changes the outputs, so the gradient comparison covers the clip masks."""
+
     def run(cell_clip, proj_clip):
         return _outputs(_stacks(0, cell_clip, proj_clip), per_direction=True)[0]
 

@@ -3,6 +3,7 @@
 On CPUs the windows run eagerly (the same code a CUDA graph records); ``test_gpu_paths.py``
 records and replays real graphs where a GPU is present.
 """
+
 import numpy
 import pytest
 import torch
@@ -13,6 +14,7 @@ from spacy_elmo.nn.lstm import graphed as lstm_graphed
 from spacy_elmo.nn.lstm.graphed import run_graphed
 
 from ..test_speed_paths import LENGTHS, random_bilm, random_sentences, random_stacks, time_major_inputs
+
 
 @pytest.mark.parametrize("dtype,tolerance", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("row_bucket", [1, 8, 32])
@@ -70,7 +72,9 @@ def test_runners_per_layer_are_bounded(monkeypatch):
     with torch.no_grad():
         for batch in [1, 2, 3, 4]:
             lengths = [5] * batch
-            run_graphed(stacks, time_major_inputs(lengths, 6, torch.float32), [batch] * 5, use_graphs=False, row_bucket=1)
+            run_graphed(
+                stacks, time_major_inputs(lengths, 6, torch.float32), [batch] * 5, use_graphs=False, row_bucket=1
+            )
     layer = lstm_graphed._graphed_layer(stacks, 0, None, torch.zeros(1))
     assert [rows for rows, _ in layer._runners] == [3, 4]
 

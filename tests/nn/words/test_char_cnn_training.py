@@ -1,14 +1,17 @@
 """The char-CNN's training path (table lookups, sparse backward) against nn.Conv1d under autograd."""
+
 import pytest
 import torch
 
+from spacy_elmo.config import BiLMConfig
 from spacy_elmo.nn.words import char_cnn
 from spacy_elmo.nn.words.char_cnn import CharEncoder
 from spacy_elmo.nn.words.char_cnn_training import _without_repeated_tail, pooled_convolutions
 from spacy_elmo.nn.words.char_ids import encode_word
-from spacy_elmo.config import BiLMConfig
 
-CONFIG = BiLMConfig(char_embed_dim=4, filters=((1, 6), (2, 6), (3, 8), (4, 5)), n_highway=1, lstm_dim=16, projection_dim=8)
+CONFIG = BiLMConfig(
+    char_embed_dim=4, filters=((1, 6), (2, 6), (3, 8), (4, 5)), n_highway=1, lstm_dim=16, projection_dim=8
+)
 # Repeated letters and n-grams (ties inside a word), a 48-byte word (no tail), a padding row (all ids 0).
 WORDS = ["letter", "aaaa", "abab", "the", "x" * 48, "mississippi", "é", "a"]
 
@@ -53,7 +56,11 @@ def test_dropping_the_repeated_tail_changes_no_maximum():
     # Longest word: "letter" = BOW + 6 + EOW = 8 ids, then padding from column 8 on. The all-zero row repeats from 0.
     assert short.shape[1] == 8 + 4
     encoder = _encoder(0)
-    args = (encoder.char_embedding.weight, [c.weight for c in encoder.convolutions], [c.bias for c in encoder.convolutions])
+    args = (
+        encoder.char_embedding.weight,
+        [c.weight for c in encoder.convolutions],
+        [c.bias for c in encoder.convolutions],
+    )
     with torch.no_grad():
         embedded = encoder.char_embedding(ids).transpose(1, 2)
         full = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)

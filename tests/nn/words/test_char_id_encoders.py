@@ -1,5 +1,6 @@
 """The fast batch encoder (``encode_padded``) gives exactly the arrays of the per-token
 reference (``encode_sentences``) on awkward input: same values, dtype, shape and BOS/EOS framing."""
+
 import random
 
 import numpy

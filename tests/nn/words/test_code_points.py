@@ -1,4 +1,5 @@
 """The code-point encoding (ELMoForManyLangs') and the char-CNN on large alphabets."""
+
 import random
 
 import numpy
@@ -19,9 +20,18 @@ WORDS = {"<oov>": 0, "<bos>": 1, "<eos>": 2, "<pad>": 3, "abc": 4, "abcdefg": 5}
 
 def config(word_dim=0, n_chars=len(CHARS), max_chars=9, **changes):
     return BiLMConfig(
-        char_embed_dim=3, filters=((1, 4), (2, 5), (3, 6)), n_highway=1, lstm_dim=8, projection_dim=4,
-        n_layers=2, char_encoding="code_points", max_characters_per_token=max_chars,
-        n_characters=n_chars + 1, word_dim=word_dim, n_words=len(WORDS) + 1 if word_dim else 0, **changes,
+        char_embed_dim=3,
+        filters=((1, 4), (2, 5), (3, 6)),
+        n_highway=1,
+        lstm_dim=8,
+        projection_dim=4,
+        n_layers=2,
+        char_encoding="code_points",
+        max_characters_per_token=max_chars,
+        n_characters=n_chars + 1,
+        word_dim=word_dim,
+        n_words=len(WORDS) + 1 if word_dim else 0,
+        **changes,
     )
 
 

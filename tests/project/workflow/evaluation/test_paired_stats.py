@@ -1,4 +1,5 @@
 """scripts/workflow/evaluation/paired_stats.py on constructed cases whose answer is known."""
+
 from __future__ import annotations
 
 import itertools

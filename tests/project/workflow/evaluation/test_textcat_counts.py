@@ -1,5 +1,6 @@
 """Per-file counts of a text classifier: summed, spaCy's cats_micro_f (the accuracy); the
 paired statistics take them as task "textcat"."""
+
 import numpy
 import pytest
 import spacy
@@ -29,7 +30,9 @@ def test_counts_per_file_sum_to_spacys_accuracy():
     assert fields_of("textcat") == ("correct", "total")
     assert counts == [(1, 2), (2, 2), (1, 1)]  # f1, f2, f3 in order of appearance
     spacy_score = Scorer.score_cats(examples, "cats", labels=LABELS, multi_label=False)["cats_micro_f"]
-    assert float(paired_stats.SCORES["textcat"](numpy.asarray(counts).sum(axis=0))) == pytest.approx(spacy_score, abs=1e-9)
+    assert float(paired_stats.SCORES["textcat"](numpy.asarray(counts).sum(axis=0))) == pytest.approx(
+        spacy_score, abs=1e-9
+    )
 
 
 def test_paired_comparison_of_textcat_counts():

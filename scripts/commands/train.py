@@ -1,0 +1,136 @@
+"""The training steps' commands: ``train-seeds``, ``train-probes``, ``spacy-pretrain`` and
+``tune-recipe`` (the code: ``scripts.workflow.training``). Options a command does not declare
+are spaCy config overrides (``--paths.train corpus/ner/train.spacy``)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from wasabi import msg
+
+
+class Component(str, Enum):
+    ner = "ner"
+    tagger = "tagger"
+
+
+def train_seeds(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="The spaCy training config"),
+    output_dir: Path = typer.Argument(..., help="One folder per seed goes here: seed{N}/model-best"),
+    seeds: str = typer.Option("0,1,2", "--seeds", help="Comma-separated seeds"),
+    gpu_choice: str = typer.Option(
+        "-1",
+        "--gpu",
+        help="GPU id for spacy train, -1 for the CPU, or auto (a GPU when torch sees one and CuPy is installed)",
+    ),
+    jobs_choice: int = typer.Option(
+        1, "--jobs", help="Seeds trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
+    ),
+) -> None:
+    """The training steps: one spacy train run per seed.
+
+    spacy train CONFIG --output OUTPUT_DIR/seed{N} --system.seed N, plus the spacy train overrides
+    given. A seed that finished earlier with the same inputs is skipped, so a rerun after a failure
+    continues with the seed that failed."""
+    from scripts.workflow.training.options import gpu, int_list, jobs
+    from scripts.workflow.training.runs import parse_overrides
+    from scripts.workflow.training.runs import train_seeds as train
+
+    overrides = parse_overrides(ctx.args)
+    if "system.seed" in overrides:
+        raise typer.BadParameter("give the seeds with --seeds, not --system.seed")
+    train(config, output_dir, int_list(seeds, "--seeds"), overrides, use_gpu=gpu(gpu_choice), jobs=jobs(jobs_choice))
+
+
+def train_probes(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="An ELMo training config"),
+    output_dir: Path = typer.Argument(..., help="layer{j}.cfg and layer{j}/model-best go here"),
+    component: str = typer.Option(..., "--component", help="The pipe whose listener is probed, e.g. ner"),
+    layers: str = typer.Option("0,1,2", "--layers", help="Comma-separated biLM layers (0: the char-CNN)"),
+) -> None:
+    """The probe workflow: one spacy train run per biLM layer.
+
+    An ELMo config trained once per biLM layer, the task seeing only that layer (its listener's
+    fixed_layer_weights one-hot on it), plus the spacy train overrides given. A layer that finished
+    earlier with the same inputs is skipped."""
+    from scripts.workflow.training.options import int_list
+    from scripts.workflow.training.probes import train_probes as train
+    from scripts.workflow.training.runs import parse_overrides
+
+    train(config, output_dir, component, int_list(layers, "--layers"), parse_overrides(ctx.args))
+
+
+def spacy_pretrain(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="The training config whose [pretraining] block to run"),
+    output_dir: Path = typer.Argument(..., help="model-last.bin, run.json and spaCy's log go here"),
+    text: Path = typer.Option(..., "--text", help="The pretraining text, one sentence (or text) per line"),
+    cpu_seconds_from: Optional[Path] = typer.Option(
+        None,
+        "--cpu-seconds-from",
+        help="Stop at the CPU seconds this file records (written by `python -m scripts timed`)",
+    ),
+    cpu_seconds: float = typer.Option(0.0, "--cpu-seconds", help="Stop at this many CPU seconds (0: not set)"),
+    max_steps: int = typer.Option(0, "--max-steps", help="Stop after this many updates (0: not set)"),
+) -> None:
+    """The spacy-pretrain steps: spacy pretrain within a CPU-second budget.
+
+    spacy pretrain CONFIG OUTPUT_DIR on TEXT, stopped at a CPU-second budget (this whole process) or
+    a number of updates (--max-steps repeats a run: the updates its run.json records); a run
+    finished with the same inputs is kept. Then spacy train CONFIG --paths.init_tok2vec
+    OUTPUT_DIR/model-last.bin."""
+    from scripts.workflow.process_times import read_cpu_seconds
+    from scripts.workflow.training.runs import parse_overrides
+    from scripts.workflow.training.spacy_pretrain import pretrain_within_budget
+
+    if not text.is_file():
+        msg.fail(f"Pretraining text not found: {text}", exits=1)
+    budget: Optional[float] = cpu_seconds or None
+    if cpu_seconds_from is not None:
+        try:
+            budget = read_cpu_seconds(cpu_seconds_from)
+        except ValueError as e:
+            msg.fail(str(e), exits=1)
+    if budget is None and not max_steps:
+        raise typer.BadParameter(
+            "give --cpu-seconds-from, --cpu-seconds or --max-steps", param_hint="--cpu-seconds-from"
+        )
+    pretrain_within_budget(
+        config, output_dir, text, parse_overrides(ctx.args), cpu_seconds=budget, max_steps=max_steps or None
+    )
+
+
+def tune_recipe(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="An ELMo training config"),
+    output_dir: Path = typer.Argument(..., help="NAME/seed{N} per variant, and dev_scores.json, go here"),
+    component: Component = typer.Option(..., "--component", help="The pipe whose dev score is compared"),
+    seeds: str = typer.Option("0,1", "--seeds", help="Comma-separated seeds"),
+    variant: List[str] = typer.Option(
+        ...,
+        "--variant",
+        metavar='"NAME KEY=VALUE ..."',
+        help="A variant: its name and its config overrides, in one argument (repeatable)",
+    ),
+) -> None:
+    """Not a workflow step: compare listener recipe variants on the dev split.
+
+    Trains every listener recipe variant once per seed and prints the table of their best dev scores
+    (mean and spread over seeds); the spacy train overrides given apply to all of them. How the
+    choices in configs/*_elmo.cfg were made."""
+    from scripts.workflow.training.options import int_list
+    from scripts.workflow.training.recipes import parse_variants, table_lines, tune
+    from scripts.workflow.training.runs import parse_overrides
+
+    try:
+        variants = parse_variants([item.split() for item in variant])
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--variant") from e
+    table = tune(config, output_dir, component.value, int_list(seeds, "--seeds"), variants, parse_overrides(ctx.args))
+    for line in table_lines(table):
+        print(line)

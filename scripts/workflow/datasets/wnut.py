@@ -1,0 +1,176 @@
+"""WNUT-16 NER training set -> spaCy DocBin files (the ``preprocess`` step).
+
+Input: ``assets/wnut16/ner.txt``, one ``token<TAB>BIO-tag`` per line and an
+empty (or whitespace-only) line after each tweet.
+
+Output (in ``corpus/ner`` by default), one Doc per tweet with ``doc.ents``
+set from the BIO tags (labels: the 10 WNUT types, kept as written:
+company, facility, geo-loc, movie, musicartist, other, person, product,
+sportsteam, tvshow):
+
+* ``train.spacy``, ``dev.spacy``, ``test.spacy``
+* ``train_<N>.spacy`` with the first N training tweets (``--limit-train``)
+* ``stats.json``: tweet/token/entity counts per split
+
+Split rule (deterministic, 70/10/20, interleaved so that every part of the
+file is represented): tweets are numbered i = 0, 1, ... in file order;
+tweet i goes to *dev* if i % 10 == 7, to *test* if i % 10 is 8 or 9, and to
+*train* otherwise.
+
+Malformed input is repaired or skipped, counted, and reported as a warning:
+a line without a tab is split on its last run of whitespace; a line whose
+tag is missing or not O/B-TYPE/I-TYPE, or with more than two fields, is
+read with tag O (the token is kept); an unknown entity type becomes O; an
+I- tag that does not continue an entity of the same type starts one (B-);
+whitespace inside a token becomes ``_``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from . import output
+
+WNUT_LABELS = (
+    "company",
+    "facility",
+    "geo-loc",
+    "movie",
+    "musicartist",
+    "other",
+    "person",
+    "product",
+    "sportsteam",
+    "tvshow",
+)
+SPLITS = ("train", "dev", "test")
+DOCBIN_ATTRS = ("ORTH", "ENT_IOB", "ENT_TYPE")
+SPLIT_RULE = "tweet i (file order): i%10==7 dev, i%10 in (8,9) test, else train"
+
+Sentence = List[Tuple[str, str]]
+
+
+def split_of(index: int) -> str:
+    rest = index % 10
+    if rest == 7:
+        return "dev"
+    if rest >= 8:
+        return "test"
+    return "train"
+
+
+def _parse_line(line: str, problems: Counter) -> Tuple[str, str]:
+    fields = line.split("\t")
+    if len(fields) == 1:
+        parts = line.rsplit(None, 1)
+        problems["line without tab"] += 1
+        fields = parts if len(parts) == 2 else [line.strip(), "O"]
+    elif len(fields) > 2:
+        problems["line with more than two fields"] += 1
+        fields = [fields[0], "O"]
+    word, tag = fields[0].strip(), fields[1].strip()
+    if not word:
+        problems["empty token"] += 1
+        word = "_"
+    if re.search(r"\s", word):
+        problems["whitespace inside token"] += 1
+        word = re.sub(r"\s+", "_", word)
+    if tag != "O":
+        prefix, _, label = tag.partition("-")
+        if prefix not in ("B", "I") or not label:
+            problems["invalid tag"] += 1
+            tag = "O"
+        elif label not in WNUT_LABELS:
+            problems[f"unknown entity type {label!r}"] += 1
+            tag = "O"
+    return word, tag
+
+
+def _repair_bio(tags: List[str], problems: Counter) -> List[str]:
+    fixed = []
+    prev = "O"
+    for tag in tags:
+        if tag.startswith("I-") and prev[2:] != tag[2:]:
+            problems["I- tag without B-"] += 1
+            tag = "B-" + tag[2:]
+        fixed.append(tag)
+        prev = tag
+    return fixed
+
+
+def read_wnut(path: Path, problems: Optional[Counter] = None) -> Iterator[Sentence]:
+    """Yield the tweets of a WNUT file as (word, BIO tag) lists."""
+    if problems is None:
+        problems = Counter()
+    sentence: Sentence = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                if sentence:
+                    yield _finish(sentence, problems)
+                sentence = []
+                continue
+            sentence.append(_parse_line(line, problems))
+    if sentence:
+        yield _finish(sentence, problems)
+
+
+def _finish(sentence: Sentence, problems: Counter) -> Sentence:
+    tags = _repair_bio([t for _, t in sentence], problems)
+    return [(w, t) for (w, _), t in zip(sentence, tags)]
+
+
+def make_doc(vocab, sentence: Sentence):
+    from spacy.tokens import Doc
+
+    words = [w for w, _ in sentence]
+    spaces = [True] * len(words)
+    spaces[-1] = False
+    return Doc(vocab, words=words, spaces=spaces, ents=[t for _, t in sentence])
+
+
+def write_docbin(docs, path: Path) -> None:
+    output.write_docbin(docs, path, DOCBIN_ATTRS)
+
+
+def _split_stats(docs) -> dict:
+    labels = Counter(ent.label_ for doc in docs for ent in doc.ents)
+    return {
+        "sentences": len(docs),
+        "tokens": sum(len(d) for d in docs),
+        "entities": sum(labels.values()),
+        "labels": dict(sorted(labels.items())),
+    }
+
+
+def convert(input_path: Path, output_dir: Path, limit_train: Sequence[int] = ()) -> dict:
+    from spacy.vocab import Vocab
+    from wasabi import msg
+
+    input_path, output_dir = Path(input_path), Path(output_dir)
+    if not input_path.is_file():
+        msg.fail(f"WNUT file not found: {input_path}", exits=1)
+    vocab = Vocab()
+    problems: Counter = Counter()
+    docs: Dict[str, list] = {s: [] for s in SPLITS}
+    for i, sentence in enumerate(read_wnut(input_path, problems)):
+        docs[split_of(i)].append(make_doc(vocab, sentence))
+    total = sum(len(v) for v in docs.values())
+    if total == 0:
+        msg.fail(f"No sentences in {input_path}", exits=1)
+    msg.info(f"WNUT-16: {total} tweets; split 70/10/20 by rule: {SPLIT_RULE}")
+    stats: dict = {"split_rule": SPLIT_RULE, "splits": {}}
+    for split in SPLITS:
+        write_docbin(docs[split], output_dir / f"{split}.spacy")
+        stats["splits"][split] = _split_stats(docs[split])
+        s = stats["splits"][split]
+        msg.good(
+            f"{split}: {s['sentences']} tweets, {s['tokens']} tokens, "
+            f"{s['entities']} entities -> {output_dir / (split + '.spacy')}"
+        )
+    output.write_train_subsets(docs["train"], output_dir, limit_train, DOCBIN_ATTRS, stats, _split_stats, unit="tweets")
+    return output.finish_stats(stats, problems, output_dir, "Repaired/skipped malformed input")

@@ -1,0 +1,159 @@
+"""The README's headline: one line on the run, ELMo against the baseline per task, and one
+sentence on ELMo against spaCy's own pretraining, all taken from ``results.json``. When the
+``robustness`` workflow has run (``results["pooled"]``), the claims are the pooled ones: per task,
+ELMo against the baseline over the biLMs, a gain only where the pooled p < 0.05 and every biLM
+gains, else "varies", with the range over the biLMs.
+
+Why apart from the full results section: the landing page quotes a few numbers a newcomer
+needs to decide, and links to ``docs/workflow.md`` for the rest."""
+
+from __future__ import annotations
+
+import statistics
+from typing import List, Optional, Sequence
+
+from .text import markdown_table, p_text
+
+SCORE_DATA = {
+    "ner": "NER F1 (WNUT-16 tweets)",
+    "tagger": "UPOS accuracy (Brown)",
+    "textcat": "genre accuracy (Brown paragraphs)",
+}
+UNITS = {"ner": "tweets", "textcat": "paragraphs"}
+
+
+def spread(values: Optional[Sequence[float]]) -> str:
+    """``mean ± std`` over seeds, in points; ``n/a`` without values."""
+    if not values:
+        return "n/a"
+    points = [100 * value for value in values]
+    deviation = statistics.stdev(points) if len(points) > 1 else 0.0
+    return f"{statistics.mean(points):.2f} ± {deviation:.2f}"
+
+
+def difference(comparison: dict) -> str:
+    """``+2.78 (+0.17 to +5.37)``: the difference with its 95% interval, in points."""
+    test = comparison["test"]
+    if comparison["delta"] is None or not test:
+        return "n/a"
+    low, high = (100 * bound for bound in test["ci95"])
+    return f"{comparison['delta']:+.2f} ({low:+.2f} to {high:+.2f})"
+
+
+def run_line(results: dict) -> str:
+    """When, where and how long: the run the numbers come from."""
+    date = str(results.get("date", "")).split(" ")[0]
+    machine = str(results.get("machine", "")).split(", no GPU")[0]
+    line = f"Run of {date} on {machine}, `{results.get('command', 'make all')}`"
+    cpu, elapsed = results.get("cpu_seconds"), results.get("elapsed_seconds")
+    if cpu and elapsed:
+        line += f": {cpu / 60:.1f} min of CPU time, {elapsed / 60:.1f} min of wall time"
+    robustness = results.get("robustness_cpu_seconds")
+    if robustness and elmo_pools(results):
+        line += f"; then `python -m scripts run-workflow robustness`: {robustness / 60:.1f} min of CPU time"
+    return line + "."
+
+
+def elmo_pools(results: dict) -> List[dict]:
+    """The pooled comparisons of ELMo (over biLMs) with the baseline, where they were tested."""
+    return [
+        p
+        for p in results.get("pooled") or []
+        if p["setting"].endswith("-elmo") and p["baseline"].endswith("-baseline") and p["test"]
+    ]
+
+
+def claim(pool: dict) -> str:
+    """``gain`` (pooled p < 0.05 and every biLM gains), ``loss`` likewise, else ``varies``."""
+    return {"gain": "**gain**", "loss": "**loss**"}.get(pool["verdict"], "varies")
+
+
+def pooled_lines(pools: List[dict]) -> List[str]:
+    """The claims over biLMs: a sentence on what was pooled and a table, one row per task."""
+    seeds = sorted({b["seed"] for p in pools for b in p["bilms"] if b["seed"] is not None})
+    n_bilms = max(len(p["test"]["bilms"]) for p in pools)
+    rows = []
+    for p in pools:
+        test = p["test"]
+        unit = UNITS.get(p["task"], "sentences")
+        low, high = (100 * bound for bound in test["ci95"])
+        rows.append(
+            [
+                SCORE_DATA[p["task"]],
+                f"{p['train_docs']:,} {unit}" if p["train_docs"] else p["size"],
+                f"{p['delta']:+.2f} ({low:+.2f} to {high:+.2f})",
+                p_text(test["p_value"]),
+                f"{p['range'][0]:+.2f} to {p['range'][1]:+.2f}",
+                f"{len(test['bilms'])} x {len(test['seeds'])} x {test['n_docs']:,}",
+                claim(p),
+            ]
+        )
+    pretrained = f" (pretraining seeds {', '.join(map(str, seeds))})" if seeds else ""
+    return [
+        f"Over {n_bilms} biLMs{pretrained}, pretrained alike but for the seed: a gain is claimed only where "
+        "ELMo beats the baseline pooled over the biLMs (p < 0.05, a bootstrap over biLMs, seeds and test "
+        "documents) and on every biLM; otherwise it varies with the biLM.",
+        "",
+        markdown_table(
+            [
+                "task",
+                "training data",
+                "ELMo - baseline, pooled (95% interval)",
+                "p",
+                "range over biLMs",
+                "biLMs x seeds x test docs",
+                "claim",
+            ],
+            rows,
+        ),
+        "",
+    ]
+
+
+def headline_section(results: dict) -> str:
+    """The markdown between the README's headline markers."""
+    rows: List[List[str]] = []
+    for c in results["comparisons"]:
+        if not (c["other"].endswith("-elmo") and c["baseline"].endswith("-baseline")):
+            continue
+        test = c["test"]
+        unit = UNITS.get(c["task"], "sentences")
+        rows.append(
+            [
+                SCORE_DATA[c["task"]],
+                f"{c['train_docs']:,} {unit}" if c["train_docs"] else c["size"],
+                spread(c["baseline_values"]),
+                spread(c["other_values"]),
+                difference(c),
+                p_text(test["p_value"]) if test else "n/a",
+                f"{len(test['seeds'])} x {test['n_docs']:,}" if test else "n/a",
+            ]
+        )
+    table = markdown_table(
+        ["task", "training data", "baseline", "ELMo", "ELMo - baseline (95% interval)", "p", "seeds x test docs"], rows
+    )
+    pools = elmo_pools(results)
+    lines = [run_line(results), ""]
+    if pools:
+        lines += ["One biLM, the `all` workflow's, paired over seeds and test documents:", ""]
+    lines += [table, ""]
+    against = [
+        c
+        for c in results["comparisons"]
+        if c["other"].endswith("-elmo") and c["baseline"].endswith("-spacy-pretrain") and c["test"]
+    ]
+    if against:
+        quoted = ", ".join(
+            f"{'NER' if c['task'] == 'ner' else 'the ' + c['size'] + ' tagger'} {c['delta']:+.2f} "
+            f"(p = {p_text(c['test']['p_value'])}{'' if c['test']['p_value'] < 0.05 else ', no significant difference'})"
+            for c in against
+        )
+        lines.append(
+            "Scores are the mean ± std over seeds. For the same pretraining CPU time, ELMo against "
+            f"spaCy's own pretraining (`spacy pretrain`): {quoted}."
+        )
+    else:
+        lines.append("Scores are the mean ± std over seeds.")
+    if pools:
+        lines += [""] + pooled_lines(pools)[:-1]
+    return "\n".join(lines)

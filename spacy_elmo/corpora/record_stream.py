@@ -1,0 +1,176 @@
+"""Pretraining's pass over a corpus: raw records (texts or Docs) of many files, resumably.
+
+Plain text gives one record per non-blank line, JSONL one per line (its text field), and
+``.spacy`` one per Doc. Damage never ends a run: empty, binary and unreadable files are skipped,
+invalid UTF-8 and bad JSONL lines are skipped, and lines over ``max_line_bytes`` are cut there;
+each case is counted in :class:`ReadStats`. Every record carries the position just after it
+(byte offset, or Doc index), so a reader can restart there.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from ..corpora.docbin import UnreadableFile, read_docbin
+from ..corpora.files import file_problem, guess_format
+from ..corpora.jsonl import BadJsonLine, has_lone_surrogate, parse_jsonl_line
+from ..corpora.lines import read_lines
+
+logger = logging.getLogger("spacy_elmo.pretrain")
+
+
+@dataclass(frozen=True)
+class RecordPosition:
+    """Where a pass over the corpus stands: the next record is at ``offset`` in file
+    ``file_index`` (bytes for text/JSONL, Doc index for ``.spacy``); ``record_index`` counts the
+    records before it in the pass, which is what sharding uses."""
+
+    file_index: int = 0
+    offset: int = 0
+    record_index: int = 0
+
+
+@dataclass
+class ReadStats:
+    """What a pass skipped or cut. With ``warn`` the first case per file is logged."""
+
+    warn: bool = False
+    records: int = 0
+    files_read: int = 0
+    empty_files: list[str] = field(default_factory=list)
+    binary_files: list[str] = field(default_factory=list)
+    unreadable_files: list[str] = field(default_factory=list)
+    invalid_utf8_lines: int = 0
+    overlong_lines: int = 0
+    bad_json_lines: int = 0
+    _warned: set[tuple[str, str]] = field(default_factory=set, repr=False)
+
+    def note(self, kind: str, path: Path, detail: str) -> None:
+        """Log the first case of ``kind`` in ``path`` (the rest are only counted)."""
+        if self.warn and (kind, str(path)) not in self._warned:
+            self._warned.add((kind, str(path)))
+            logger.warning("%s: %s (further cases in this file are only counted)", path, detail)
+
+    def summary(self) -> str:
+        parts = [f"{self.records:,} records from {self.files_read} file(s)"]
+        for name, items in (
+            ("empty", self.empty_files),
+            ("binary", self.binary_files),
+            ("unreadable", self.unreadable_files),
+        ):
+            if items:
+                parts.append(f"{len(items)} {name} file(s) skipped")
+        if self.invalid_utf8_lines:
+            parts.append(f"{self.invalid_utf8_lines:,} invalid UTF-8 line(s) skipped")
+        if self.bad_json_lines:
+            parts.append(f"{self.bad_json_lines:,} JSONL line(s) without a text field skipped")
+        if self.overlong_lines:
+            parts.append(f"{self.overlong_lines:,} overlong line(s) cut")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "files_read": self.files_read,
+            "empty_files": list(self.empty_files),
+            "binary_files": list(self.binary_files),
+            "unreadable_files": list(self.unreadable_files),
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "overlong_lines": self.overlong_lines,
+            "bad_json_lines": self.bad_json_lines,
+        }
+
+    def skip_file(self, kind: str, path: Path, detail: str) -> None:
+        """Count ``path`` as a skipped file of ``kind`` (``empty``, ``binary``, ``unreadable``)."""
+        skipped = {"empty": self.empty_files, "binary": self.binary_files, "unreadable": self.unreadable_files}
+        skipped[kind].append(str(path))
+        self.note(kind, path, f"{detail}; skipped")
+
+
+class RecordReader:
+    """Iterates records of a list of files from a :class:`RecordPosition` on.
+
+    ``spacy_vocab`` is needed only for ``.spacy`` files (their Docs are rebuilt on it).
+    """
+
+    def __init__(
+        self,
+        files: list[Path],
+        max_line_bytes: int,
+        jsonl_field: str = "text",
+        spacy_vocab: Any = None,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self.files = list(files)
+        self.max_line_bytes = max_line_bytes
+        self.jsonl_field = jsonl_field
+        self.spacy_vocab = spacy_vocab
+
+    def records(
+        self, start: RecordPosition = RecordPosition(), stats: Optional[ReadStats] = None
+    ) -> Iterator[tuple[RecordPosition, Any]]:
+        """Yield ``(position after the record, payload)``; payloads are ``str`` or ``Doc``."""
+        stats = stats if stats is not None else ReadStats()
+        record_index = start.record_index
+        for file_index in range(start.file_index, len(self.files)):
+            path = self.files[file_index]
+            offset = start.offset if file_index == start.file_index else 0
+            kind = guess_format(path)
+            if offset == 0:
+                problem = file_problem(path, kind)
+                if problem is not None:
+                    stats.skip_file(problem.kind, path, problem.detail)
+                    continue
+                stats.files_read += 1
+            items = self._docs(path, offset, stats) if kind == "spacy" else self._lines(path, offset, kind, stats)
+            for next_offset, payload in items:
+                record_index += 1
+                stats.records += 1
+                yield RecordPosition(file_index, next_offset, record_index), payload
+
+    # ------------------------------------------------------------------ per file
+    def _lines(self, path: Path, offset: int, kind: str, stats: ReadStats) -> Iterator[tuple[int, str]]:
+        for line in read_lines(path, self.max_line_bytes, offset):
+            if line.cut:
+                stats.overlong_lines += 1
+                stats.note("overlong", path, f"line {line.number} is over {self.max_line_bytes:,} bytes; cut there")
+            if line.text is None:
+                stats.invalid_utf8_lines += 1
+                stats.note("utf8", path, f"line {line.number} is not valid UTF-8; skipped")
+                continue
+            text = line.text
+            if not text.strip():
+                continue
+            if kind == "jsonl":
+                try:
+                    text = parse_jsonl_line(text, self.jsonl_field).text
+                except BadJsonLine:
+                    stats.bad_json_lines += 1
+                    stats.note(
+                        "json",
+                        path,
+                        f"line {line.number} is not a JSON object with a string {self.jsonl_field!r}; skipped",
+                    )
+                    continue
+                if has_lone_surrogate(text):  # a "\ud800" escape: no UTF-8 form, cannot be encoded
+                    stats.invalid_utf8_lines += 1
+                    stats.note("utf8", path, f"line {line.number} holds a lone surrogate (no UTF-8 form); skipped")
+                    continue
+                if not text.strip():
+                    continue
+            yield line.end, text
+
+    def _docs(self, path: Path, first: int, stats: ReadStats) -> Iterator[tuple[int, Any]]:
+        if self.spacy_vocab is None:
+            raise ValueError("RecordReader needs a spaCy vocab to read .spacy files")
+        try:
+            docs = list(read_docbin(path, self.spacy_vocab))  # all or none: a damaged file is skipped whole
+        except UnreadableFile as err:
+            stats.skip_file("unreadable", path, f"is {err.detail}")
+            return
+        for index in range(first, len(docs)):
+            yield index + 1, docs[index]

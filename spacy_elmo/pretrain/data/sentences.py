@@ -1,0 +1,137 @@
+"""Pretraining's raw records (texts or Docs) to sentences of tokens, within length limits.
+
+Not the component's sentences: the ``elmo`` component reads sentences off the Docs it is given;
+pretraining has only raw text, so it tokenizes and splits it here, with the spaCy pipeline named in
+the config.
+
+The default is ``spacy.blank(lang)`` plus a ``sentencizer``: fast, rule-based, and the
+tokenization a user's spaCy pipeline will see downstream. Tokens are cut to
+``max_token_chars`` (the char-CNN reads only the first 48 bytes anyway, and a megabyte-long
+"word" must not reach the vocabulary), whitespace tokens are dropped, and sentences longer than
+``max_sentence_tokens`` are split, which bounds the LSTM's time loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, TypeVar
+
+from ...corpora.pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
+from ..errors import reading
+from ..settings import CorpusSettings
+
+logger = logging.getLogger("spacy_elmo.pretrain")
+
+Context = TypeVar("Context")
+Tokens = list[str]  # one sentence, as its tokens
+PIPE_GROUP = 256
+
+
+@dataclass
+class SentenceStats:
+    """What the length limits changed, for the run's log and ``corpus_stats.json``."""
+
+    tokens: int = 0
+    sentences: int = 0
+    cut_tokens: int = 0
+    split_sentences: int = 0
+
+    def summary(self) -> str:
+        text = f"{self.sentences:,} sentences, {self.tokens:,} tokens"
+        if self.cut_tokens:
+            text += f"; {self.cut_tokens:,} tokens over the length limit cut"
+        if self.split_sentences:
+            text += f"; {self.split_sentences:,} overlong sentences split"
+        return text
+
+
+def load_sentence_pipeline(settings: CorpusSettings) -> Any:
+    """The spaCy ``Language`` that tokenizes and splits sentences.
+
+    A named pipeline is used as it is: without a sentence splitter each record is one sentence
+    (a warning says so), where ``embed`` would add a sentencizer."""
+    import spacy
+
+    if settings.pipeline:
+        with reading(settings.pipeline):  # spaCy's "can't find model" is an OSError
+            nlp = spacy.load(settings.pipeline)
+        if not splits_sentences(nlp):
+            logger.warning(
+                "Pipeline %s has no sentencizer, senter or parser: each record is one sentence", settings.pipeline
+            )
+    else:
+        nlp = blank_with_sentencizer(settings.lang)
+    nlp.max_length = max(nlp.max_length, settings.max_line_bytes + 1)
+    return nlp
+
+
+class SentenceSplitter:
+    """Turns records (``str`` or ``Doc``) into sentences; ``pretokenized`` skips spaCy entirely."""
+
+    def __init__(self, settings: CorpusSettings, nlp: Any = None) -> None:
+        self.settings = settings
+        # A pretokenized corpus never needs spaCy unless it has .spacy files: load it lazily.
+        self.nlp = nlp if nlp is not None or settings.pretokenized else load_sentence_pipeline(settings)
+        self.stats = SentenceStats()
+
+    @property
+    def vocab(self) -> Any:
+        """The spaCy vocab ``.spacy`` files are read with."""
+        return (self.nlp if self.nlp is not None else self._load()).vocab
+
+    def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
+        """Yield each record's context with its sentences, in input order.
+
+        Texts go through ``nlp.pipe`` in groups; a ``Doc`` that already has sentence boundaries
+        (e.g. from a ``.spacy`` file) keeps them and its tokens.
+        """
+        waiting: list[tuple[Any, Context]] = []
+        for context, payload in records:
+            if self.settings.pretokenized and isinstance(payload, str):
+                yield context, self._finish([payload.split()])
+            elif not isinstance(payload, str) and payload.has_annotation("SENT_START"):
+                yield from self._flush(waiting)
+                yield context, self._finish([token.text for token in sent] for sent in payload.sents)
+            else:
+                waiting.append((payload, context))
+                if len(waiting) >= PIPE_GROUP:
+                    yield from self._flush(waiting)
+        yield from self._flush(waiting)
+
+    def _flush(self, waiting: list[tuple[Any, Context]]) -> Iterator[tuple[Context, list[Tokens]]]:
+        if not waiting:
+            return
+        group = list(waiting)
+        waiting.clear()
+        nlp = self.nlp if self.nlp is not None else self._load()
+        for doc, context in nlp.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
+            yield context, self._finish([token.text for token in sent] for sent in sentence_spans(doc))
+
+    def _load(self) -> Any:
+        self.nlp = load_sentence_pipeline(self.settings)
+        return self.nlp
+
+    def _finish(self, raw_sentences: Iterable[Iterable[str]]) -> list[Tokens]:
+        limit = self.settings.max_token_chars
+        size = self.settings.max_sentence_tokens
+        result: list[Tokens] = []
+        for raw in raw_sentences:
+            tokens = []
+            for token in raw:
+                if not token or token.isspace():
+                    continue
+                if len(token) > limit:
+                    token = token[:limit]
+                    self.stats.cut_tokens += 1
+                tokens.append(token)
+            if not tokens:
+                continue
+            if len(tokens) > size:
+                self.stats.split_sentences += 1
+            for start in range(0, len(tokens), size):
+                piece = tokens[start : start + size]
+                result.append(piece)
+                self.stats.sentences += 1
+                self.stats.tokens += len(piece)
+        return result

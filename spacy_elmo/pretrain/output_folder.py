@@ -1,0 +1,147 @@
+"""What a pretraining run writes into its ``OUTPUT_DIR``: the file names, ``metrics.jsonl`` and
+``run.json``.
+
+The run, ``--resume``, ``--auto-resume``, ``spacy-elmo perplexity`` and ``plot-training`` all
+find these files by the names defined here; nothing else spells them.
+
+- ``metrics.jsonl``: one JSON object per evaluation, appended (and flushed) as training goes, so
+  a killed run keeps every finished evaluation; a resume cuts it back to its checkpoint
+  (:func:`.resume.truncate_metrics`).
+- ``run.json`` (:class:`RunSummary`): how the run ended, in numbers and in one plain sentence.
+  Written at the end of every session (a resumed one rewrites it), so that a report can say
+  whether the biLM got the budget it was asked for or was cut short by the wall-clock guard or
+  a signal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from ..durable import remove_leftover_temporaries, write_bytes_atomically
+from .errors import InputError, reading, writing
+from .settings import TrainingSettings
+
+CONFIG_FILE = "config.cfg"  # the config of the run's first session, as run
+VOCAB_FILE = "vocab.json"  # the output vocabulary
+STATS_FILE = "corpus_stats.json"  # what the vocabulary pass read, skipped and cut
+CHECKPOINT_FILE = "checkpoint.pt"  # everything a resume needs
+METRICS_FILE = "metrics.jsonl"  # one line per evaluation
+RUN_FILE = "run.json"  # how the last session ended
+INPUTS_FILE = "inputs.json"  # what --auto-resume compares: the parsed settings, the content of their files
+MODEL_LAST = "model-last"
+MODEL_BEST = "model-best"
+
+# Files that only a pretraining run writes: a folder holding one of them is a run's folder.
+RUN_MARKERS = (INPUTS_FILE, CHECKPOINT_FILE, METRICS_FILE, RUN_FILE, STATS_FILE)
+
+STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
+
+
+def is_run_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a pretraining run (finished, interrupted or just started)."""
+    return folder.is_dir() and any((folder / name).exists() for name in RUN_MARKERS)
+
+
+def remove_leftover_temporaries_of_run(folder: Path) -> int:
+    """Delete the temporary files (``NAME.<16 hex>.tmp``, :mod:`spacy_elmo.durable`) that a run
+    killed while writing its checkpoint, records or models left in ``folder`` and its model
+    folders; return how many. Only the run writes there, so no other writer's file can go."""
+    with writing(folder):
+        return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
+
+
+# ---------------------------------------------------------------- metrics.jsonl
+def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
+    """Append one line and flush it, so that a killed run keeps every finished evaluation. A
+    failed write (a full disk) names the file; a resume drops the line it may have cut short.
+    A symlink at ``path`` is refused, not followed."""
+    line = (json.dumps(_finite(record)) + "\n").encode("utf8")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    with writing(path):
+        with open(path, "ab", opener=lambda name, _: os.open(name, flags, 0o666)) as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def read_metrics(path: Union[str, Path]) -> list[dict[str, Any]]:
+    """The records, skipping a last line cut short by a crash."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf8").splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def _finite(record: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no NaN or infinity: write those as null."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+
+
+# ---------------------------------------------------------------- run.json
+@dataclass(frozen=True)
+class RunSummary:
+    stopped_by: str
+    steps: int
+    tokens: int
+    max_steps: int
+    max_tokens: int
+    max_minutes: float
+    minutes: float  # wall minutes of training, all sessions of the run together
+
+    def __post_init__(self) -> None:
+        if self.stopped_by not in STOP_REASONS:
+            raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
+
+    @classmethod
+    def of_session(
+        cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float
+    ) -> "RunSummary":
+        """The summary of a session that ended at ``steps``/``tokens``: a signal, else the budget
+        that was used up, else the time guard (the only other way a session ends)."""
+        if signalled:
+            reason = "signal"
+        elif training.max_tokens > 0 and tokens >= training.max_tokens:
+            reason = "max_tokens"
+        elif training.max_steps > 0 and steps >= training.max_steps:
+            reason = "max_steps"
+        else:
+            reason = "max_minutes"
+        return cls(reason, steps, tokens, training.max_steps, training.max_tokens, training.max_minutes, minutes)
+
+    def to_disk(self, folder: Path) -> None:
+        path = Path(folder) / RUN_FILE
+        with writing(path):
+            write_bytes_atomically(path, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
+
+    @classmethod
+    def from_disk(cls, folder: Path) -> "RunSummary":
+        path = Path(folder) / RUN_FILE
+        try:
+            with reading(path):
+                data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))
+            return cls(**data)
+        except (ValueError, TypeError) as err:
+            raise InputError(f"{path} is not a pretraining run record: {err}") from err
+
+    def describe(self) -> Optional[str]:
+        """One line for a run that the guard or a signal cut short; None for a full run."""
+        if self.stopped_by not in ("max_minutes", "signal"):
+            return None
+        steps = f"step {self.steps:,}" + (f" of {self.max_steps:,}" if self.max_steps else "")
+        tokens = f"{self.tokens:,}" + (f" of {self.max_tokens:,}" if self.max_tokens else "") + " tokens"
+        if self.stopped_by == "max_minutes":
+            return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"
+        return f"Stopped by a signal at {steps} ({tokens}); continue with --resume"

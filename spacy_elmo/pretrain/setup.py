@@ -1,0 +1,324 @@
+"""A run made ready to train: output folder, vocabulary, model, objective, optimizer and data.
+
+A new run writes its config into ``OUTPUT_DIR``; a resumed one (``--resume``) is opened by
+:mod:`.resume`, which checks the current settings against that config and restores the
+checkpoint. The steps run in the order of the random draws they make (the model's initial
+weights, then the dropout seed, then the sampler's): keep that order, or a run no longer
+reproduces.
+
+The output vocabulary (:func:`run_vocabulary`) is a given word list, the initial model's, or
+one built from the training text (with ``corpus_stats.json`` beside it); under torchrun rank 0
+counts the text and writes ``vocab.json``, the others read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, ContextManager, Iterator, Optional
+
+import torch
+
+from ..config import BiLMConfig
+from ..corpora.record_stream import ReadStats
+from ..durable import write_bytes_atomically
+from ..nn.bilm import BiLM
+from .checkpoint import CheckpointState, Progress, save_model
+from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
+from .data.passes import count_words, make_reader, read_dev_sentences
+from .data.sentences import SentenceSplitter
+from .data.step_inputs import StepInputBuilder, StepInputs
+from .distributed import Distributed, run_on_main
+from .errors import CheckpointMismatchError, EmptyCorpusError, PretrainError, writing
+from .evaluate import dev_batches
+from .initialization import fresh_model, load_existing_model, same_architecture, vocabulary_of, with_vocabulary
+from .language_model_objective import LanguageModelObjective
+from .optim import make_optimizer
+from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE
+from .resume import (
+    FileFingerprint,
+    check_checkpoint_fits,
+    compare_training_text,
+    open_output,
+    restore_random_states,
+    run_architecture,
+    saved_vocabulary,
+    shared_fingerprint,
+)
+from .settings import PretrainSettings
+from .softmax import SoftmaxLoss
+from .vocab import Vocabulary, WordCounter, build_vocabulary, with_counts
+
+logger = logging.getLogger("spacy_elmo.pretrain")
+
+
+@dataclass
+class TrainingRun:
+    """Everything the training loop works with; ``progress`` is where it starts counting."""
+
+    settings: PretrainSettings
+    out: Path
+    context: Distributed
+    show_progress: bool
+    vocab: Vocabulary
+    model: BiLM
+    loss: SoftmaxLoss
+    objective: LanguageModelObjective
+    trainable: torch.nn.Module  # the objective, or its DistributedDataParallel wrapper
+    optimizer: torch.optim.Optimizer
+    autocast: Callable[[], ContextManager]
+    n_shards: int
+    encoder: StepInputBuilder
+    stream: RankStream
+    dev_batches: list[StepInputs]
+    progress: Progress
+    train_files: list[FileFingerprint]  # what the data positions point into (resume.py)
+
+
+def set_up_run(
+    settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str, show_progress: bool
+) -> TrainingRun:
+    """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
+    train = _train_text(settings)
+    resumed = open_output(settings, out, context, resume, config_text)
+    train_files = shared_fingerprint(context, train)
+    if resumed is not None:
+        for message in compare_training_text(resumed.train_files, train_files, out / CHECKPOINT_FILE):
+            logger.warning(message)
+    splitter = SentenceSplitter(settings.corpus)
+    initial = None
+    if resumed is None and settings.paths.init_from:
+        initial = load_existing_model(settings.paths.init_from)
+        if not same_architecture(initial.config, settings.model):
+            logger.info("Architecture taken from %s; the [model] section is not used", settings.paths.init_from)
+    show_progress = show_progress and context.is_main
+    if resumed is not None:
+        vocab = saved_vocabulary(out)
+        architecture, source = run_architecture(out, settings)
+        check_checkpoint_fits(resumed, out / CHECKPOINT_FILE, vocab, out / VOCAB_FILE, architecture, source)
+    else:
+        vocab = run_vocabulary(settings, out, context, splitter, initial, show_progress)
+    model = _start_model(settings, vocab, resumed, initial, context.rank, out / CHECKPOINT_FILE)
+    loss = SoftmaxLoss(len(vocab), settings.softmax.n_negatives, settings.system.seed * 7919 + context.rank)
+    training = settings.training
+    objective = LanguageModelObjective(model, loss, training.dropout, lstm_dropout=training.lstm_dropout)
+    model.to(context.device)
+    trainable: torch.nn.Module = objective
+    if context.enabled:
+        from torch.nn.parallel import DistributedDataParallel
+
+        ids = [context.device.index] if context.device.type == "cuda" else None
+        trainable = DistributedDataParallel(objective, device_ids=ids)
+    autocast = _precision(model, objective, context, settings.system.bf16)
+    optimizer = make_optimizer(objective.parameters(), training)
+    n_shards = _n_shards(settings, context, resumed)
+    progress = Progress()
+    if resumed is not None:
+        with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
+            optimizer.load_state_dict(resumed.optimizer)
+        progress = resumed.progress
+        restore_random_states(resumed, loss, context.rank)
+        if training.budget_reached(progress.step, progress.tokens) and context.is_main:
+            # A kill between the final checkpoint and the export left an older model-last.
+            save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
+    encoder = StepInputBuilder(vocab)
+    stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
+    return TrainingRun(
+        settings,
+        out,
+        context,
+        show_progress,
+        vocab,
+        model,
+        loss,
+        objective,
+        trainable,
+        optimizer,
+        autocast,
+        n_shards,
+        encoder,
+        stream,
+        _dev_batches(settings, context, splitter, encoder),
+        progress,
+        train_files,
+    )
+
+
+def _train_text(settings: PretrainSettings) -> str:
+    """``paths.train``, which a run cannot do without."""
+    if not settings.paths.train:
+        raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
+    return settings.paths.train
+
+
+def run_vocabulary(
+    settings: PretrainSettings,
+    out: Path,
+    context: Distributed,
+    splitter: SentenceSplitter,
+    initial: Optional[BiLM],
+    show_progress: bool,
+) -> Vocabulary:
+    """The vocabulary a new run predicts, written to ``OUTPUT_DIR/vocab.json`` (by rank 0)."""
+    if settings.paths.vocab:
+        vocab = Vocabulary.from_disk(settings.paths.vocab)
+        if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
+            vocab = with_counts(vocab, _count(settings, splitter, show_progress)[0])
+    elif initial is not None and (initial_vocab := vocabulary_of(initial)) is not None:
+        vocab = initial_vocab
+        logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
+    else:
+        return run_on_main(
+            context,
+            lambda: _build(settings, out, splitter, show_progress),
+            lambda: Vocabulary.from_disk(out / VOCAB_FILE),
+        )
+    if context.is_main:
+        with writing(out / VOCAB_FILE):
+            vocab.to_disk(out / VOCAB_FILE)
+    return vocab
+
+
+def _count(
+    settings: PretrainSettings, splitter: SentenceSplitter, show_progress: bool
+) -> tuple[WordCounter, ReadStats]:
+    return count_words(
+        _train_text(settings), settings.corpus, splitter, settings.vocab.max_tracked_types, show_progress
+    )
+
+
+def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool) -> Vocabulary:
+    counter, stats = _count(settings, splitter, show_progress)
+    if counter.sentences == 0:
+        raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
+    vocab = build_vocabulary(counter, settings.vocab.size, settings.vocab.min_count)
+    assert vocab.counts is not None  # build_vocabulary counts every word
+    coverage = 1.0 - vocab.counts[vocab.unk_id] / max(1, counter.tokens)
+    logger.info(
+        "Vocabulary: %d words, covering %.1f%% of %s training tokens", len(vocab), 100 * coverage, f"{counter.tokens:,}"
+    )
+    with writing(out / VOCAB_FILE):
+        vocab.to_disk(out / VOCAB_FILE)
+    summary = {
+        "sentences": counter.sentences,
+        "tokens": counter.tokens,
+        "distinct_words": len(counter.counts),
+        "vocab_size": len(vocab),
+        "vocab_coverage": coverage,
+        "reading": stats.to_dict(),
+        "cut_tokens": splitter.stats.cut_tokens,
+        "split_sentences": splitter.stats.split_sentences,
+    }
+    with writing(out / STATS_FILE):
+        write_bytes_atomically(out / STATS_FILE, json.dumps(summary, indent=2).encode("utf8"))
+    return vocab
+
+
+def _start_model(
+    settings: PretrainSettings,
+    vocab: Vocabulary,
+    resumed: Optional[CheckpointState],
+    initial: Optional[BiLM],
+    rank: int,
+    checkpoint: Path,
+) -> BiLM:
+    seed = settings.system.seed
+    if resumed is not None:
+        config = BiLMConfig.from_dict(resumed.model_config).replace(vocab_size=0)
+        model = BiLM(config, vocab=vocab.words)
+        with _restoring(checkpoint, "weights"):
+            model.load_state_dict(resumed.model)
+    elif initial is not None:
+        model = with_vocabulary(initial, vocab, seed)
+    else:
+        model = fresh_model(settings.model, vocab, seed)
+    model.train()
+    # Dropout masks differ per process (as they would for different examples).
+    torch.manual_seed(seed * 1000 + 1 + rank)
+    return model
+
+
+@contextlib.contextmanager
+def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
+    """torch's errors of a state that does not fit (a size mismatch, a missing key), as one
+    :class:`CheckpointMismatchError` naming the checkpoint instead of a traceback."""
+    try:
+        yield
+    except (RuntimeError, ValueError, KeyError) as err:
+        lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+        if lines and lines[0].startswith("Error(s) in loading state_dict"):
+            lines = lines[1:]  # torch's header; the line after it says which tensor
+        detail = lines[0].rstrip(".") if lines else type(err).__name__
+        raise CheckpointMismatchError(
+            f"{checkpoint}: its {what} cannot be restored ({detail}); it is damaged or was edited"
+        ) from err
+
+
+def _precision(
+    model: BiLM, objective: LanguageModelObjective, context: Distributed, bf16: bool
+) -> Callable[[], ContextManager]:
+    """bf16 on CUDA: the model runs its own matmuls in bf16 when it can (``use_autocast`` keeps
+    the LSTM state in float32) and the training softmax is autocast; otherwise the whole forward
+    pass is autocast. Dev perplexity keeps a float32 softmax. Returns the forward's context."""
+    if context.device.type != "cuda" or not bf16:
+        return contextlib.nullcontext
+    if hasattr(model, "use_autocast"):
+        model.use_autocast(torch.bfloat16)
+        objective.compute_dtype = torch.bfloat16
+        return contextlib.nullcontext
+    return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
+
+
+def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optional[CheckpointState]) -> int:
+    n = resumed.n_shards if resumed is not None else (settings.training.shards or context.world_size)
+    if n % context.world_size:
+        raise PretrainError(
+            f"{n} data shards cannot be split over {context.world_size} processes: "
+            "use a number of processes that divides training.shards"
+        )
+    return n
+
+
+def _stream(
+    settings: PretrainSettings,
+    context: Distributed,
+    splitter: SentenceSplitter,
+    n_shards: int,
+    states: dict[int, ShardState],
+) -> RankStream:
+    plan = BatchPlan(
+        batch_tokens=max(1, settings.training.batch_tokens // n_shards),
+        max_sentences=max(1, settings.training.max_batch_sentences // n_shards),
+        chunk_sentences=settings.corpus.chunk_sentences,
+    )
+    reader = make_reader(_train_text(settings), settings.corpus, splitter)
+    shards = shards_of_rank(context.rank, context.world_size, n_shards)
+    return RankStream(
+        [
+            ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
+            for shard in shards
+        ]
+    )
+
+
+def _dev_batches(
+    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: StepInputBuilder
+) -> list[StepInputs]:
+    if not settings.paths.dev:
+        logger.warning(
+            "No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss"
+        )
+        return []
+    sentences, _ = read_dev_sentences(
+        settings.paths.dev, settings.corpus, splitter, settings.training.max_dev_sentences
+    )
+    if not sentences:
+        logger.warning(
+            "The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss",
+            settings.paths.dev,
+        )
+        return []
+    return dev_batches(sentences, encoder, settings.training, context.rank, context.world_size)

@@ -1,0 +1,58 @@
+"""Progress bars that suit where the output goes: a live tqdm bar on a terminal, and in a log
+file or a pipe a plain summary line now and then.
+
+tqdm redraws its bar in place with a carriage return; in a log every redraw becomes a line of
+its own (886 lines of pretraining progress in the first minutes of a ``make all`` log). So when
+the stream is not a terminal, the bar redraws at most every ``summary_seconds`` and each redraw
+is written as one whole line.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterable, Optional, TextIO
+
+from tqdm import tqdm
+
+SUMMARY_SECONDS = 30.0
+
+
+class _SummaryLines:
+    """A file for tqdm that writes each redraw (``"\\r" + status + padding``) as one line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        line = text.replace("\r", "").rstrip()
+        if line:
+            self.stream.write(line + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is an open interactive terminal."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def progress_bar(
+    iterable: Optional[Iterable[Any]] = None,
+    *,
+    file: Optional[TextIO] = None,
+    summary_seconds: float = SUMMARY_SECONDS,
+    **options: Any,
+) -> tqdm:
+    """``tqdm(iterable, **options)`` writing to ``file`` (default: stderr); a live bar on a
+    terminal, one plain line at most every ``summary_seconds`` elsewhere (and at the end)."""
+    stream = file if file is not None else sys.stderr
+    if is_terminal(stream):
+        return tqdm(iterable, file=stream, **options)
+    interval = max(summary_seconds, float(options.pop("mininterval", 0.0) or 0.0))
+    options.pop("dynamic_ncols", None)
+    options.pop("maxinterval", None)
+    return tqdm(iterable, file=_SummaryLines(stream), mininterval=interval, maxinterval=interval, ascii=True, **options)

@@ -1,0 +1,224 @@
+"""Embedding a whole corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
+
+The driver behind ``spacy-elmo embed``: it reads the sentences in chunks of about
+``chunk_tokens`` tokens, has the :class:`~spacy_elmo.embedding.embedder.Embedder` plan each
+chunk into groups (sentences batched by length; a sentence over ``max_tokens`` tokens read as
+windows and stored as one dataset), skips the groups whose sentences are already stored with the
+same tokens, and hands each finished group to the crash-safe parts folder (:mod:`.parts`) as one
+part. Resuming is the parts folder's, the file layout and the join :mod:`.join`'s; what the
+vectors depend on (the weights' content hash, the settings) is recorded here in the manifest.
+
+Scaling out: with ``shard=(k, n)`` a process computes only the groups whose number is ``k``
+modulo ``n``. Groups depend on the input only, so the split is the same in every process, and
+so are the vectors: each group is computed exactly as one process would. The shard that
+finishes last joins the parts (see :mod:`.parts`); any scheduler can run the shards (torchrun,
+Slurm arrays, Ray, Spark), and a shard that dies is rerun alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Protocol, Sequence, Union
+
+import numpy
+
+from ..embedding.embedder import Embedder
+from ..embedding.mix import mix_layers
+from ..embedding.word_cache import WordCacheStats
+from ..nn.bilm import BiLM
+from .join import FORMAT_VERSION
+from .parts import PartStore
+
+PathLike = Union[str, Path]
+LAYER_MODES = ("all", "top", "average", "mix")
+DEFAULT_CHUNK_TOKENS = 100_000
+
+
+class Sentence(Protocol):
+    """What the driver needs of a sentence (``spacy_elmo.corpora`` reads them): its dataset
+    name, its text (for ``sentence_to_index``) and its tokens."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def tokens(self) -> Sequence[str]: ...
+
+
+@dataclass
+class EmbedSummary:
+    sentences: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    tokens_embedded: int = 0
+    seconds: float = 0.0
+    windows: int = 0  # biLM sequences run (a sentence over max_tokens takes several)
+    joined: bool = False  # False: other shards are still running (the last one to finish joins)
+    dropped: int = 0  # datasets of an earlier run left out because their key is gone from the input
+    word_cache: Optional[WordCacheStats] = None  # the embedder's word cache counters (None: no cache)
+
+
+def reduce_layers(
+    layers: numpy.ndarray, mode: str, mix_weights: Optional[Sequence[float]] = None, gamma: float = 1.0
+) -> numpy.ndarray:
+    """``(L+1, n, 2P)`` layers as stored for ``mode``: all of them, the top one, their mean or a mix."""
+    if mode == "all":
+        return layers
+    if mode == "top":
+        return layers[-1]
+    if mode == "average":
+        return mix_layers(layers)
+    if mode == "mix":
+        return mix_layers(layers, mix_weights, gamma)
+    raise ValueError(f"layers must be one of {LAYER_MODES}, not {mode!r}")
+
+
+def tokens_hash(tokens: Sequence[str]) -> str:
+    """What a sentence's vectors depend on besides the weights: its tokens, in order."""
+    digest = hashlib.blake2b(digest_size=16)
+    for token in tokens:
+        raw = token.encode("utf-8", errors="surrogatepass")
+        digest.update(len(raw).to_bytes(4, "little"))
+        digest.update(raw)
+    return digest.hexdigest()
+
+
+def weights_digest(bilm: BiLM) -> str:
+    """A content hash of the sizes, the dictionaries and of every weight the vectors depend on
+    (the softmax is left out): equal for equal weights in any model, unlike ``BiLM.weights_version``."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
+    if bilm.lexicon is not None:  # a code-point model's ids depend on its dictionaries too
+        tables = [dict(bilm.lexicon.chars), dict(bilm.lexicon.words or {})]
+        digest.update(json.dumps(tables, sort_keys=True).encode())
+    for module in (bilm.char_encoder, bilm.forward_lstm, bilm.backward_lstm):
+        for name, tensor in sorted(module.state_dict().items()):
+            array = tensor.detach().cpu().contiguous().numpy()
+            digest.update(f"{name}:{array.dtype}:{array.shape}".encode())
+            digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def embed_corpus(
+    embedder: Embedder,
+    sentences: Iterable[Sentence],
+    output: PathLike,
+    layers: str = "all",
+    mix_weights: Optional[Sequence[float]] = None,
+    gamma: float = 1.0,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    progress: bool = True,
+    shard: tuple[int, int] = (0, 1),
+) -> EmbedSummary:
+    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist) the way
+    ``embedder`` turns sentences into layers (its windows, batches and word cache).
+
+    ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
+    from ..progress import progress_bar
+
+    bilm, max_tokens = embedder.bilm, embedder.max_tokens
+    if layers not in LAYER_MODES:
+        raise ValueError(f"layers must be one of {LAYER_MODES}, not {layers!r}")
+    if layers == "mix":
+        if mix_weights is None or len(mix_weights) != bilm.config.n_output_layers:
+            raise ValueError(f"layers='mix' needs {bilm.config.n_output_layers} mix weights, got {mix_weights}")
+    shard_index, n_shards = shard
+    if not (n_shards >= 1 and 0 <= shard_index < n_shards):
+        raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
+    parts = PartStore(Path(output), _manifest(bilm, layers, mix_weights, gamma, max_tokens), shard_index, n_shards)
+    try:
+        summary = EmbedSummary()
+        wanted: dict[str, str] = {}
+        sentence_to_index: dict[str, str] = {}
+        start = time.perf_counter()
+        number = -1  # groups seen so far, in every shard: the split depends on the input only
+        with progress_bar(unit="tok", unit_scale=True, disable=not progress, desc="embed", dynamic_ncols=True) as bar:
+            for chunk in _chunks(sentences, chunk_tokens):
+                hashes = [tokens_hash(s.tokens) for s in chunk]
+                for sentence, digest in zip(chunk, hashes):
+                    sentence_to_index[sentence.text] = sentence.key
+                    wanted[sentence.key] = digest
+                tokens = [s.tokens for s in chunk]
+                for group in embedder.plan([len(t) for t in tokens]):
+                    number += 1
+                    if number % n_shards != shard_index:
+                        continue
+                    todo = [i for i in group.sentences if not parts.has(chunk[i].key, hashes[i])]
+                    summary.sentences += len(group.sentences)
+                    summary.skipped += len(group.sentences) - len(todo)
+                    if not todo:
+                        continue
+                    group = group.only(set(todo))
+                    arrays = embedder.group_layers(tokens, group)
+                    summary.windows += sum(len(batch) for batch in group.batches)
+                    items = [
+                        (chunk[i].key, hashes[i], reduce_layers(a, layers, mix_weights, gamma))
+                        for i, a in zip(group.sentences, arrays)
+                    ]
+                    parts.write_part(items)
+                    n_tokens = sum(len(tokens[i]) for i in todo)
+                    summary.embedded += len(todo)
+                    summary.tokens_embedded += n_tokens
+                    bar.update(n_tokens)
+                    bar.set_postfix(sentences=summary.embedded, skipped=summary.skipped, refresh=False)
+        summary.joined, summary.dropped = parts.finish(wanted, sentence_to_index)
+    finally:
+        parts.close()
+    summary.seconds = time.perf_counter() - start
+    summary.word_cache = embedder.word_cache_stats()
+    return summary
+
+
+def _manifest(bilm: BiLM, layers: str, mix_weights: Optional[Sequence[float]], gamma: float, max_tokens: int) -> dict:
+    """What the stored vectors depend on: the weights' content and the settings that change them."""
+    return {
+        "format": FORMAT_VERSION,
+        "settings": {
+            "layers": layers,
+            "n_layers": bilm.config.n_output_layers,
+            "dim": bilm.config.output_dim,
+            "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
+            "gamma": float(gamma) if layers == "mix" else None,
+            "max_tokens": int(max_tokens),
+            "dtype": str(bilm.dtype).replace("torch.", ""),
+            "autocast": None if bilm.autocast_dtype is None else str(bilm.autocast_dtype).replace("torch.", ""),
+        },
+        "weights": weights_digest(bilm),
+    }
+
+
+def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:
+    """Consecutive sentences, about ``chunk_tokens`` tokens at a time (decided by the input only)."""
+    chunk: list[Sentence] = []
+    tokens = 0
+    for sentence in sentences:
+        chunk.append(sentence)
+        tokens += len(sentence.tokens)
+        if tokens >= chunk_tokens:
+            yield chunk
+            chunk, tokens = [], 0
+    if chunk:
+        yield chunk
+
+
+def parse_shard(text: Optional[str], environ: Optional[dict] = None) -> tuple[int, int]:
+    """``"K/N"`` as ``(K, N)``; without it, torchrun's ``RANK``/``WORLD_SIZE`` (else ``(0, 1)``)."""
+    environ = dict(os.environ) if environ is None else environ
+    if text is None:
+        if "WORLD_SIZE" in environ and "RANK" in environ:
+            text = f"{environ['RANK']}/{environ['WORLD_SIZE']}"
+        else:
+            return 0, 1
+    found = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)  # ASCII digits only: not "²/3" or "０/２"
+    if found is None or not 0 <= int(found.group(1)) < int(found.group(2)):
+        raise ValueError(f"--shard must be K/N with 0 <= K < N (like 0/4), not {text!r}")
+    return int(found.group(1)), int(found.group(2))

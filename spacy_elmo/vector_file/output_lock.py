@@ -1,0 +1,143 @@
+"""One ``spacy-elmo embed`` run per output and shard at a time.
+
+Two runs writing the same parts would overwrite each other's files under the same names, and
+the one that joins first would store the other's vectors under its own sentences. So a run holds
+an exclusive lock (``flock``) on ``OUTPUT.embed-K.lock`` from before it reads anything until it
+is done; a second run of the same shard stops at once with an error naming the first one's
+process. Runs of different shards of one output still go on side by side (each locks its own
+file), and ``flock`` locks belong to open files, so two threads of one process exclude each other
+too. A lock dies with its process: a run killed with ``kill -9`` blocks nothing.
+
+The lock's name is predictable, so it is never followed: it is opened with ``O_NOFOLLOW`` and
+must be a regular file (:func:`open_lock_file`); a symlink or anything else there (a FIFO, a
+device) is refused with an error naming it, instead of truncating what it points to.
+
+The holder removes the file when it is done. A run that opened the file just before it was
+removed would lock a file no other run can find; it notices (the path then names another file or
+none) and tries again, so the removal is safe. On a file system without locks (some network
+mounts) the run goes on unlocked, with a warning: the join's check of every token hash still
+keeps another run's vectors out.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import stat
+from pathlib import Path
+from typing import Optional
+
+logger = logging.getLogger("spacy_elmo")
+_NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
+
+
+class OutputBusy(RuntimeError):
+    """Another run holds the lock; the message says which process and what to do."""
+
+
+class UnsafeLockFile(ValueError):
+    """The lock's path is a symlink or not a regular file; the message names it."""
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"))
+
+
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file ``path`` (created if missing), open for reading and
+    writing. Never follows a symlink there, and refuses anything but a regular file, with
+    :class:`UnsafeLockFile`."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafeLockFile(
+                f"{path} is a symbolic link; a lock file is never followed: remove the link and run again"
+            ) from None
+        if err.errno not in (errno.EISDIR, errno.ENXIO, errno.EOPNOTSUPP):
+            raise
+        raise _not_a_lock_file(path, os.lstat(path).st_mode) from None  # a directory, a socket
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise _not_a_lock_file(path, mode)  # a FIFO or a device (opened without blocking)
+    return descriptor
+
+
+def _not_a_lock_file(path: Path, mode: int) -> UnsafeLockFile:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return UnsafeLockFile(f"{path} is {kind}, not a lock file: move it away and run again")
+
+
+def lock_path(output: Path, shard: int) -> Path:
+    return output.with_name(f"{output.name}.embed-{shard}.lock")
+
+
+class OutputLock:
+    """The exclusive lock of one shard of one output, held until :meth:`release`."""
+
+    def __init__(self, output: Path, shard: int, n_shards: int) -> None:
+        self.path = lock_path(output, shard)
+        self._descriptor: Optional[int] = None
+        while self._descriptor is None:
+            descriptor = open_lock_file(self.path)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as err:
+                if err.errno in _NO_LOCKS:
+                    os.close(descriptor)
+                    logger.warning(
+                        "%s cannot be locked (%s): make sure no other run writes this output now",
+                        self.path,
+                        err.strerror,
+                    )
+                    return
+                if not isinstance(err, BlockingIOError):
+                    os.close(descriptor)
+                    raise
+                holder = _read_holder(descriptor)
+                os.close(descriptor)
+                what = f"shard {shard}/{n_shards} of " if n_shards > 1 else ""
+                raise OutputBusy(
+                    f"another spacy-elmo embed ({holder}) is writing {what}{output} right now (it holds "
+                    f"{self.path}); two runs on one output would mix their vectors: wait for it to finish, "
+                    "or choose another output file"
+                ) from None
+            if _still_there(self.path, descriptor):
+                self._descriptor = descriptor
+            else:
+                os.close(descriptor)  # its holder removed it before we locked it: take a fresh one
+        try:
+            os.ftruncate(self._descriptor, 0)
+            os.write(self._descriptor, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # the process id only makes the other run's message nicer; a full disk may refuse it
+
+    def release(self) -> None:
+        """Remove the lock file (while still holding it) and let go."""
+        if self._descriptor is None:
+            return
+        try:
+            if _still_there(self.path, self._descriptor):
+                self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._descriptor)  # closing the last descriptor releases the flock
+            self._descriptor = None
+
+
+def _still_there(path: Path, descriptor: int) -> bool:
+    try:
+        on_path, held = os.lstat(path), os.fstat(descriptor)
+    except FileNotFoundError:
+        return False
+    return (on_path.st_dev, on_path.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _read_holder(descriptor: int) -> str:
+    try:
+        text = os.pread(descriptor, 32, 0).decode("ascii", errors="replace").strip()
+    except OSError:
+        text = ""
+    return f"process {text}" if text.isdigit() else "another process"

@@ -1,0 +1,266 @@
+"""The parts folder behind ``spacy-elmo embed``: finished batches kept safe until the join.
+
+Crash safety: while a run is under way, every finished group goes into its own small HDF5 file
+in ``OUTPUT.parts/``, built in memory, written under a temporary name, flushed to disk and only
+then renamed into place; a kill, a crash or a full disk at any moment therefore loses at most
+the group in flight, and never touches what is already there. At the end the parts are joined
+into ``OUTPUT`` (:mod:`.join`, which also describes the result's layout).
+
+Resuming: the driver (:mod:`.job`) forms the same groups on a rerun and skips every sentence
+stored with the same tokens. A sentence whose tokens changed (an edited line) is computed again;
+sentences no longer in the input are dropped at the join. A folder begun with another manifest
+(other weights or settings) is refused, with the message saying how to start over (delete
+``OUTPUT`` and ``OUTPUT.parts``, or choose another output file).
+
+Shards: each shard ``k`` of ``n`` writes and resumes its own parts and, when done, leaves
+``done-K-of-N`` in the folder; the shard that finds all ``n`` of them joins the parts (an
+exclusive lock makes sure only one does), so the result is the same single file. Nothing but
+the file system is shared. The folder records ``n``: a shard of another count is refused.
+
+One run per output and shard: a run locks ``OUTPUT.embed-K.lock`` for its whole length
+(:mod:`.output_lock`). Whatever fails, the command stops with one line naming the file, and
+removes its temporary files; the finished parts stay for the next run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import h5py
+import numpy
+
+from ..durable import io_error_reason, remove_leftover_temporaries, sync_folder, write_bytes_atomically
+from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image
+from .join import (
+    SENTENCE_INDEX,
+    TOKENS_ATTR,
+    EmbedError,
+    Join,
+    check_manifest,
+    check_output_kind,
+    open_output_file,
+    parts_dir,
+)
+from .output_lock import OutputBusy, OutputLock, UnsafeLockFile, open_lock_file
+
+_MANIFEST = "manifest.json"
+_PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
+_JOIN_LOCK = "join.lock"
+_SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does not depend on it
+
+
+@dataclass
+class PartStore:
+    """The output file and its parts folder: what is stored, and writing more."""
+
+    output: Path
+    manifest: dict
+    shard: int = 0
+    n_shards: int = 1
+    # key -> ((tokens hash, file), ...): usually one pair; more after an edit, until the join
+    _found: dict[str, tuple[tuple[str, Path], ...]] = field(default_factory=dict)
+    _next_part: int = 0
+
+    def __post_init__(self) -> None:
+        self.parts = parts_dir(self.output)
+        self._lock: Optional[OutputLock] = None
+        check_output_kind(self.output)
+        try:
+            self.output.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = OutputLock(self.output, self.shard, self.n_shards)
+        except (OutputBusy, UnsafeLockFile) as err:
+            raise EmbedError(str(err)) from None
+        except OSError as err:
+            raise EmbedError(f"cannot write beside {self.output} ({io_error_reason(err)})") from err
+        try:
+            if self.output.exists():
+                self._read_output()
+            if not self.parts.exists():
+                self._create_parts()
+            self._read_parts(own_cleanup=True)
+            (self.parts / _done_name(self.shard, self.n_shards)).unlink(missing_ok=True)  # running again
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Let other runs of this shard start (the lock is also released if the process dies)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def _add(self, key: str, digest: str, path: Path) -> None:
+        kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
+        self._found[key] = kept + ((digest, path),)
+
+    # ----------------------------------------------------------------- reading what is there
+    def _read_output(self) -> None:
+        with open_output_file(self.output, self.manifest) as handle:
+            for key, dataset in handle.items():
+                if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset):
+                    self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
+
+    def _read_parts(self, own_cleanup: bool = False) -> None:
+        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers
+        (the temporary file of a part or ``done`` mark a run was writing when it stopped, a part
+        damaged on disk): never another shard's, which may be running now, and never a file
+        whose name is not one this shard writes."""
+        manifest_path = self.parts / _MANIFEST
+        try:
+            found = json.loads(manifest_path.read_text(encoding="utf8"))
+        except (OSError, ValueError) as err:
+            raise EmbedError(
+                f"{self.parts} holds no readable {_MANIFEST} ({err}); it was not written by spacy-elmo embed "
+                f"or is damaged: delete {self.parts} to start over"
+            ) from err
+        self._check_parts_manifest(found)
+        if own_cleanup:
+            remove_leftover_temporaries(self.parts, self._is_own_file)
+        for path in sorted(self.parts.iterdir()):
+            parsed = _part_number(path)  # None for temporary files and the other files of the folder
+            if parsed is None:
+                continue
+            if parsed[0] == self.shard:
+                self._next_part = max(self._next_part, parsed[1] + 1)
+            try:
+                with h5py.File(path, "r") as handle:
+                    check_hdf5_safe(handle, path)
+                    entries = {
+                        key: str(dataset.attrs.get(TOKENS_ATTR, ""))
+                        for key, dataset in handle.items()
+                        if isinstance(dataset, h5py.Dataset)
+                    }
+            except H5PY_DAMAGE:
+                if own_cleanup and parsed[0] == self.shard:
+                    path.unlink(missing_ok=True)  # damaged on disk: its sentences are computed again
+                continue
+            for key, digest in entries.items():
+                self._add(key, digest, path)
+
+    def _is_own_file(self, name: str) -> bool:
+        """Whether this shard writes a file of this name into the parts folder (a part or its done mark)."""
+        parsed = _part_number(Path(name))
+        return (parsed is not None and parsed[0] == self.shard) or name == _done_name(self.shard, self.n_shards)
+
+    def _check_parts_manifest(self, found: object) -> None:
+        """The folder must hold parts of these settings, split into as many shards as this run's."""
+        recorded = dict(found) if isinstance(found, dict) else found
+        n_shards = recorded.pop(_SHARDS_KEY, None) if isinstance(recorded, dict) else None
+        check_manifest(recorded, self.manifest, self.parts)
+        if n_shards == self.n_shards:
+            return
+        if not isinstance(n_shards, int):
+            raise EmbedError(
+                f"{self.parts} was begun by an older spacy-elmo, which did not record its number of shards: "
+                "delete it to start over"
+            )
+        begun = "without --shard" if n_shards == 1 else f"with --shard K/{n_shards}"
+        this = "without --shard" if self.n_shards == 1 else f"with --shard {self.shard}/{self.n_shards}"
+        raise EmbedError(
+            f"{self.parts} was begun {begun}, and this run is {this}: parts split another way would never "
+            f"be joined. Run every shard as it began, or delete {self.parts} to start over"
+        )
+
+    def _create_parts(self) -> None:
+        """Create the folder with its manifest in one rename, so it never exists without one."""
+        staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}-{self.shard}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)  # left by a killed run of this process id
+        manifest = json.dumps({**self.manifest, _SHARDS_KEY: self.n_shards}, sort_keys=True).encode()
+        try:
+            staging.mkdir()
+            write_bytes_atomically(staging / _MANIFEST, manifest)
+        except OSError as err:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise EmbedError(
+                f"could not create {self.parts} ({io_error_reason(err)}); nothing was embedded yet: "
+                "free some space and run the same command again"
+            ) from err
+        try:
+            os.rename(staging, self.parts)
+        except OSError:  # another shard created it first: use that one
+            shutil.rmtree(staging, ignore_errors=True)
+            if not self.parts.is_dir():
+                raise
+        sync_folder(self.parts.parent)
+
+    def has(self, key: str, digest: str) -> bool:
+        return any(stored == digest for stored, _ in self._found.get(key, ()))
+
+    # ----------------------------------------------------------------- writing
+    def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
+        """One finished group as its own file, renamed into place once it is on disk."""
+
+        def fill(handle: h5py.File) -> None:
+            for key, digest, array in items:
+                dataset = handle.create_dataset(key, data=numpy.ascontiguousarray(array, dtype=numpy.float32))
+                dataset.attrs[TOKENS_ATTR] = digest
+
+        image = hdf5_image(fill)
+        path = self.parts / f"{_PART_PREFIX}{self.shard:04d}-{self._next_part:08d}{_PART_SUFFIX}"
+        try:
+            write_bytes_atomically(path, image)
+        except OSError as err:
+            raise EmbedError(
+                f"could not write {path} ({io_error_reason(err)}); the {len(self._found)} sentences "
+                f"finished before are safe in {self.parts}: free some space and run the same command again"
+            ) from err
+        self._next_part += 1
+        for key, digest, _ in items:
+            self._add(key, digest, path)
+
+    def finish(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> tuple[bool, int]:
+        """Mark this shard done; join if every shard is. Returns (joined, datasets dropped)."""
+        if self.n_shards == 1:
+            return True, self.join(wanted, sentence_to_index)
+        done = self.parts / _done_name(self.shard, self.n_shards)
+        try:
+            write_bytes_atomically(done, b"")
+        except OSError as err:
+            raise EmbedError(
+                f"could not write {done} ({io_error_reason(err)}); this shard's parts are kept in {self.parts}: "
+                "free some space and run the same command again"
+            ) from err
+        if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
+            return False, 0
+        try:
+            lock = os.fdopen(open_lock_file(self.parts / _JOIN_LOCK), "rb")
+        except FileNotFoundError:
+            return False, 0  # another shard joined and removed the folder meanwhile
+        except UnsafeLockFile as err:
+            raise EmbedError(str(err)) from None
+        with lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False, 0  # another shard is joining
+            if not (self.parts / _MANIFEST).exists():
+                return False, 0  # joined meanwhile
+            self._found = {}
+            if self.output.exists():
+                self._read_output()
+            self._read_parts()
+            return True, self.join(wanted, sentence_to_index)
+
+    def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
+        """Write ``output`` from the stored datasets of the ``wanted`` keys (see :class:`.join.Join`);
+        return how many stored datasets were left out because their key is gone from the input."""
+        return Join(self.output, self.parts, self.manifest).run(self._found, wanted, sentence_to_index)
+
+
+def _part_number(path: Path) -> Optional[tuple[int, int]]:
+    """(shard, number) of a part file ``part-SSSS-NNNNNNNN.hdf5``, or None for other files."""
+    name = path.name
+    if not (name.startswith(_PART_PREFIX) and name.endswith(_PART_SUFFIX)):
+        return None
+    shard, _, number = name[len(_PART_PREFIX) : -len(_PART_SUFFIX)].partition("-")
+    return (int(shard), int(number)) if shard.isdigit() and number.isdigit() else None
+
+
+def _done_name(shard: int, n_shards: int) -> str:
+    return f"done-{shard:04d}-of-{n_shards:04d}"
