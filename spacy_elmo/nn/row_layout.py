@@ -47,23 +47,15 @@ def padded_columns(matrix: torch.Tensor, width: int) -> torch.Tensor:
     return result
 
 
-def rowwise_(
-    function: Callable[[torch.Tensor], torch.Tensor], matrix: torch.Tensor
-) -> torch.Tensor:
+def rowwise_(function: Callable[[torch.Tensor], torch.Tensor], matrix: torch.Tensor) -> torch.Tensor:
     """Apply the in-place element-wise ``function`` (``torch.Tensor.sigmoid_``, say) to
     ``matrix`` ``(rows, width)`` in groups of rows that each run on one thread; returns ``matrix``."""
     rows, width = matrix.shape
-    if (
-        matrix.device.type != "cpu"
-        or rows * width <= SERIAL_ELEMENTS
-        or torch.get_num_threads() == 1
-    ):
+    if matrix.device.type != "cpu" or rows * width <= SERIAL_ELEMENTS or torch.get_num_threads() == 1:
         function(matrix)
         return matrix
     group = 1
-    while (
-        group * 2 * width <= SERIAL_ELEMENTS
-    ):  # a power of two: whole groups tile a block
+    while group * 2 * width <= SERIAL_ELEMENTS:  # a power of two: whole groups tile a block
         group *= 2
     for start in range(0, rows, group):
         function(matrix[start : start + group])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+
 import numpy
 import torch
 
@@ -85,19 +86,11 @@ def check_words(name: str, bilm: BiLM, sentences: list[list[str]]) -> list[str]:
     arrangements = {
         "one row down": bilm.encode_char_ids(bilm.token_ids(["filler"] + words))[1:],
         "reversed": bilm.encode_char_ids(bilm.token_ids(words[::-1])).flip(0),
-        "alone": torch.cat(
-            [bilm.encode_char_ids(bilm.token_ids([word])) for word in words[:5]]
-        ),
+        "alone": torch.cat([bilm.encode_char_ids(bilm.token_ids([word])) for word in words[:5]]),
     }
     failures = []
     for label, vectors in arrangements.items():
-        differs = (
-            (vectors != together[: vectors.shape[0]])
-            .any(dim=1)
-            .nonzero()
-            .flatten()
-            .tolist()
-        )
+        differs = (vectors != together[: vectors.shape[0]]).any(dim=1).nonzero().flatten().tolist()
         if differs:
             difference = float((vectors - together[: vectors.shape[0]]).abs().max())
             failures.append(
@@ -113,27 +106,18 @@ def check_words(name: str, bilm: BiLM, sentences: list[list[str]]) -> list[str]:
 LARGE_BATCH_TOLERANCE = 1e-5
 
 
-def compare(
-    name: str, label: str, expected: list, got: list, lstm_tolerance: float = 0.0
-) -> list[str]:
+def compare(name: str, label: str, expected: list, got: list, lstm_tolerance: float = 0.0) -> list[str]:
     """One failure line at the first sentence whose layers differ (layer 0 must be bit-equal,
     the others within ``lstm_tolerance``)."""
     for index, (want, have) in enumerate(zip(expected, got)):
-        errors = [
-            float(numpy.abs(want[layer] - have[layer]).max())
-            for layer in range(want.shape[0])
-        ]
+        errors = [float(numpy.abs(want[layer] - have[layer]).max()) for layer in range(want.shape[0])]
         if errors[0] > 0 or max(errors[1:]) > lstm_tolerance:
             bad = [layer for layer, error in enumerate(errors) if error > 0]
-            return [
-                f"{name}: sentence {index} {label}: layers {bad} differ by up to {max(errors):.3g}"
-            ]
+            return [f"{name}: sentence {index} {label}: layers {bad} differ by up to {max(errors):.3g}"]
     return []
 
 
-def check(
-    name: str, bilm: BiLM, sentences: list[list[str]], others: list[list[str]]
-) -> list[str]:
+def check(name: str, bilm: BiLM, sentences: list[list[str]], others: list[list[str]]) -> list[str]:
     """The failed checks of ``bilm`` on ``sentences``: alone, among ``others`` in batches of 3
     and in one batch of all, through the word cache cold, warm and in reverse order."""
     alone = [embed_layers(bilm, [sentence])[0] for sentence in sentences]
@@ -148,9 +132,7 @@ def check(
         alone,
         embed_layers(bilm, mixed, batch_sentences=3)[ours],
     )
-    failures += compare(
-        name, "in one batch", alone, one_batch[ours], LARGE_BATCH_TOLERANCE
-    )
+    failures += compare(name, "in one batch", alone, one_batch[ours], LARGE_BATCH_TOLERANCE)
     failures += compare(name, "word cache, cold", one_batch, cached.layers(mixed))
     failures += compare(name, "word cache, warm", one_batch, cached.layers(mixed))
     failures += compare(
@@ -168,31 +150,19 @@ def main() -> None:
     with torch.inference_mode():
         for name in MANY_LANGS_MODELS:
             sentences, _ = many_langs_reference(name)
-            chars = "".join(
-                sorted({c for sentence in sentences for word in sentence for c in word})
-            )
+            chars = "".join(sorted({c for sentence in sentences for word in sentence for c in word}))
             bilm = load_bilm(MANY_LANGS_FIXTURES / f"{name}.model")
             others = other_sentences(1, chars + LETTERS)
-            failures += check(name, bilm, sentences, others) + check_words(
-                name, bilm, others
-            )
-        alphabet.FULL_TABLE_FLOATS = (
-            0  # every batch builds the tables of its characters
-        )
+            failures += check(name, bilm, sentences, others) + check_words(name, bilm, others)
+        alphabet.FULL_TABLE_FLOATS = 0  # every batch builds the tables of its characters
         bilm, letters = large_alphabet_model()
         others = other_sentences(2, letters)
-        failures += check("large alphabet", bilm, others[:6], others[6:]) + check_words(
-            "large alphabet", bilm, others
-        )
+        failures += check("large alphabet", bilm, others[:6], others[6:]) + check_words("large alphabet", bilm, others)
         alphabet.FULL_TABLE_FLOATS = 1 << 24
         others = other_sentences(3, LETTERS)
-        failures += check(
-            "tiny bytes", randomized(BiLM(TINY_CONFIG), 0.5), others[:6], others[6:]
-        )
+        failures += check("tiny bytes", randomized(BiLM(TINY_CONFIG), 0.5), others[:6], others[6:])
         wide = wide_byte_model()
-        failures += check("wide bytes", wide, others[:6], others[6:]) + check_words(
-            "wide bytes", wide, others
-        )
+        failures += check("wide bytes", wide, others[:6], others[6:]) + check_words("wide bytes", wide, others)
     print(json.dumps(failures))
 
 

@@ -30,11 +30,7 @@ def test_widths_round_up_to_whole_64_byte_lines(width, dtype, expected):
 def test_padded_columns_append_zeros_in_an_aligned_copy():
     matrix = torch.randn(5, 15)
     padded = padded_columns(matrix, 16)
-    assert (
-        padded.shape == (5, 16)
-        and padded.is_contiguous()
-        and padded.data_ptr() % 64 == 0
-    )
+    assert padded.shape == (5, 16) and padded.is_contiguous() and padded.data_ptr() % 64 == 0
     assert torch.equal(padded[:, :15], matrix) and not padded[:, 15:].any()
     aligned = torch.randn(5, 16)
     assert padded_columns(aligned, 16) is aligned
@@ -53,9 +49,7 @@ def test_rowwise_functions_give_every_row_the_bits_it_gets_alone(threads):
         matrix = torch.randn(256, 640, generator=torch.Generator().manual_seed(0)) * 4
         gates = matrix[:, 320:]  # a strided half, as the highway's gates are
         expected = torch.stack([torch.sigmoid(row.clone()) for row in gates])
-        assert (
-            gates.numel() > 2 * SERIAL_ELEMENTS
-        )  # large enough to be split among threads
+        assert gates.numel() > 2 * SERIAL_ELEMENTS  # large enough to be split among threads
         result = rowwise_(torch.Tensor.sigmoid_, gates)
         assert result is gates
         assert torch.equal(gates, expected)

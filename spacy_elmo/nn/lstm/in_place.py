@@ -79,15 +79,9 @@ class FusedWeights:
     and projection widths padded as the module docstring says (zero weights and biases)."""
 
     bias: torch.Tensor  # (dirs, 4C), forget bias included
-    recurrent: (
-        torch.Tensor
-    )  # (dirs, P, 4C): a transposed view of the (dirs, 4C, P) weights
-    projection: (
-        torch.Tensor
-    )  # (dirs, C, P): a transposed view of the (dirs, P, C) weights
-    inputs: list[
-        torch.Tensor
-    ]  # per direction (4C, D), D the padded width of the layer's input
+    recurrent: torch.Tensor  # (dirs, P, 4C): a transposed view of the (dirs, 4C, P) weights
+    projection: torch.Tensor  # (dirs, C, P): a transposed view of the (dirs, P, C) weights
+    inputs: list[torch.Tensor]  # per direction (4C, D), D the padded width of the layer's input
     cell: int  # C, padded
     projection_dim: int  # P, padded
     transposed: bool  # the projection as W @ cell outputs^T per group of rows (projects_transposed)
@@ -97,9 +91,7 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     """Layer ``index``'s stacked weights, rebuilt only after a parameter changes."""
     first = stacks[0]
     caches = first.__dict__.setdefault("_fused_weight_cache", {})
-    cache = caches.setdefault(
-        (index, tuple(id(stack) for stack in stacks)), DerivedTensors()
-    )
+    cache = caches.setdefault((index, tuple(id(stack) for stack in stacks)), DerivedTensors())
     layers = [stack.layers[index] for stack in stacks]
     params = [
         p
@@ -118,22 +110,12 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
         proj = aligned_width(layers[0].projection_dim, dtype)
         dim = aligned_width(layers[0].input_dim, dtype)
         return FusedWeights(
-            bias=torch.stack(
-                [
-                    _gate_blocks(layer.gate_bias(first.forget_bias), cell)
-                    for layer in layers
-                ]
+            bias=torch.stack([_gate_blocks(layer.gate_bias(first.forget_bias), cell) for layer in layers]),
+            recurrent=torch.stack([_gate_blocks(layer.recurrent_weight, cell, proj) for layer in layers]).transpose(
+                1, 2
             ),
-            recurrent=torch.stack(
-                [_gate_blocks(layer.recurrent_weight, cell, proj) for layer in layers]
-            ).transpose(1, 2),
             projection=torch.stack(
-                [
-                    padded_columns(
-                        padded_columns(layer.projection_weight, cell).t(), proj
-                    ).t()
-                    for layer in layers
-                ]
+                [padded_columns(padded_columns(layer.projection_weight, cell).t(), proj).t() for layer in layers]
             ).transpose(1, 2),
             inputs=[_gate_blocks(layer.input_weight, cell, dim) for layer in layers],
             cell=cell,
@@ -144,9 +126,7 @@ def fused_weights(stacks: Sequence["LstmStack"], index: int) -> FusedWeights:
     return cache.get(params, build, extra_key=first.forget_bias)
 
 
-def _gate_blocks(
-    weight: torch.Tensor, cell: int, columns: Optional[int] = None
-) -> torch.Tensor:
+def _gate_blocks(weight: torch.Tensor, cell: int, columns: Optional[int] = None) -> torch.Tensor:
     """``weight`` ``(4 C0, ...)`` (gates i, j, f, o) with each gate's rows padded with zero rows
     to ``cell`` and, for a matrix, its columns with zeros to ``columns``; ``weight`` itself
     when nothing needs padding."""
@@ -154,12 +134,11 @@ def _gate_blocks(
     width = weight.shape[1] if weight.dim() == 2 else None
     if rows == cell and (width is None or width == columns):
         return weight
-    gates = weight.reshape(4, rows, -1).transpose(
-        1, 2
-    )  # (4, width, rows): pad the rows as columns
+    gates = weight.reshape(4, rows, -1).transpose(1, 2)  # (4, width, rows): pad the rows as columns
     gates = padded_columns(gates, cell).transpose(1, 2)  # (4, cell, width)
     if width is None:
         return gates.reshape(4 * cell).contiguous()
+    columns = width if columns is None else columns
     return padded_columns(gates, columns).reshape(4 * cell, columns).contiguous()
 
 
@@ -178,20 +157,14 @@ def projects_transposed(cell: int) -> bool:
     return cell <= TRANSPOSED_PROJECTION_CELLS
 
 
-def run_in_place(
-    stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]
-) -> list[torch.Tensor]:
+def run_in_place(stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int]) -> list[torch.Tensor]:
     """Per-layer outputs ``(n_stacks, time, batch, P)`` for time-major inputs, without autograd."""
     first = stacks[0]
     outputs: list[torch.Tensor] = []
     n_dirs, steps, batch, dim = inputs.shape
     rows, width = max(batch, MIN_ROWS), aligned_width(dim, inputs.dtype)
-    if projects_transposed(
-        aligned_width(first.layers[0].cell_dim, inputs.dtype, CELL_ROW_BYTES)
-    ):
-        rows = (
-            -(-rows // MIN_ROWS) * MIN_ROWS
-        )  # whole groups of rows for the projection
+    if projects_transposed(aligned_width(first.layers[0].cell_dim, inputs.dtype, CELL_ROW_BYTES)):
+        rows = -(-rows // MIN_ROWS) * MIN_ROWS  # whole groups of rows for the projection
     layer_input = inputs
     if rows != batch or width != dim:
         # Zero-length rows so that every matmul has MIN_ROWS rows (whole groups of them where
@@ -200,9 +173,7 @@ def run_in_place(
         layer_input[:, :, :batch, :dim] = inputs
     with torch.no_grad():
         for index in range(len(first.layers)):
-            layer_output = _run_layer(
-                fused_weights(stacks, index), layer_input, active, first
-            )
+            layer_output = _run_layer(fused_weights(stacks, index), layer_input, active, first)
             if index > 0 and first.use_skip_connections:
                 layer_output += layer_input  # both are zero at padded positions
             outputs.append(layer_output)
@@ -226,27 +197,17 @@ def _run_layer(
     memory = inputs.new_zeros(n_dirs, batch, cell)
     # Zeros: the transposed projection reads whole groups of rows, some never written.
     cell_output = inputs.new_zeros(n_dirs, batch, cell)
-    recurrent_product = (
-        inputs.new_empty(n_dirs, batch, 4 * cell) if batch > TAIL_ROWS else None
-    )
-    projected = (
-        inputs.new_empty(n_dirs, batch // MIN_ROWS, proj, MIN_ROWS)
-        if weights.transposed
-        else None
-    )
+    recurrent_product = inputs.new_empty(n_dirs, batch, 4 * cell) if batch > TAIL_ROWS else None
+    projected = inputs.new_empty(n_dirs, batch // MIN_ROWS, proj, MIN_ROWS) if weights.transposed else None
 
     def rows_at(t: int) -> int:
         return min(batch, max(active[t], MIN_ROWS))
 
     window = max(1, PRE_GATE_ROWS // batch)
     pre_buffer = inputs.new_empty(n_dirs, min(window, steps_run) * rows_at(0), 4 * cell)
-    for start, stop in _windows(
-        steps_run, window, [rows_at(t) for t in range(steps_run)]
-    ):
+    for start, stop in _windows(steps_run, window, [rows_at(t) for t in range(steps_run)]):
         rows = rows_at(start)
-        pre_gates = pre_buffer[:, : (stop - start) * rows].view(
-            n_dirs, stop - start, rows, 4 * cell
-        )
+        pre_gates = pre_buffer[:, : (stop - start) * rows].view(n_dirs, stop - start, rows, 4 * cell)
         for d, input_weight in enumerate(weights.inputs):
             source = inputs[d, start:stop, :rows]
             if rows <= TAIL_ROWS:
@@ -274,9 +235,7 @@ def _run_layer(
                 gates.add_(recurrent_product[:, :n])
             elif t > 0:
                 gates.baddbmm_(output[:, t - 1, :n], weights.recurrent)
-            cell_step_(
-                gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip
-            )
+            cell_step_(gates, memory[:, :n], cell_output[:, :n], cell, options.cell_clip)
             if projected is not None:
                 n = _project_transposed(
                     cell_output,
@@ -292,9 +251,7 @@ def _run_layer(
                 if options.proj_clip:
                     hidden.clamp_(-options.proj_clip, options.proj_clip)
             if n > active[t]:
-                output[:, t, active[t] : n] = (
-                    0.0  # rows made up to MIN_ROWS or a group: keep padding zero
-                )
+                output[:, t, active[t] : n] = 0.0  # rows made up to MIN_ROWS or a group: keep padding zero
     return output
 
 
@@ -318,9 +275,7 @@ def _project_transposed(
     rows = groups * MIN_ROWS
     proj = projection.shape[2]
     for d in range(n_dirs):
-        weight = (
-            projection[d].t().expand(groups, proj, cell)
-        )  # (P, C) rows, shared by every group
+        weight = projection[d].t().expand(groups, proj, cell)  # (P, C) rows, shared by every group
         group_rows = cell_output[d, :rows].view(groups, MIN_ROWS, cell).transpose(1, 2)
         torch.bmm(weight, group_rows, out=scratch[d, :groups])
     rows_first = scratch[:, :groups].transpose(2, 3)  # (dirs, groups, MIN_ROWS, P)
@@ -340,9 +295,7 @@ def _windows(steps: int, window: int, rows: Sequence[int]) -> list[tuple[int, in
     return [(a, min(b, a + window)) for a, b in zip(bounds, bounds[1:]) if a < b]
 
 
-def row_group_products(
-    source: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, out: torch.Tensor
-) -> None:
+def row_group_products(source: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, out: torch.Tensor) -> None:
     """``out = bias + source @ weight.T`` for ``source`` ``(steps, rows, D)``, computed in
     products of ``MIN_ROWS`` rows, as exact as the per-step reference loop is in its tail.
 

@@ -53,9 +53,7 @@ class CharCnnWeights(Protocol):
     convolutions: Sequence[nn.Conv1d]  # an nn.ModuleList, one per filter width
     highway: Highway
     projection: nn.Linear
-    word_embedding: Optional[
-        nn.Embedding
-    ]  # the word table, concatenated before the projection
+    word_embedding: Optional[nn.Embedding]  # the word table, concatenated before the projection
 
 
 @dataclass
@@ -63,22 +61,16 @@ class ConvTables:
     """Per filter width: the stacked lookup tables ``(width * n_chars, n)`` and row offsets."""
 
     tables: list[torch.Tensor]
-    offsets: list[
-        torch.Tensor
-    ]  # (width,): k * n_chars, added to the char id at offset k
+    offsets: list[torch.Tensor]  # (width,): k * n_chars, added to the char id at offset k
     bias: torch.Tensor  # (n_filters,): every convolution's bias, concatenated
 
 
 def conv_tables(encoder: CharCnnWeights) -> ConvTables:
     """The encoder's lookup tables, rebuilt only after its embedding or a convolution changes."""
     cache = encoder.__dict__.setdefault("_conv_table_cache", DerivedTensors())
-    params = [encoder.char_embedding.weight] + [
-        p for conv in encoder.convolutions for p in conv.parameters()
-    ]
+    params = [encoder.char_embedding.weight] + [p for conv in encoder.convolutions for p in conv.parameters()]
     weights = [conv.weight for conv in encoder.convolutions]
-    return cache.get(
-        params, lambda: _tables(encoder, weights, [encoder.char_embedding.weight])
-    )
+    return cache.get(params, lambda: _tables(encoder, weights, [encoder.char_embedding.weight]))
 
 
 def compact_tables(encoder: CharCnnWeights, used: torch.Tensor) -> ConvTables:
@@ -94,10 +86,7 @@ def compact_tables(encoder: CharCnnWeights, used: torch.Tensor) -> ConvTables:
     rows = padded_columns(embedding[used], dim)
     weights = [conv.weight for conv in encoder.convolutions]
     if dim != embedding.shape[1]:
-        weights = [
-            padded_columns(weight.transpose(1, 2), dim).transpose(1, 2)
-            for weight in weights
-        ]
+        weights = [padded_columns(weight.transpose(1, 2), dim).transpose(1, 2) for weight in weights]
     return _tables(encoder, weights, list(rows.split(CHAR_BLOCK)))
 
 
@@ -114,9 +103,7 @@ def _tables(
     for weight in weights:
         width = weight.shape[-1]
         # table[k * n_chars + c] = E[c] @ W[:, :, k]^T
-        parts = [
-            torch.einsum("cd,ndk->kcn", block, weight) for block in embedding_blocks
-        ]
+        parts = [torch.einsum("cd,ndk->kcn", block, weight) for block in embedding_blocks]
         tables.append(torch.cat(parts, dim=1).reshape(width * n_chars, -1).contiguous())
         offsets.append(torch.arange(width, device=device) * n_chars)
     bias = torch.cat(cast(list[torch.Tensor], [conv.bias for conv in encoder.convolutions]))  # built with biases
@@ -156,9 +143,7 @@ def _dense_weights(encoder: CharCnnWeights) -> DenseWeights:
     for layer in encoder.highway.layers:
         weight, bias = layer.weight, layer.bias
         if width != dim:
-            halves = [
-                padded_columns(half, width) for half in weight.split(dim)
-            ]  # (dim, width) each
+            halves = [padded_columns(half, width) for half in weight.split(dim)]  # (dim, width) each
             weight = torch.cat([padded_columns(half.t(), width).t() for half in halves])
             bias = torch.cat([padded_columns(half, width) for half in bias.split(dim)])
         highway.append((weight, bias))
@@ -192,20 +177,12 @@ def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
             tables = compact_tables(encoder, used)
         for start in range(0, n_words, block_size):
             chars = _fixed_block(char_ids[start : start + block_size], block_size)
-            words = (
-                None
-                if word_ids is None
-                else _fixed_block(word_ids[start : start + block_size], block_size)
-            )
+            words = None if word_ids is None else _fixed_block(word_ids[start : start + block_size], block_size)
             size = min(block_size, n_words - start)
             if tables is None:
-                result[start : start + size] = _encode_block_by_convolution(
-                    encoder, chars, words
-                )[:size]
+                result[start : start + size] = _encode_block_by_convolution(encoder, chars, words)[:size]
             else:
-                result[start : start + size] = _encode_block(
-                    encoder, tables, chars, words
-                )[:size]
+                result[start : start + size] = _encode_block(encoder, tables, chars, words)[:size]
     return result
 
 
@@ -223,9 +200,7 @@ def _encode_block_by_convolution(
 ) -> torch.Tensor:
     embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
     with _full_precision_convolutions():
-        features = torch.cat(
-            [conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1
-        )
+        features = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)
     return _highway_and_projection(encoder, features, word_ids)
 
 
@@ -260,9 +235,7 @@ def _encode_block(
         width, n_filters = offsets.shape[0], table.shape[1]
         positions = n_chars_per_word - width + 1
         # (words, positions, width) rows of the table to add up, one bag per position.
-        bags = (char_ids.unfold(1, width, 1) + offsets).reshape(
-            n_words, positions * width
-        )
+        bags = (char_ids.unfold(1, width, 1) + offsets).reshape(n_words, positions * width)
         for start in range(0, n_words, CONV_CHUNK):
             chunk = bags[start : start + CONV_CHUNK]
             sums = F.embedding_bag(chunk.reshape(-1, width), table, mode="sum")
@@ -272,9 +245,7 @@ def _encode_block(
                 out=features[start : start + CONV_CHUNK, column : column + n_filters],
             )
         column += n_filters
-    features[:, :n_features] += (
-        tables.bias
-    )  # max(x + b) = max(x) + b: the bias goes on after pooling
+    features[:, :n_features] += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
     return _highway_and_projection(encoder, features, word_ids)
 
 
@@ -288,11 +259,7 @@ def _highway_and_projection(
     weights = dense_weights(encoder)
     dim, width = encoder.highway.dim, weights.width
     features = padded_columns(features, width)
-    features = (
-        features.relu_()
-        if encoder.config.activation == "relu"
-        else rowwise_(torch.Tensor.tanh_, features)
-    )
+    features = features.relu_() if encoder.config.activation == "relu" else rowwise_(torch.Tensor.tanh_, features)
     for weight, bias in weights.highway:
         projected = F.linear(features, weight, bias)
         transform = projected[:, :width].relu_()

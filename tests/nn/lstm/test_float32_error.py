@@ -20,25 +20,19 @@ MAX_RATIO = 1.5
 
 
 def _max_error(outputs, exact):
-    return max(
-        float((out.double() - ref).abs().max()) for out, ref in zip(outputs, exact)
-    )
+    return max(float((out.double() - ref).abs().max()) for out, ref in zip(outputs, exact))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_fused_inference_loop_error_within_reference_loop_error(seed):
     torch.manual_seed(seed)
-    stacks = [
-        LstmStack(128, 512, 128, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)
-    ]
+    stacks = [LstmStack(128, 512, 128, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)]
     inputs = torch.randn(2, STEPS, ROWS, 128)
     active = [ROWS] * STEPS
     stacks64 = [copy.deepcopy(stack).double() for stack in stacks]
     with torch.no_grad():
         exact = run_time_major(stacks64, inputs.double(), active, per_direction=True)
-        reference = _max_error(
-            run_time_major(stacks, inputs, active, per_direction=True), exact
-        )
+        reference = _max_error(run_time_major(stacks, inputs, active, per_direction=True), exact)
         fused = _max_error(run_time_major(stacks, inputs, active), exact)
     assert 0 < reference
     assert fused <= MAX_RATIO * reference, (fused, reference, fused / reference)
@@ -49,9 +43,7 @@ def _clipped_stacks(seed, dim, cell, input_scale):
     input weights (the char-CNN's vectors and the lower layer's outputs drive a trained model's
     gates) and projections large enough that the projected outputs reach the clip."""
     torch.manual_seed(seed)
-    stacks = [
-        LstmStack(dim, cell, dim, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)
-    ]
+    stacks = [LstmStack(dim, cell, dim, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)]
     with torch.no_grad():
         for stack in stacks:
             for layer in stack.layers:
@@ -74,9 +66,7 @@ def test_inference_loop_error_on_a_long_sentence_alone_with_clipping(seed):
     stacks64 = [copy.deepcopy(stack).double() for stack in stacks]
     with torch.no_grad():
         exact = run_time_major(stacks64, inputs.double(), active, per_direction=True)
-        reference = _max_error(
-            run_time_major(stacks, inputs, active, per_direction=True), exact
-        )
+        reference = _max_error(run_time_major(stacks, inputs, active, per_direction=True), exact)
         fused = _max_error(run_time_major(stacks, inputs, active), exact)
         clipped = float((exact[-1].abs() >= 3.0 - 1e-9).double().mean())
     assert clipped > 0  # the projection clip is at work
@@ -96,9 +86,7 @@ def test_inference_loop_error_in_the_tail_of_a_batch_with_clipping():
     stacks64 = [copy.deepcopy(stack).double() for stack in stacks]
     with torch.no_grad():
         exact = run_time_major(stacks64, inputs.double(), active, per_direction=True)
-        reference = _max_error(
-            run_time_major(stacks, inputs, active, per_direction=True), exact
-        )
+        reference = _max_error(run_time_major(stacks, inputs, active, per_direction=True), exact)
         fused = _max_error(run_time_major(stacks, inputs, active), exact)
     assert fused <= MAX_RATIO * reference, (fused, reference, fused / reference)
 
@@ -110,9 +98,7 @@ def bilm_tf_clipped_stacks(seed, cell=64, proj=16):
     Input and recurrent weights are halved so that the clipped dynamics stay stable (errors
     stay rounding errors rather than diverging trajectories)."""
     torch.manual_seed(seed)
-    stacks = [
-        LstmStack(proj, cell, proj, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)
-    ]
+    stacks = [LstmStack(proj, cell, proj, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)]
     with torch.no_grad():
         for stack in stacks:
             for layer in stack.layers:
@@ -158,9 +144,7 @@ def clip_rates(stack, inputs):
             h = raw.clamp(-3.0, 3.0)
             outputs.append(h)
         steps = x.shape[0]
-        rates.append(
-            (cell_steps / steps, proj_steps / steps, cells / steps, projected / steps)
-        )
+        rates.append((cell_steps / steps, proj_steps / steps, cells / steps, projected / steps))
         x = torch.stack(outputs) + (x if index > 0 else 0.0)
     return rates
 
@@ -195,18 +179,9 @@ def test_the_in_place_loop_is_as_exact_as_the_reference_on_a_clipped_model_alone
             )
             active = [1] * 150
             with torch.no_grad():
-                exact = run_time_major(
-                    stacks64, inputs.double(), active, per_direction=True
-                )[-1]
-                reference = (
-                    run_time_major(stacks, inputs, active, per_direction=True)[
-                        -1
-                    ].double()
-                    - exact
-                ).abs()
-                in_place = (
-                    run_time_major(stacks, inputs, active)[-1].double() - exact
-                ).abs()
+                exact = run_time_major(stacks64, inputs.double(), active, per_direction=True)[-1]
+                reference = (run_time_major(stacks, inputs, active, per_direction=True)[-1].double() - exact).abs()
+                in_place = (run_time_major(stacks, inputs, active)[-1].double() - exact).abs()
             ratios_max.append((float(in_place.max()), float(reference.max())))
             ratios_mean.append((float(in_place.mean()), float(reference.mean())))
     pooled_max = sum(a for a, _ in ratios_max) / sum(b for _, b in ratios_max)

@@ -19,9 +19,7 @@ from spacy_elmo.nn.lstm import LstmStack, run_time_major
 @pytest.mark.parametrize("cell, proj", [(10, 6), (9, 5), (64, 16), (512, 128)])
 def test_a_row_gets_the_same_bits_alone_and_in_any_batch(cell, proj):
     torch.manual_seed(0)
-    stacks = [
-        LstmStack(proj, cell, proj, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)
-    ]
+    stacks = [LstmStack(proj, cell, proj, 2, cell_clip=3.0, proj_clip=3.0) for _ in range(2)]
     steps = 20
     for batch in (5, 16, 40):
         inputs = torch.randn(2, steps, batch, proj)
