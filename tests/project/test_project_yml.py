@@ -157,3 +157,118 @@ def test_the_report_states_the_robustness_workflows_own_times(config, commands):
     assert times == Path("reports/robustness_step_times.json")
     assert f"--robustness-step-times {times.as_posix()}" in commands["report"]["script"][0]
     assert f"--step-times {times_file_for(config['vars'], 'all').as_posix()}" in commands["report"]["script"][0]
+
+
+DISTILL_STEPS = ["distill-ner", "distill-tagger", "train-ner-elmo-distilled", "train-tagger-small-elmo-distilled"]
+
+
+def test_the_distill_steps_are_in_all_after_their_inputs(config):
+    """The four steps run in `all`, before evaluate; each waits only for what it reads."""
+    from scripts.workflow.parallel.graph import workflow_steps
+
+    steps = config["workflows"]["all"]
+    assert set(DISTILL_STEPS) <= set(steps)
+    assert all(steps.index(name) < steps.index("evaluate") for name in DISTILL_STEPS)
+    after = {step.name: step.after for step in workflow_steps(config, "all")}
+    # the biLM's weights and its CPU time (model-best, cpu_time.json), the text (preprocess)
+    assert after["distill-ner"] == after["distill-tagger"] == {"preprocess", "pretrain"}
+    assert after["train-ner-elmo-distilled"] == {"preprocess", "distill-ner"}
+    assert after["train-tagger-small-elmo-distilled"] == {"preprocess", "distill-tagger"}
+    assert {"train-ner-elmo-distilled", "train-tagger-small-elmo-distilled"} <= after["evaluate"]
+
+
+def test_distilling_is_the_spacy_pretrain_step_with_the_elmo_objective(config, commands):
+    """Same command, text and CPU-second budget as spaCy's pretraining; the distill config, its own
+    folder, the workflow's biLM and the objective's target and loss as overrides."""
+    for task in ("ner", "tagger"):
+        (spacy_line,) = commands[f"spacy-pretrain-{task}"]["script"]
+        (line,) = commands[f"distill-{task}"]["script"]
+        expected = spacy_line.replace(f"configs/{task}_baseline.cfg", f"configs/{task}_distill.cfg")
+        expected = expected.replace(f"training/spacy-pretrain-{task}", f"training/distill-{task}")
+        expected += (
+            " --paths.elmo training/bilm/model-best --pretraining.objective.target average"
+            " --pretraining.objective.loss cosine"
+        )
+        assert line == expected
+        spacy_deps = commands[f"spacy-pretrain-{task}"]["deps"]
+        deps = [dep.replace("_baseline", "_distill") for dep in spacy_deps] + ["training/bilm/model-best/"]
+        assert sorted(commands[f"distill-{task}"]["deps"]) == sorted(deps)
+        assert commands[f"distill-{task}"]["outputs"] == [
+            f"training/distill-{task}/model-last.bin",
+            f"training/distill-{task}/run.json",
+        ]
+
+
+def test_the_distilled_settings_train_as_the_spacy_pretrain_settings(commands):
+    """The baseline config, seeds and options of the spacy-pretrain settings, with init_tok2vec
+    from the distill step's weights (model-last.bin, as there)."""
+    for setting, folder in (("ner", "distill-ner"), ("tagger-small", "distill-tagger")):
+        (line,) = commands[f"train-{setting}-spacy-pretrain"]["script"]
+        spacy_folder = folder.replace("distill", "spacy-pretrain")
+        expected = line.replace(f"training/{setting}-spacy-pretrain ", f"training/{setting}-elmo-distilled ")
+        expected = expected.replace(f"{spacy_folder}/model-last.bin", f"{folder}/model-last.bin")
+        assert expected != line and commands[f"train-{setting}-elmo-distilled"]["script"] == [expected]
+        assert commands[f"train-{setting}-elmo-distilled"]["deps"] == [
+            dep.replace(spacy_folder, folder) for dep in commands[f"train-{setting}-spacy-pretrain"]["deps"]
+        ]
+        assert commands[f"train-{setting}-elmo-distilled"]["outputs"] == [f"training/{setting}-elmo-distilled"]
+
+
+def test_evaluate_scores_the_distilled_settings(commands):
+    (line,) = commands["evaluate"]["script"]
+    for setting in ("ner-elmo-distilled", "tagger-small-elmo-distilled"):
+        assert f" --setting {setting}" in line and f"training/{setting}" in commands["evaluate"]["deps"]
+    report = commands["report"]["script"][0]
+    assert "--spacy-pretrain-dir training/distill-ner --spacy-pretrain-dir training/distill-tagger" in report
+
+
+def _distill_config(commands: dict, task: str):
+    """The distill step's config as spacy pretrain gets it: the step's overrides applied."""
+    import shlex
+
+    from spacy.util import load_config
+
+    from scripts.workflow.training.runs import parse_overrides
+
+    (line,) = commands[f"distill-{task}"]["script"]
+    words = shlex.split(line)
+    start = words.index("spacy-pretrain")
+    config_path, rest = words[start + 1], words[start + 3 :]
+    for option in ("--text", "--cpu-seconds-from"):  # the command's own options
+        at = rest.index(option)
+        del rest[at : at + 2]
+    overrides = {**parse_overrides(rest), "paths.raw_text": "text.jsonl"}
+    return load_config(ROOT / config_path, overrides=overrides, interpolate=True)
+
+
+@pytest.mark.parametrize("target, loss", [(None, None), ("layers", "l2"), ("mix", "cosine+l2")])
+def test_the_distill_overrides_resolve(target, loss):
+    """`--vars.distill_target` / `distill_loss` reach the objective; the block resolves (the biLM
+    is read only when spacy pretrain builds the objective)."""
+    from spacy.schemas import ConfigSchemaPretrain
+    from spacy.util import registry
+
+    overrides = {"vars.distill_target": target, "vars.distill_loss": loss} if target else {}
+    project = load_project(ROOT, overrides)
+    commands = {command["name"]: command for command in project["commands"]}
+    for task in ("ner", "tagger"):
+        config = _distill_config(commands, task)
+        objective = config["pretraining"]["objective"]
+        assert objective["@architectures"] == "spacy_elmo.PretrainElmo.v1"
+        assert objective["weights"] == "training/bilm/model-best" == project["vars"]["bilm_model"]
+        assert (objective["target"], objective["loss"]) == (target or "average", loss or "cosine")
+        if target == "mix":  # "mix" needs layer weights: the objective says so
+            with pytest.raises(ValueError, match="layer_weights"):
+                registry.resolve(config["pretraining"], schema=ConfigSchemaPretrain)
+            continue
+        resolved = registry.resolve(config["pretraining"], schema=ConfigSchemaPretrain)
+        assert callable(resolved["objective"]) and resolved["component"] == task
+
+
+def test_a_bad_distill_setting_is_named():
+    from spacy.schemas import ConfigSchemaPretrain
+    from spacy.util import registry
+
+    commands = {c["name"]: c for c in load_project(ROOT, {"vars.distill_loss": "hinge"})["commands"]}
+    with pytest.raises(ValueError, match="loss must be one of .*not 'hinge'"):
+        registry.resolve(_distill_config(commands, "ner")["pretraining"], schema=ConfigSchemaPretrain)

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data, plots, pooled, user_choice
+from . import data, distill, plots, pooled, user_choice
 from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
@@ -88,7 +88,7 @@ def elmo_pipelines(training_dir: Path, names: Sequence[str]) -> Dict[str, Path]:
     found = {}
     for name in names:
         parts = data.parse_setting(name)
-        if parts is None or parts[2] in ("baseline", data.SPACY_PRETRAIN):  # no ELMo listener
+        if parts is None or parts[2] in ("baseline", data.SPACY_PRETRAIN, data.DISTILLED):  # no ELMo listener
             continue
         candidates = [training_dir / name / "model-best"] + sorted(
             (training_dir / name).glob("seed*/model-best"),
@@ -243,6 +243,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         if budgets
         else []
     )
+    distill_md, distillation = distill.distill_lines(rows, user_choice.distilled_choice_sentence(rows))
     loud = [f"> **Warning:** {warning}" for warning in warnings]
     md = ["# spacy-elmo: baseline vs ELMo", "", header, ""] + [line for w in loud for line in (w, "")]
     md += [
@@ -261,6 +262,8 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     md += pooled_md
     if choice_md:
         md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
+    if distill_md:
+        md += ["## ELMo distilled into the baseline's tok2vec", ""] + distill_md
     md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
     if "differences" in figures:
@@ -334,6 +337,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
     section += section_pooled_md
     section += choice_md
+    section += distill_md
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
     if bank and top:
@@ -378,6 +382,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         "pretraining_run": bilm_run,
         "spacy_pretraining": spacy_runs,
         "choice": choice,
+        "distillation": distillation,
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,
         "layer_mixes": {name: {"weights": w, "gamma": g} for name, (w, g) in mixes.items()},

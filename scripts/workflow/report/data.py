@@ -27,27 +27,32 @@ from ..evaluation import paired_stats
 # is compared with the baseline of its task and size, each "X-adapted" also with "X" (the same
 # setting on the biLM before domain adaptation), and ELMo also with spaCy's own pretraining
 # (the baseline's tok2vec pretrained by `spacy pretrain` for the biLM's CPU time: the choice a
-# user has); a comparison is made only when both settings were scored. A new variant needs no
-# code: it sorts after the known ones.
+# user has); a comparison is made only when both settings were scored. ELMo distilled into the
+# baseline's tok2vec (`spacy pretrain` with the PretrainElmo.v1 objective, then init_tok2vec) is
+# also compared with spaCy's pretraining and with ELMo itself. A new variant needs no code: it
+# sorts after the known ones.
 SETTING_NAME = re.compile(r"^(?P<task>ner|tagger|textcat)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
 TASKS = ("ner", "tagger", "textcat")
 SIZES = ("full", "small")
 SPACY_PRETRAIN = "spacy-pretrain"
-VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published")
+DISTILLED = "elmo-distilled"
+VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published", DISTILLED)
 VARIANT_LABELS = {
     "baseline": "baseline",
     SPACY_PRETRAIN: "spaCy pretraining",
     "elmo": "ELMo",
     "elmo-adapted": "ELMo, adapted biLM",
     "elmo-published": "ELMo, published weights",
+    DISTILLED: "ELMo distilled",
 }
 ADAPTED_SUFFIX = "-adapted"
 # besides the baseline, a variant is compared with these variants of its task and size
-ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,)}
+ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,), DISTILLED: (SPACY_PRETRAIN, "elmo")}
 # the targets for the default workflow: (task, size, gain in points over the baseline);
-# a target is met by an ELMo variant other than the published weights, with p < 0.05
+# a target is met by an ELMo variant other than the published weights (and the distilled one,
+# which has targets of its own: report.distill), with p < 0.05
 TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0), ("tagger", "full", 0.5))
-NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN)
+NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN, DISTILLED)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
 # UPOS accuracy (pos_acc would be a morphologizer's)
@@ -116,9 +121,9 @@ def comparisons(names: Sequence[str]) -> List[Tuple[str, str, str, str]]:
             unadapted = setting_name(task, size, variant[: -len(ADAPTED_SUFFIX)])
             if unadapted in present:
                 found.append((order + (1,), (task, size, unadapted, name)))
-        for reference in ALSO_COMPARED_WITH.get(variant, ()):
+        for rank, reference in enumerate(ALSO_COMPARED_WITH.get(variant, ()), start=2):
             if setting_name(task, size, reference) in present:
-                found.append((order + (2,), (task, size, setting_name(task, size, reference), name)))
+                found.append((order + (rank,), (task, size, setting_name(task, size, reference), name)))
     return [comparison for _, comparison in sorted(found)]
 
 

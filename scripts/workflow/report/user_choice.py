@@ -116,3 +116,32 @@ def choice_sentence(rows: List[dict]) -> Optional[str]:
     if not parts:
         return None
     return "For the same pretraining CPU time, " + "; ".join(parts) + "."
+
+
+def distilled_choice_sentence(rows: List[dict]) -> Optional[str]:
+    """What to choose per task and size once ELMo has been distilled into the baseline's tok2vec:
+    against spaCy's pretraining (both run at the baseline's speed) and against ELMo itself (which
+    runs the biLM), as far as the paired tests allow; None without a tested distilled setting."""
+    fast, slow = [], []
+    for r in rows:
+        other, reference = data.parse_setting(r["other"]), data.parse_setting(r["baseline"])
+        if r["test"] is None or other[2] != data.DISTILLED or reference[2] not in (data.SPACY_PRETRAIN, "elmo"):
+            continue
+        where = f"{TASK_DATA[other[0]]} with the {other[1]} training set"
+        if reference[2] == data.SPACY_PRETRAIN:
+            numbers = f"distilled - spaCy's pretraining: {r['delta']:+.2f} points, p = {p_text(r['test'].p_value)}"
+            choice = {"gain": "choose the distilled ELMo", "loss": "choose spaCy's pretraining"}
+            fast.append(f"{choice.get(r['verdict'], 'the tests cannot choose between them')} for {where} ({numbers})")
+        else:
+            numbers = f"distilled - ELMo: {r['delta']:+.2f} points, p = {p_text(r['test'].p_value)}"
+            choice = {"gain": "the distilled ELMo is better still", "loss": "choose ELMo"}
+            slow.append(f"{choice.get(r['verdict'], 'the tests cannot choose between them')} for {where} ({numbers})")
+    sentences = []
+    if fast:
+        sentences.append(
+            "For a pipeline as fast as the baseline (no biLM at run time; distilling costs the biLM's "
+            "pretraining and as much CPU time again), " + "; ".join(fast) + "."
+        )
+    if slow:
+        sentences.append("Where the biLM can run, ELMo against its distillation: " + "; ".join(slow) + ".")
+    return " ".join(sentences) or None
