@@ -128,7 +128,9 @@ def target_rows(rows: List[dict], shares: List[dict]) -> List[dict]:
         share = next((s for s in shares if s["setting"] == distilled), None)
         for target in (
             _beats(index.get((distilled, data.setting_name(task, size, "baseline"))), "the baseline", where),
-            _beats(index.get((distilled, data.setting_name(task, size, data.SPACY_PRETRAIN))), "spaCy's pretraining", where),
+            _beats(
+                index.get((distilled, data.setting_name(task, size, data.SPACY_PRETRAIN))), "spaCy's pretraining", where
+            ),
             _half(share, where),
         ):
             entries.append({"task": task, "size": size, **target})
