@@ -323,6 +323,8 @@ def test_workflow_end_to_end(project):
         "tagger-small-elmo-adapted": SEEDS,
         "ner-spacy-pretrain": NER_SEEDS,
         "tagger-small-spacy-pretrain": SEEDS,
+        "ner-elmo-distilled": NER_SEEDS,
+        "tagger-small-elmo-distilled": SEEDS,
     }
     for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
@@ -367,6 +369,12 @@ def test_workflow_end_to_end(project):
         ("ner-elmo", "ner-spacy-pretrain"),
         ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
         ("tagger-small-elmo", "tagger-small-spacy-pretrain"),
+        ("ner-elmo-distilled", "ner-baseline"),
+        ("ner-elmo-distilled", "ner-spacy-pretrain"),
+        ("ner-elmo-distilled", "ner-elmo"),
+        ("tagger-small-elmo-distilled", "tagger-small-baseline"),
+        ("tagger-small-elmo-distilled", "tagger-small-spacy-pretrain"),
+        ("tagger-small-elmo-distilled", "tagger-small-elmo"),
     }
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
@@ -394,7 +402,8 @@ def test_workflow_end_to_end(project):
     # (init_tok2vec), and compared with ELMo in the report and the README
     budget = json.loads((proj / "training/bilm/cpu_time.json").read_text())["cpu_seconds"]
     assert 0 < budget <= results["step_times"]["pretrain"]["cpu_seconds"]
-    for folder in ("spacy-pretrain-ner", "spacy-pretrain-tagger"):
+    # ELMo's distillation (spacy pretrain with the PretrainElmo.v1 objective) has the same budget
+    for folder in ("spacy-pretrain-ner", "spacy-pretrain-tagger", "distill-ner", "distill-tagger"):
         run = results["spacy_pretraining"][folder]
         assert run["stopped_by"] == "cpu_seconds" and run["cpu_seconds_budget"] == budget, folder
         assert budget <= run["cpu_seconds"] < budget + 5 and run["steps"] >= 1, folder
@@ -402,6 +411,8 @@ def test_workflow_end_to_end(project):
     for setting, folder in (
         ("ner-spacy-pretrain", "spacy-pretrain-ner"),
         ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger"),
+        ("ner-elmo-distilled", "distill-ner"),
+        ("tagger-small-elmo-distilled", "distill-tagger"),
     ):
         config = Config().from_disk(
             proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
