@@ -94,7 +94,7 @@ def _beats(row: Optional[dict], what: str, where: str) -> dict:
         return {"goal": goal, "met": True, "short_by": 0.0, "text": f"{goal}: **met** ({numbers})."}
     if row["delta"] > 0:
         text = f"{goal}: not met: the difference is positive but not significant ({numbers}, not < 0.05)."
-        return {"goal": goal, "met": False, "short_by": 0.0, "text": text}
+        return {"goal": goal, "met": False, "short_by": None, "text": text}  # missed on p alone
     short = -row["delta"]
     text = f"{goal}: not met, missed by {short:.2f} points, and more for p < 0.05 ({numbers})."
     return {"goal": goal, "met": False, "short_by": short, "text": text}
@@ -119,7 +119,8 @@ def _half(entry: Optional[dict], where: str) -> dict:
 
 
 def target_rows(rows: List[dict], shares: List[dict]) -> List[dict]:
-    """Issue 31's targets for each (task, size) of ``TARGETS``, met or missed by how much."""
+    """Issue 31's targets for each (task, size) of ``TARGETS``, met or missed by how much:
+    ``short_by`` in points for "beats" (None where only p misses), as a share for the half."""
     index = _index(rows)
     entries = []
     for task, size in TARGETS:
