@@ -95,7 +95,7 @@ def _beats(row: Optional[dict], what: str, where: str) -> dict:
     if row["delta"] > 0:
         text = f"{goal}: not met: the difference is positive but not significant ({numbers}, not < 0.05)."
         return {"goal": goal, "met": False, "short_by": None, "text": text}  # missed on p alone
-    short = -row["delta"]
+    short = abs(row["delta"])  # delta <= 0 here; abs() never writes -0.00
     text = f"{goal}: not met, missed by {short:.2f} points, and more for p < 0.05 ({numbers})."
     return {"goal": goal, "met": False, "short_by": short, "text": text}
 

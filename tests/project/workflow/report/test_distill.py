@@ -151,6 +151,8 @@ def test_a_missed_significance_target_says_by_how_much():
     ]
     shares = distill.share_rows(rows)
     assert [s["share"] for s in shares] == [pytest.approx(-0.2)]
+    tie = distill.target_rows([{**rows[1], "delta": -0.0}], [])[0]
+    assert "missed by 0.00 points" in tie["text"] and tie["short_by"] == 0.0
     beats_baseline, beats_spacy, half = distill.target_rows(rows, shares)
     assert beats_baseline["met"] is False and beats_baseline["short_by"] == pytest.approx(0.4)
     assert "beats the baseline with p < 0.05: not met, missed by 0.40 points" in beats_baseline["text"]
