@@ -38,7 +38,7 @@ def pipelines(tmp_path_factory) -> dict:
     ):
         nlp = load_model_from_config(Config().from_disk(CONFIGS / config_name, overrides=overrides), auto_fill=True)
         examples = [Example(nlp.make_doc(doc.text), doc) for doc in toy_docs(nlp, 8, seed=5)]
-        nlp.initialize(lambda: examples)
+        nlp.initialize(lambda examples=examples: examples)
         target = training / name / ("seed0/model-best" if name == "ner-elmo" else "model-best")
         target.parent.mkdir(parents=True)
         nlp.to_disk(target)
