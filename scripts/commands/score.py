@@ -154,6 +154,11 @@ def report(
         "--robustness-step-times",
         help="The step times of the robustness workflow, which the report states beside its pooled comparisons",
     ),
+    price_dir: Optional[Path] = typer.Option(
+        None,
+        "--price-dir",
+        help="The price step's SETTING.json files (words per CPU-second, memory, size); missing: the columns show -",
+    ),
     command: str = typer.Option(
         "python -m spacy project run all",
         "--command",
@@ -183,6 +188,7 @@ def report(
         step_times=step_times,
         bilm_cpu_time=bilm_cpu_time,
         robustness_step_times=robustness_step_times,
+        price_dir=price_dir,
         command=command,
         readme=Path(readme) if readme else None,
         results_page=Path(results_page) if results_page else None,

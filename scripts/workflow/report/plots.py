@@ -130,6 +130,26 @@ def plot_differences(rows: List[Tuple[str, float, float, float, str]], path: Pat
     return _save(fig, path)
 
 
+def plot_price(panels: List[Tuple[str, List[Tuple[str, float, Summary]]]], path: Path) -> Path:
+    """Test score against words per CPU-second (log scale), one panel per task.
+
+    panels = [(task label, [(setting, words per CPU-second, score summary over seeds)])]; one
+    point per setting, its error bar the std of the score over seeds (the price is one seed's).
+    """
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
+    for ax, (label, points) in zip(axes[0], panels):
+        for index, (setting, speed, summary) in enumerate(points):
+            colour = BASELINE_COLOUR if setting.endswith("-baseline") else plt.cm.tab10(index % 10)
+            ax.errorbar([speed], [summary.mean * 100], yerr=[summary.std * 100], fmt="o", capsize=3, color=colour)
+            ax.annotate(setting, (speed, summary.mean * 100), fontsize=6, xytext=(4, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_xlabel("words per CPU-second (one thread, log scale)")
+        ax.set_ylabel("test score (%), mean and std over seeds")
+        ax.set_title(label, fontsize=9)
+    fig.suptitle("Score against speed per setting", fontsize=10)
+    return _save(fig, path)
+
+
 def plot_per_type(per_type: Dict[str, Tuple[Optional[Summary], Optional[Summary]]], title: str, path: Path) -> Path:
     """Per entity type F1, baseline vs ELMo."""
     labels = sorted(per_type)
