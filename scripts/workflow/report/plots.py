@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -143,6 +144,8 @@ def plot_price(panels: List[Tuple[str, List[Tuple[str, float, Summary]]]], path:
             ax.errorbar([speed], [summary.mean * 100], yerr=[summary.std * 100], fmt="o", capsize=3, color=colour)
             ax.annotate(setting, (speed, summary.mean * 100), fontsize=6, xytext=(4, 3), textcoords="offset points")
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.margins(x=0.25, y=0.15)
         ax.set_xlabel("words per CPU-second (one thread, log scale)")
         ax.set_ylabel("test score (%), mean and std over seeds")
         ax.set_title(label, fontsize=9)

@@ -227,7 +227,7 @@ def test_pipelines_scored_side_by_side_give_the_serial_files(scored, tmp_path, r
         assert run_command(args + ["--jobs", jobs]) == 0
         outputs[jobs] = {path.name: read(path) for path in sorted(metrics.glob("*.json"))}
     for files in outputs.values():
-        for name, content in files.items():
+        for content in files.values():
             content.pop("speed", None)
     assert len(outputs["1"]) == 6 and outputs["1"] == outputs["2"]
     seed3, seed4 = (outputs["2"][f"tagger-x.seed{s}.json"] for s in (3, 4))
