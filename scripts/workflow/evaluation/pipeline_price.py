@@ -107,6 +107,8 @@ def measure(model: Path, test_data: Path, max_docs: int = MAX_DOCS, precision: O
         "batch_size": nlp.batch_size,
         "components": list(nlp.pipe_names),
         "precision": precision,
+        # the setting the elmo component runs with (None: no elmo component, or one without it)
+        "elmo_precision": getattr(nlp.get_pipe("elmo"), "precision", None) if "elmo" in nlp.pipe_names else None,
         "torch_threads": torch.get_num_threads(),
         "cpu_seconds": cpu_seconds,
         "words_per_cpu_second": words / cpu_seconds if cpu_seconds > 0 else math.inf,

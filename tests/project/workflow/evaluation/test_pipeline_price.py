@@ -5,6 +5,7 @@ and finite."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import shutil
@@ -121,3 +122,18 @@ def test_measure_price_command_prints_and_writes_json(pipelines, run_command, ca
     assert run_command(args + ["--output", str(tmp_path / "out.json")]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((tmp_path / "out.json").read_text()) and printed["docs"] == 3
+
+
+def test_precision_override_reaches_the_elmo_component(pipelines):
+    """--precision sets the elmo component's precision for the measurement (once the component
+    has that setting; skipped before)."""
+    from spacy_elmo.pipeline.elmo import make_elmo
+
+    if "precision" not in inspect.signature(make_elmo).parameters:
+        pytest.skip("the elmo component has no precision setting yet")
+    model = pipelines["training"] / "ner-elmo" / "seed0" / "model-best"
+    default = pipeline_price.measure_in_subprocess(model, pipelines["test"], max_docs=3)
+    price = pipeline_price.measure_in_subprocess(model, pipelines["test"], max_docs=3, precision="bfloat16")
+    assert default["precision"] is None and default["elmo_precision"] == "float32"
+    assert price["precision"] == price["elmo_precision"] == "bfloat16"
+    assert price["words"] == default["words"]
