@@ -16,7 +16,6 @@ file under the pipeline folder (the ``elmo`` component stores its biLM weights t
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -98,6 +97,8 @@ def measure(model: Path, test_data: Path, max_docs: int = MAX_DOCS, precision: O
         for _ in nlp.pipe(docs):
             pass
         cpu_seconds = time.process_time() - start
+    if cpu_seconds <= 0:
+        raise ValueError(f"{test_data}: {words} words ran in no measurable CPU time; run more documents")
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     return {
         "model": str(model),
@@ -111,7 +112,7 @@ def measure(model: Path, test_data: Path, max_docs: int = MAX_DOCS, precision: O
         "elmo_precision": getattr(nlp.get_pipe("elmo"), "precision", None) if "elmo" in nlp.pipe_names else None,
         "torch_threads": torch.get_num_threads(),
         "cpu_seconds": cpu_seconds,
-        "words_per_cpu_second": words / cpu_seconds if cpu_seconds > 0 else math.inf,
+        "words_per_cpu_second": words / cpu_seconds,
         "peak_memory_mib": peak_kib * 1024 / MIB,
         "size_mib": size_on_disk(model) / MIB,
     }
