@@ -55,6 +55,8 @@ app.command("spacy-pretrain", context_settings=SPACY_OVERRIDES)(train.spacy_pret
 app.command("tune-recipe", context_settings=SPACY_OVERRIDES)(train.tune_recipe)
 # scores and reports
 app.command("evaluate")(score.evaluate)
+app.command("price")(score.price)
+app.command("measure-price")(score.measure_price)
 app.command("report")(score.report)
 app.command("report-textcat")(score.report_textcat)
 app.command("probe-report")(score.probe_report)

@@ -5,6 +5,6 @@ and call ``scripts.workflow``. ``scripts/__main__.py`` names them.
 | --- | --- |
 | `prepare` | `fetch`, `preprocess brown`, `preprocess wnut`, `preprocess text`, `preprocess genres` |
 | `train` | `train-seeds`, `train-probes`, `spacy-pretrain`, `tune-recipe` |
-| `score` | `evaluate`, `report`, `report-textcat`, `probe-report` |
+| `score` | `evaluate`, `price`, `measure-price`, `report`, `report-textcat`, `probe-report` |
 | `orchestrate` | `run-workflow` (`make all`), `timed` |
 """

@@ -26,13 +26,19 @@ def evaluate(
         "--optional-setting",
         help="A setting scored only if it was trained (repeatable); without a pipeline, its old scores are removed",
     ),
+    jobs: int = typer.Option(
+        0, "--jobs", min=0, help="Pipelines scored at a time, each in its own process (0: one per core)"
+    ),
 ) -> None:
     """The evaluate steps: test scores and per-document counts of trained settings.
 
     Each trained setting's pipeline(s) scored on the test split of its task: spaCy's scores and the
     per-document counts the report's paired tests need. Pipelines scored earlier with the same
-    checksum and test file are skipped."""
-    from scripts.workflow.evaluation.scoring import jobs, remove_stale_scores, score_jobs, trained_settings
+    checksum and test file are skipped; the others are scored side by side (--jobs), with the
+    files a serial run writes."""
+    from scripts.workflow.evaluation.scoring import jobs as pipeline_jobs
+    from scripts.workflow.evaluation.scoring import remove_stale_scores, score_jobs, trained_settings
+    from scripts.workflow.parallel.pool import jobs_for
 
     required, optional = setting or [], optional_setting or []
     if not required and not optional:
@@ -42,12 +48,71 @@ def evaluate(
             msg.fail(f"Test data not found: {test_data}", exits=1)
     settings = trained_settings(training_dir, required, optional)
     try:
-        todo = list(jobs(settings, training_dir, ner_test, tagger_test, textcat_test))
+        todo = list(pipeline_jobs(settings, training_dir, ner_test, tagger_test, textcat_test))
     except FileNotFoundError as e:
         msg.fail(str(e), exits=1)
     metrics_dir.mkdir(parents=True, exist_ok=True)
     remove_stale_scores(metrics_dir, required + optional, {stem for stem, _, _ in todo})
-    score_jobs(todo, metrics_dir)
+    score_jobs(todo, metrics_dir, jobs_for(jobs))
+
+
+def price(
+    training_dir: Path = typer.Argument(..., help="SETTING/model-best or SETTING/seed{N}/model-best per setting"),
+    price_dir: Path = typer.Argument(..., help="Where SETTING.json goes, one per setting"),
+    ner_test: Optional[Path] = typer.Option(None, "--ner-test", help="Test split of the settings named ner*"),
+    tagger_test: Optional[Path] = typer.Option(None, "--tagger-test", help="Test split of the other settings"),
+    textcat_test: Optional[Path] = typer.Option(
+        None, "--textcat-test", help="Test split of the settings named textcat*"
+    ),
+    setting: List[str] = typer.Option(..., "--setting", help="A folder of TRAINING_DIR to measure (repeatable)"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Whose seed{N}/model-best is measured per setting"),
+    max_docs: int = typer.Option(500, "--max-docs", min=1, help="The first test documents run"),
+) -> None:
+    """The price step: what running each setting costs, one pipeline (seed) per setting.
+
+    Each pipeline in a fresh process with one thread: words per CPU-second of the second of two
+    passes over the first --max-docs test documents, peak memory, size on disk; written to
+    PRICE_DIR/SETTING.json. Pipelines measured earlier with the same checksum are skipped."""
+    from scripts.workflow.evaluation.settings_price import price_settings
+
+    for test_data in (ner_test, tagger_test, textcat_test):
+        if test_data is not None and not test_data.is_file():
+            msg.fail(f"Test data not found: {test_data}", exits=1)
+    try:
+        price_settings(training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs)
+    except (FileNotFoundError, ValueError) as e:
+        msg.fail(str(e), exits=1)
+
+
+def measure_price(
+    model: Path = typer.Argument(..., help="A trained pipeline folder (e.g. training/ner-elmo/seed0/model-best)"),
+    test_data: Path = typer.Argument(..., help="A .spacy file whose documents' words are run"),
+    max_docs: int = typer.Option(500, "--max-docs", min=1, help="The first documents run"),
+    precision: Optional[str] = typer.Option(
+        None, "--precision", help="Override the elmo component's precision setting (pipelines with an elmo component)"
+    ),
+    output: Optional[Path] = typer.Option(None, "--output", help="Also write the result to this JSON file"),
+) -> None:
+    """The price of one pipeline: words per CPU-second, peak memory, size on disk.
+
+    Measured in a fresh process with one thread (torch, OpenMP, MKL): the pipeline runs twice over
+    the words of the first --max-docs documents at its own batch size, and the second pass is
+    timed by the process's CPU time. Prints the result as JSON."""
+    import json
+
+    from scripts.workflow.evaluation.pipeline_price import measure_in_subprocess
+
+    if not test_data.is_file():
+        msg.fail(f"Test data not found: {test_data}", exits=1)
+    try:
+        result = measure_in_subprocess(model, test_data, max_docs, precision)
+    except ValueError as e:
+        msg.fail(str(e), exits=1)
+    text = json.dumps(result, indent=2)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+    print(text)
 
 
 def report(
@@ -89,6 +154,11 @@ def report(
         "--robustness-step-times",
         help="The step times of the robustness workflow, which the report states beside its pooled comparisons",
     ),
+    price_dir: Optional[Path] = typer.Option(
+        None,
+        "--price-dir",
+        help="The price step's SETTING.json files (words per CPU-second, memory, size); missing: the columns show -",
+    ),
     command: str = typer.Option(
         "python -m spacy project run all",
         "--command",
@@ -118,6 +188,7 @@ def report(
         step_times=step_times,
         bilm_cpu_time=bilm_cpu_time,
         robustness_step_times=robustness_step_times,
+        price_dir=price_dir,
         command=command,
         readme=Path(readme) if readme else None,
         results_page=Path(results_page) if results_page else None,

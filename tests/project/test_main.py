@@ -27,6 +27,8 @@ COMMANDS = [
     "spacy-pretrain",
     "tune-recipe",
     "evaluate",
+    "price",
+    "measure-price",
     "report",
     "report-textcat",
     "probe-report",

@@ -386,6 +386,13 @@ def test_workflow_end_to_end(project):
     assert small_tagger["train_docs"] == N_SMALL and len(small_tagger["other_values"]) == 2
     assert [a["run"]["stopped_by"] for a in results["adaptations"]] == ["max_tokens", "max_tokens"]
     assert (reports / "differences.png").stat().st_size > 1000
+    # the price step measured seed 0 of every setting: its numbers beside the scores, and the plot
+    for row in results["settings"]:
+        assert row["price_seed"] == 0, row["name"]
+        assert all(row[key] > 0 for key in ("words_per_cpu_second", "peak_memory_mib", "size_mib")), row["name"]
+        priced = json.loads((proj / "metrics_price" / f"{row['name']}.json").read_text())
+        assert priced["model"].endswith("seed0/model-best") and priced["words"] > 0
+    assert (reports / "price.png").stat().st_size > 1000 and "price.png" in report
     assert abs(results["bank_cosine"]["layer 0 (char-CNN, static)"] - 1.0) < 1e-5
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
     assert "ner-elmo seed0 (ner)" in results["layer_mixes"]

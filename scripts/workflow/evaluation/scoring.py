@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -152,28 +153,45 @@ def trained_settings(training_dir: Path, settings: Sequence[str], optional: Sequ
     return found
 
 
-def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path) -> None:
-    """Score each pipeline unless its files are current: ``STEM.json`` and ``STEM.docs.json``."""
+def score_one(stem: str, model: Path, test_data: Path, model_sha: str, metrics_dir: Path, counter: str = "") -> None:
+    """Score one pipeline into ``STEM.json`` and ``STEM.docs.json``, and say so (``counter``:
+    ``[i/n] `` in front)."""
+    out = metrics_dir / f"{stem}.json"
+    start = time.time()
+    task = task_of(stem)
+    scores, counts = evaluate_pipeline(model, test_data, task)
+    provenance = {"model": str(model), "test_data": str(test_data), "model_sha256": model_sha}
+    docs = {
+        "task": task,
+        "fields": list(fields_of(task)),
+        **provenance,
+        "test_data_sha256": sha256_of_path(test_data),
+        "counts": counts,
+    }
+    docs_path(out).write_text(json.dumps(docs) + "\n", encoding="utf-8")
+    scores.update(provenance)
+    out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc", scores.get("cats_micro_f"))))
+    shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
+    msg.good(f"{counter}{stem}: {shown} on {test_data.name} ({time.time() - start:.1f}s) -> {out}")
+    sys.stdout.flush()  # a pool's child process prints as it finishes
+
+
+def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path, n_jobs: int = 1) -> None:
+    """Score each pipeline unless its files are current: ``STEM.json`` and ``STEM.docs.json``.
+
+    ``n_jobs`` pipelines at a time, each in a fresh process (``parallel.pool``); each
+    pipeline's scoring fixes spaCy's random seed itself, so the files are those of a serial run."""
+    from ..parallel.pool import run_parallel
+
+    runs = []
     for index, (stem, model, test_data) in enumerate(todo, 1):
         out = metrics_dir / f"{stem}.json"
         model_sha = sha256_of_path(model)
         if is_current(out, model_sha, test_data):
             msg.good(f"[{index}/{len(todo)}] {stem}: scored earlier ({out}), skipping")
             continue
-        start = time.time()
-        task = task_of(stem)
-        scores, counts = evaluate_pipeline(model, test_data, task)
-        provenance = {"model": str(model), "test_data": str(test_data), "model_sha256": model_sha}
-        docs = {
-            "task": task,
-            "fields": list(fields_of(task)),
-            **provenance,
-            "test_data_sha256": sha256_of_path(test_data),
-            "counts": counts,
-        }
-        docs_path(out).write_text(json.dumps(docs) + "\n", encoding="utf-8")
-        scores.update(provenance)
-        out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
-        main_score = scores.get("ents_f", scores.get("tag_acc", scores.get("pos_acc", scores.get("cats_micro_f"))))
-        shown = f"{main_score * 100:.2f}" if isinstance(main_score, float) else "n/a"
-        msg.good(f"[{index}/{len(todo)}] {stem}: {shown} on {test_data.name} ({time.time() - start:.1f}s) -> {out}")
+        runs.append((stem, model, test_data, model_sha, metrics_dir, f"[{index}/{len(todo)}] "))
+    if n_jobs > 1 and len(runs) > 1:
+        msg.info(f"Scoring {len(runs)} pipelines, {min(n_jobs, len(runs))} at a time")
+    run_parallel(score_one, runs, n_jobs)

@@ -5,6 +5,7 @@
 | `data` | reads scores, per-document counts, pretraining runs, learned mixes; pairs the settings |
 | `rows` | one row per setting, comparison (with its paired test) and target |
 | `text` | markdown tables and the sentences that state each result |
+| `price` | the `price` step's numbers beside each setting's score (`-` where not measured) |
 | `plots` | the PNG figures |
 | `build` | puts them together: `report.md`, `results.json`, the README section |
 | `readme` | rewrites the README between its results markers |

@@ -26,12 +26,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data, distill, plots, pooled, user_choice
+from . import data, distill, plots, pooled, price, user_choice
 from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
 from .text import (
     METHOD_NOTE,
+    TASK_DATA,
     TIMES_MISSING,
     comparison_sentence,
     comparisons_table,
@@ -56,6 +57,7 @@ class ReportInputs:
     step_times: Optional[Path] = None
     bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
     robustness_step_times: Optional[Path] = None  # the robustness workflow's step times, if recorded
+    price_dir: Optional[Path] = None  # the price step's SETTING.json files; None or missing: prices show "-"
     command: str = "python -m spacy project run all"
     readme: Optional[Path] = None  # the landing page whose headline section is rewritten; None: none
     results_page: Optional[Path] = None  # the docs page whose results section is rewritten; None: none
@@ -137,6 +139,9 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     settings = data.load_settings(inputs.metrics_dir) if inputs.metrics_dir.is_dir() else {}
     test_options = {"resamples": inputs.resamples, "rounds": inputs.rounds}
     setting_list = setting_rows(settings)
+    prices = price.read_prices(inputs.price_dir)
+    price.add_prices(setting_list, prices)
+    price_note = price.note(prices)
     rows = comparison_rows(settings, **test_options)
     pooled_rows = pooled.pooled_rows(settings, **test_options)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -151,6 +156,14 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     figures["scores"] = plots.plot_scores(
         [(f"{task} {size}", bars) for (task, size), bars in groups.items()], out / "scores.png"
     )
+    price_panels: Dict[str, List[Tuple[str, float, data.Summary]]] = {}
+    for row in setting_list:
+        if row["words_per_cpu_second"] and row["summary"]:
+            price_panels.setdefault(row["task"], []).append((row["name"], row["words_per_cpu_second"], row["summary"]))
+    if price_panels:
+        figures["price"] = plots.plot_price(
+            [(TASK_DATA[task], points) for task, points in price_panels.items()], out / "price.png"
+        )
     tested = [r for r in rows if r["test"] is not None]
     if tested:
         figures["differences"] = plots.plot_differences(
@@ -210,7 +223,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     bank_model = inputs.bilm_dir / "model-best"
     bank = data.bank_similarities(bank_model, task_mixes) if bank_model.is_dir() else []
 
-    table = settings_table(setting_list) + "\n\n" + comparisons_table(rows)
+    table = settings_table(setting_list, with_price=True) + "\n\n" + comparisons_table(rows)
     sentences = [comparison_sentence(row) for row in rows]
     targets = target_rows(rows)
     target_lines = (
@@ -249,8 +262,14 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     md += [
         "## Test scores",
         "",
-        settings_table(setting_list),
+        settings_table(setting_list, with_price=True),
         "",
+    ]
+    if price_note:
+        md += [price_note, ""]
+    if "price" in figures:
+        md += [f"![score against speed]({figures['price'].name})", ""]
+    md += [
         "## Comparisons",
         "",
         comparisons_table(rows),
@@ -333,7 +352,8 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     ]
     if ended:
         section += [" ".join(ended), ""]
-    section += [settings_table(setting_list), "", comparisons_table(rows), "", method, ""]
+    section += [settings_table(setting_list, with_price=True), ""] + ([price_note, ""] if price_note else [])
+    section += [comparisons_table(rows), "", method, ""]
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
     section += section_pooled_md
     section += choice_md

@@ -20,6 +20,7 @@ SCORE_DATA = {
     "textcat": "genre accuracy (Brown paragraphs)",
 }
 UNITS = {"ner": "tweets", "textcat": "paragraphs"}
+WORDS_NOTE = " Words/s: words per CPU-second on one thread, one seed's pipeline per setting (`-`: not measured)."
 
 
 def spread(values: Optional[Sequence[float]]) -> str:
@@ -110,6 +111,15 @@ def pooled_lines(pools: List[dict]) -> List[str]:
     ]
 
 
+def words_per_second(results: dict, setting: str) -> str:
+    """The setting's words per CPU-second (the price step's, one thread) as ``12,345``; ``-``
+    where it was not measured (a run from before the price step)."""
+    for row in results.get("settings") or []:
+        if row.get("name") == setting and isinstance(row.get("words_per_cpu_second"), (int, float)):
+            return f"{row['words_per_cpu_second']:,.0f}"
+    return "-"
+
+
 def headline_section(results: dict) -> str:
     """The markdown between the README's headline markers."""
     rows: List[List[str]] = []
@@ -127,11 +137,12 @@ def headline_section(results: dict) -> str:
                 difference(c),
                 p_text(test["p_value"]) if test else "n/a",
                 f"{len(test['seeds'])} x {test['n_docs']:,}" if test else "n/a",
+                words_per_second(results, c["baseline"]),
+                words_per_second(results, c["other"]),
             ]
         )
-    table = markdown_table(
-        ["task", "training data", "baseline", "ELMo", "ELMo - baseline (95% interval)", "p", "seeds x test docs"], rows
-    )
+    headers = ["task", "training data", "baseline", "ELMo", "ELMo - baseline (95% interval)", "p", "seeds x test docs"]
+    table = markdown_table(headers + ["baseline words/s", "ELMo words/s"], rows)
     pools = elmo_pools(results)
     lines = [run_line(results), ""]
     if pools:
@@ -154,6 +165,7 @@ def headline_section(results: dict) -> str:
         )
     else:
         lines.append("Scores are the mean ± std over seeds.")
+    lines[-1] += WORDS_NOTE
     if pools:
         lines += [""] + pooled_lines(pools)[:-1]
     return "\n".join(lines)

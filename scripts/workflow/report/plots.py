@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -127,6 +128,28 @@ def plot_differences(rows: List[Tuple[str, float, float, float, str]], path: Pat
     ax.set_yticklabels([row[0] for row in reversed(rows)], fontsize=7)
     ax.set_xlabel("difference in test score (points), 95% interval")
     ax.set_title("Paired differences (filled: p < 0.05)")
+    return _save(fig, path)
+
+
+def plot_price(panels: List[Tuple[str, List[Tuple[str, float, Summary]]]], path: Path) -> Path:
+    """Test score against words per CPU-second (log scale), one panel per task.
+
+    panels = [(task label, [(setting, words per CPU-second, score summary over seeds)])]; one
+    point per setting, its error bar the std of the score over seeds (the price is one seed's).
+    """
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
+    for ax, (label, points) in zip(axes[0], panels):
+        for index, (setting, speed, summary) in enumerate(points):
+            colour = BASELINE_COLOUR if setting.endswith("-baseline") else plt.cm.tab10(index % 10)
+            ax.errorbar([speed], [summary.mean * 100], yerr=[summary.std * 100], fmt="o", capsize=3, color=colour)
+            ax.annotate(setting, (speed, summary.mean * 100), fontsize=6, xytext=(4, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.margins(x=0.25, y=0.15)
+        ax.set_xlabel("words per CPU-second (one thread, log scale)")
+        ax.set_ylabel("test score (%), mean and std over seeds")
+        ax.set_title(label, fontsize=9)
+    fig.suptitle("Score against speed per setting", fontsize=10)
     return _save(fig, path)
 
 

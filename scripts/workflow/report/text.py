@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
-from . import data
+from . import data, price
 
 TASK_DATA = {
     "ner": "NER (WNUT-16 tweets)",
@@ -41,8 +41,9 @@ def interval_text(result) -> str:
     return f"{result.ci_low * 100:+.2f} to {result.ci_high * 100:+.2f}"
 
 
-def settings_table(rows: List[dict]) -> str:
-    """One line per scored setting: its test score over the seeds."""
+def settings_table(rows: List[dict], with_price: bool = False) -> str:
+    """One line per scored setting: its test score over the seeds and, ``with_price``, what
+    running it costs (``price.cells``: ``-`` where it was not measured)."""
     table_rows = [
         [
             TASK_DATA[r["task"]],
@@ -50,13 +51,13 @@ def settings_table(rows: List[dict]) -> str:
             r["name"],
             r["score"],
             r["summary"].as_percent() if r["summary"] else "n/a",
-            str(len(r["seeds"])),
         ]
+        + (price.cells(r) if with_price else [])
+        + [str(len(r["seeds"]))]
         for r in rows
     ]
-    return markdown_table(
-        ["task", "training data", "setting", "test score", "mean ± std over seeds", "runs"], table_rows
-    )
+    headers = ["task", "training data", "setting", "test score", "mean ± std over seeds"]
+    return markdown_table(headers + (list(price.HEADERS) if with_price else []) + ["runs"], table_rows)
 
 
 def comparisons_table(rows: List[dict]) -> str:

@@ -14,6 +14,7 @@ import random
 import shutil
 from pathlib import Path
 
+import numpy
 import pytest
 import spacy
 from spacy.cli.evaluate import evaluate as spacy_evaluate
@@ -204,3 +205,30 @@ def test_optional_setting_is_scored_only_if_trained(scored, capsys, run_command)
     assert not stale.exists() and not (scored["metrics"] / "ner-gone.seed0.docs.json").exists()
     with pytest.raises(SystemExit):  # a required setting without a pipeline is an error
         run_command(["evaluate", *args[:6], "--setting", "ner-gone"])
+
+
+def test_pipelines_scored_side_by_side_give_the_serial_files(scored, tmp_path, run_command):
+    """--jobs 2 scores the pipelines in two processes at once; every file equals that of --jobs 1
+    but for spaCy's ``speed`` (words per wall-clock second, which varies from run to run)."""
+    training = tmp_path / "training"
+    shutil.copytree(scored["training"], training)
+    # a second seed that differs from the first: the pool must not mix up which file is whose
+    other = spacy.load(training / "tagger-x" / "seed3" / "model-best")
+    softmax = next(node for node in other.get_pipe("tagger").model.walk() if node.name == "softmax")
+    weights = softmax.get_param("W")
+    softmax.set_param("W", weights + numpy.random.default_rng(0).normal(0.0, 1.0, weights.shape).astype(weights.dtype))
+    (training / "tagger-x" / "seed4").mkdir()
+    other.to_disk(training / "tagger-x" / "seed4" / "model-best")
+    outputs = {}
+    for jobs in ("1", "2"):
+        metrics = tmp_path / f"metrics-{jobs}"
+        args = ["evaluate", str(training), str(metrics), "--ner-test", str(scored["test"])]
+        args += ["--tagger-test", str(scored["test"]), "--setting", "ner-small-x", "--setting", "tagger-x"]
+        assert run_command(args + ["--jobs", jobs]) == 0
+        outputs[jobs] = {path.name: read(path) for path in sorted(metrics.glob("*.json"))}
+    for files in outputs.values():
+        for content in files.values():
+            content.pop("speed", None)
+    assert len(outputs["1"]) == 6 and outputs["1"] == outputs["2"]
+    seed3, seed4 = (outputs["2"][f"tagger-x.seed{s}.json"] for s in (3, 4))
+    assert seed3["tag_acc"] != seed4["tag_acc"]
