@@ -25,6 +25,7 @@ from torch.nn import functional as F
 
 from ..nn.bilm import BiLM
 from ..nn.lstm import active_rows, run_time_major
+from ..nn.precision import DEFAULT_PRECISION
 from ..nn.words.word_batch import WordBatch, index_words
 from .word_cache import WordVectorCache
 
@@ -33,13 +34,17 @@ _PAD_ROW, _BOS_ROW, _EOS_ROW = 0, 1, 2
 
 
 def run_batch(
-    bilm: BiLM, sequences: Sequence[Sequence[str]], word_cache: Optional[WordVectorCache] = None
+    bilm: BiLM,
+    sequences: Sequence[Sequence[str]],
+    word_cache: Optional[WordVectorCache] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> torch.Tensor:
     """Every layer of every token, ``(L+1, n_tokens, 2P)`` in the model's dtype and device.
 
     ``sequences`` must be non-empty and sorted by decreasing length (ties in any order); the
     tokens of ``sequences[0]`` come first in the result, then those of ``sequences[1]``, ...
-    Call it under ``torch.inference_mode()`` (or ``no_grad``).
+    ``precision``: of the LSTMs' products (:mod:`spacy_elmo.nn.precision`; the caller has
+    checked the device's support). Call it under ``torch.inference_mode()`` (or ``no_grad``).
     """
     words = index_words(sequences, reserved=bilm.encoding.boundaries)
     if not len(sequences) or (words.lengths == 0).any() or (numpy.diff(words.lengths) > 0).any():
@@ -57,6 +62,7 @@ def run_batch(
         [bilm.forward_lstm, bilm.backward_lstm],
         inputs[:, : steps - 1],
         active_rows((positions - 1).tolist(), steps - 1),
+        precision=precision,
         **bilm.lstm_options(),
     )
     return _gather_tokens([inputs] + layers, words.lengths, positions, batch)
