@@ -24,6 +24,8 @@ import torch
 
 #: The largest int8 magnitude used: symmetric quantization keeps -128 out.
 INT8_LEVELS = 127
+#: Rows per product call (see :meth:`ReducedWeight.product_into`).
+BLOCK_ROWS = 64
 
 
 class ReducedWeight:
@@ -46,21 +48,44 @@ class ReducedWeight:
         else:
             raise ValueError(f"reduced precision must be 'bfloat16' or 'int8', not {precision!r}")
 
-    def product_into(self, x: torch.Tensor, out: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
-        """``out = x @ W^T`` (``accumulate``: ``out += x @ W^T``) in float32, ``out`` ``(rows, out)``."""
-        if x.shape[0] == 0:
-            return out
+    def product_into(
+        self, x: torch.Tensor, out: torch.Tensor, bias: Optional[torch.Tensor] = None, accumulate: bool = False
+    ) -> torch.Tensor:
+        """``out = x @ W^T (+ bias)``, or with ``accumulate`` ``out += x @ W^T``, in float32 ``out``
+        ``(rows, out)`` for float32 ``x`` ``(rows, in)``; returns ``out``.
+
+        Rows go in blocks of :data:`BLOCK_ROWS`: the intermediate results of a block stay small
+        (a window's input products would otherwise allocate, and fault in, tens of MB per call).
+        """
+        for first in range(0, x.shape[0], BLOCK_ROWS):
+            block = slice(first, first + BLOCK_ROWS)
+            self._block_into(x[block], out[block], bias, accumulate)
+        return out
+
+    def _block_into(self, x: torch.Tensor, out: torch.Tensor, bias: Optional[torch.Tensor], accumulate: bool) -> None:
+        # Every conversion is its own call: element-wise ops on mixed dtypes (float32 with
+        # bfloat16 or int32) run unvectorized in ATen, 4-6x slower than a copy and a float op.
         if self.precision == "bfloat16":
             result = torch.mm(x.to(torch.bfloat16), self.matrix.t())
-            return out.add_(result) if accumulate else out.copy_(result)
+            if accumulate:
+                out.add_(result.to(torch.float32))
+            else:
+                out.copy_(result)
+                if bias is not None:
+                    out.add_(bias)
+            return
         assert self.scale is not None
         quantized, row_scale = quantize_rows(x)
         sums = torch._int_mm(quantized, self.matrix)  # (rows, out) int32, exact
         if accumulate:
-            scaled = torch.mul(sums, self.scale)
-            return out.addcmul_(scaled, row_scale[:, None])
-        torch.mul(sums, self.scale, out=out)
-        return out.mul_(row_scale[:, None])
+            scaled = sums.to(torch.float32).mul_(self.scale)
+            out.addcmul_(scaled, row_scale[:, None])
+            return
+        out.copy_(sums).mul_(self.scale)
+        if bias is not None:
+            torch.addcmul(bias, out, row_scale[:, None], out=out)
+        else:
+            out.mul_(row_scale[:, None])
 
 
 def quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -98,8 +98,7 @@ def _run_layer(
         pre_gates = pre_buffer[:, : (stop - start) * rows].view(n_dirs, stop - start, rows, 4 * cell)
         for d in range(n_dirs):
             flat = pre_gates[d].view(-1, 4 * cell)
-            flat.copy_(weights.bias[d].expand_as(flat))
-            weights.inputs[d].product_into(inputs[d, start:stop, :rows].reshape(-1, dim), flat, accumulate=True)
+            weights.inputs[d].product_into(inputs[d, start:stop, :rows].reshape(-1, dim), flat, weights.bias[d])
         for t in range(start, stop):
             n = active[t]
             gates = pre_gates[:, t - start, :n]
