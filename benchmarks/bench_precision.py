@@ -132,7 +132,10 @@ def bench_batches(args: argparse.Namespace) -> None:
     for name in runs:
         if name != "float32":
             errors = layer_errors(outputs["float32"], outputs[name])  # type: ignore[arg-type]
-            print(f"  {name} vs float32, per layer (max, mean) / mean|x|: " + ", ".join(f"({a:.2e}, {m:.2e})" for a, m in errors))
+            print(
+                f"  {name} vs float32, per layer (max, mean) / mean|x|: "
+                + ", ".join(f"({a:.2e}, {m:.2e})" for a, m in errors)
+            )
 
 
 def bench_ner(args: argparse.Namespace) -> None:

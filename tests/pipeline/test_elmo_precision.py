@@ -78,5 +78,7 @@ def test_without_the_instructions_the_pipeline_runs_float32(cpu_with, tiny_weigh
 
 
 def test_a_bad_value_is_a_clear_error(tiny_weights):
-    with pytest.raises(ValueError, match=r"the 'elmo' component's precision must be one of 'float32', 'bfloat16', 'int8'"):
+    with pytest.raises(
+        ValueError, match=r"the 'elmo' component's precision must be one of 'float32', 'bfloat16', 'int8'"
+    ):
         pipeline(tiny_weights, precision="fp16")
