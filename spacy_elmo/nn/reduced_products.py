@@ -25,7 +25,7 @@ import torch
 #: The largest int8 magnitude used: symmetric quantization keeps -128 out.
 INT8_LEVELS = 127
 #: Rows per product call (see :meth:`ReducedWeight.product_into`).
-BLOCK_ROWS = 64
+BLOCK_ROWS = 128
 
 
 class ReducedWeight:

@@ -22,10 +22,15 @@ import torch
 
 from ..derived_cache import DerivedTensors
 from ..reduced_products import ReducedWeight
-from .in_place import PRE_GATE_ROWS, cell_step_
+from .in_place import cell_step_
 
 if TYPE_CHECKING:
     from .stack import LstmStack
+
+# Rows (steps x sentences) of input-to-gate products per window: the products run in row blocks
+# anyway (:data:`..reduced_products.BLOCK_ROWS`), so a small window loses nothing, and its buffer
+# (shared by the layers) stays small enough to be reused rather than faulted in per layer.
+PRE_GATE_ROWS = 128
 
 
 @dataclass
@@ -69,9 +74,13 @@ def run_reduced(
     first = stacks[0]
     outputs: list[torch.Tensor] = []
     layer_input = inputs.to(torch.float32)
+    n_dirs, _, batch, _ = inputs.shape
+    window = max(1, PRE_GATE_ROWS // max(batch, 1))
+    scratch = layer_input.new_empty(n_dirs, window * batch, 4 * first.layers[0].cell_dim)
     with torch.no_grad():
         for index in range(len(first.layers)):
-            layer_output = _run_layer(reduced_layer(stacks, index, precision), layer_input, active, first)
+            weights = reduced_layer(stacks, index, precision)
+            layer_output = _run_layer(weights, layer_input, active, first, window, scratch)
             if index > 0 and first.use_skip_connections:
                 layer_output += layer_input  # both are zero at padded positions
             outputs.append(layer_output)
@@ -80,7 +89,12 @@ def run_reduced(
 
 
 def _run_layer(
-    weights: ReducedLayer, inputs: torch.Tensor, active: Sequence[int], options: "LstmStack"
+    weights: ReducedLayer,
+    inputs: torch.Tensor,
+    active: Sequence[int],
+    options: "LstmStack",
+    window: int,
+    pre_buffer: torch.Tensor,
 ) -> torch.Tensor:
     n_dirs, steps, batch, dim = inputs.shape
     cell, proj = weights.cell, weights.projection_dim
@@ -90,8 +104,6 @@ def _run_layer(
         return output
     memory = inputs.new_zeros(n_dirs, batch, cell)
     cell_output = inputs.new_zeros(n_dirs, batch, cell)
-    window = max(1, PRE_GATE_ROWS // batch)
-    pre_buffer = inputs.new_empty(n_dirs, min(window, steps_run) * active[0], 4 * cell)
     for start in range(0, steps_run, window):
         stop = min(steps_run, start + window)
         rows = active[start]
