@@ -10,9 +10,10 @@ import numpy
 import pytest
 
 from spacy_elmo import BiLM, Embedder, embed, embed_layers
+from spacy_elmo.loading import load_bilm
 from spacy_elmo.nn import precision as precision_module
 
-from ..conftest import random_tiny_bilm
+from ..conftest import MANY_LANGS_FIXTURES, MANY_LANGS_MODELS, many_langs_reference, random_tiny_bilm
 
 SENTENCES = [
     "The bank raised interest rates again on Tuesday .".split(),
@@ -128,3 +129,15 @@ def test_the_setting_travels_with_copies_and_bad_values_are_refused(capable_cpu)
     for call in (lambda: Embedder(bilm, precision="fp8"), lambda: embed_layers(bilm, SENTENCES, precision="half")):
         with pytest.raises(ValueError, match="precision must be one of 'float32', 'bfloat16', 'int8'"):
             call()
+
+
+@pytest.mark.parametrize("name", MANY_LANGS_MODELS)
+def test_code_point_models_with_and_without_a_word_table(capable_cpu, name):
+    """ELMoForManyLangs models (``words_zip`` puts word vectors before the char features, and
+    its projection reads both) take the same reduced paths, with larger errors: measured (largest, mean) over the layers at most (9.8e-2, 7.1e-3) in
+    bfloat16 and (1.7e-1, 1.6e-2) in int8."""
+    bilm = load_bilm(MANY_LANGS_FIXTURES / f"{name}.model")
+    sentences, _ = many_langs_reference(name)
+    for precision, (largest_bound, mean_bound) in (("bfloat16", (0.14, 1.0e-2)), ("int8", (0.24, 2.2e-2))):
+        for largest, mean in layer_errors(bilm, sentences, precision):
+            assert 1e-4 < mean < mean_bound and largest < largest_bound
