@@ -82,3 +82,18 @@ def test_a_bad_value_is_a_clear_error(tiny_weights):
         ValueError, match=r"the 'elmo' component's precision must be one of 'float32', 'bfloat16', 'int8'"
     ):
         pipeline(tiny_weights, precision="fp16")
+
+
+def test_the_frozen_feature_cache_keeps_one_precisions_features(cpu_with, tiny_weights):
+    from spacy_elmo.models.doc_layers import set_precision
+
+    nlp = pipeline(tiny_weights, precision="int8")
+    elmo = nlp.get_pipe("elmo")
+    docs = lambda: [nlp.make_doc(text) for text in TEXTS]  # noqa: E731
+    int8 = elmo.compute_layers(docs(), use_cache=True)
+    set_precision(elmo.model, "float32")
+    float32 = elmo.compute_layers(docs(), use_cache=True)
+    assert elmo.feature_cache.stats.hits == 0  # another precision: nothing served from the cache
+    for cached, fresh, reduced in zip(float32, layers(pipeline(tiny_weights)), int8):
+        numpy.testing.assert_array_equal(cached, fresh)
+        assert not numpy.array_equal(cached, reduced)
