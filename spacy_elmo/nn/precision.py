@@ -93,10 +93,8 @@ def missing_instructions(precision: str, device: torch.device) -> Optional[str]:
     check_precision(precision)
     if precision == DEFAULT_PRECISION:
         return None
-    if device.type != "cpu":
-        if precision == "bfloat16" and device.type == "cuda" and torch.cuda.is_bf16_supported():
-            return None
-        return f"precision {precision!r} runs on CPUs only (here: {device.type})"
+    if device.type != "cpu":  # GPUs have BiLM.use_autocast
+        return f"the precision setting is for CPUs (here: {device.type}; on GPUs see BiLM.use_autocast)"
     if not set(CPU_FLAGS_NEEDED[precision]) & cpu_flags():
         return f"this CPU lacks {_INSTRUCTION_NAMES[precision]} (flags {', '.join(CPU_FLAGS_NEEDED[precision])})"
     return None

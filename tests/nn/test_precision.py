@@ -73,5 +73,7 @@ def test_flags_come_from_proc_cpuinfo_or_torchs_probes(monkeypatch):
     assert precision.cpu_flags() == {"avx512_vnni"}
 
 
-def test_int8_is_refused_off_cpus_with_the_reason():
-    assert "CPUs only" in missing_instructions("int8", torch.device("meta"))
+def test_other_devices_run_float32_with_the_reason():
+    for name in ("bfloat16", "int8"):
+        assert "for CPUs" in missing_instructions(name, torch.device("meta"))
+    assert missing_instructions("float32", torch.device("meta")) is None
