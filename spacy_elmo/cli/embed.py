@@ -6,6 +6,7 @@ from typing import Optional
 import typer
 
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
+from ..nn.precision import DEFAULT_PRECISION, check_precision
 from ._app import app
 
 
@@ -54,6 +55,12 @@ def embed_cli(
         "--cache-words",
         help="word-vector cache size (0: off); outputs are identical either way",
     ),
+    precision: str = typer.Option(
+        DEFAULT_PRECISION,
+        "--precision",
+        help="float32 | bfloat16 | int8: precision of the LSTMs' products (cell state and outputs stay float32; "
+        "float32 runs where the CPU lacks the instructions). Recorded in the output: a resume needs the same",
+    ),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default: torch's)"),
     device: str = typer.Option("cpu", "--device", help="torch device, e.g. cpu or cuda:0"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show a progress bar with tokens/s"),
@@ -88,6 +95,7 @@ def embed_cli(
             raise typer.BadParameter(f"--mix-weights must be comma-separated numbers: {err}") from err
     try:
         shard_index, n_shards = parse_shard(shard)
+        check_precision(precision, "--precision")
         if device == "cuda" and "LOCAL_RANK" in os.environ:
             device = f"cuda:{int(os.environ['LOCAL_RANK'])}"  # one GPU per torchrun worker
         bilm = load_bilm(weights).to(device).eval()
@@ -101,6 +109,7 @@ def embed_cli(
             max_tokens=max_tokens,
             batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS,
             word_cache_words=max(cache_words, 0),
+            precision=precision,
         )
         summary = embed_corpus(
             embedder,

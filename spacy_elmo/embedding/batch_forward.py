@@ -25,6 +25,7 @@ from torch.nn import functional as F
 
 from ..nn.bilm import BiLM
 from ..nn.lstm import active_rows, run_time_major
+from ..nn.precision import DEFAULT_PRECISION
 from ..nn.words.word_batch import WordBatch, index_words
 from .word_cache import WordVectorCache
 
@@ -33,18 +34,22 @@ _PAD_ROW, _BOS_ROW, _EOS_ROW = 0, 1, 2
 
 
 def run_batch(
-    bilm: BiLM, sequences: Sequence[Sequence[str]], word_cache: Optional[WordVectorCache] = None
+    bilm: BiLM,
+    sequences: Sequence[Sequence[str]],
+    word_cache: Optional[WordVectorCache] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> torch.Tensor:
     """Every layer of every token, ``(L+1, n_tokens, 2P)`` in the model's dtype and device.
 
     ``sequences`` must be non-empty and sorted by decreasing length (ties in any order); the
     tokens of ``sequences[0]`` come first in the result, then those of ``sequences[1]``, ...
-    Call it under ``torch.inference_mode()`` (or ``no_grad``).
+    ``precision``: of the LSTMs' products (:mod:`spacy_elmo.nn.precision`; the caller has
+    checked the device's support). Call it under ``torch.inference_mode()`` (or ``no_grad``).
     """
     words = index_words(sequences, reserved=bilm.encoding.boundaries)
     if not len(sequences) or (words.lengths == 0).any() or (numpy.diff(words.lengths) > 0).any():
         raise ValueError("run_batch needs non-empty sequences sorted by decreasing length")
-    table, token_rows = layer0_table(bilm, words, word_cache)
+    table, token_rows = layer0_table(bilm, words, word_cache, precision)
     positions = words.lengths + 2
     steps, batch = int(positions.max()), len(sequences)
     forward_rows = _forward_rows(words.lengths, token_rows, steps)
@@ -57,6 +62,7 @@ def run_batch(
         [bilm.forward_lstm, bilm.backward_lstm],
         inputs[:, : steps - 1],
         active_rows((positions - 1).tolist(), steps - 1),
+        precision=precision,
         **bilm.lstm_options(),
     )
     return _gather_tokens([inputs] + layers, words.lengths, positions, batch)
@@ -84,24 +90,28 @@ _PINNED = threading.local()
 
 
 def layer0_table(
-    bilm: BiLM, words: WordBatch, word_cache: Optional[WordVectorCache] = None
+    bilm: BiLM, words: WordBatch, word_cache: Optional[WordVectorCache] = None, precision: str = DEFAULT_PRECISION
 ) -> tuple[torch.Tensor, numpy.ndarray]:
     """A table of layer-0 vectors (row 0 zero, 1 BOS, 2 EOS) and each token's row in it.
 
     ``words`` must reserve words 0 and 1 for BOS and EOS. Without a word cache every token
-    gets its own row (the char-CNN runs once per token); with one, each distinct word does.
+    gets its own row (the char-CNN runs once per token); with one, each distinct word does
+    (the cache holds one precision's vectors: another precision empties it).
     """
     if word_cache is None:
         char_ids = bilm.token_ids(words.words)
         wanted = numpy.concatenate([numpy.arange(2), words.token_words])
-        vectors = bilm.encode_char_ids(char_ids[wanted])
+        vectors = bilm.encode_char_ids(char_ids[wanted], precision)
         token_rows = 3 + numpy.arange(words.n_tokens, dtype=numpy.int64)
     else:
+        version = bilm.char_encoder_version()
+        if version is not None and precision != DEFAULT_PRECISION:
+            version = (version, precision)  # float32's key as it always was
         vectors = word_cache.vectors(
             words.words,
             words.n_tokens + 2 * len(words.lengths),  # BOS and EOS are served too
-            bilm.char_encoder_version(),
-            lambda missing: bilm.encode_char_ids(bilm.token_ids(missing)),
+            version,
+            lambda missing: bilm.encode_char_ids(bilm.token_ids(missing), precision),
         )
         token_rows = 1 + words.token_words
     table = torch.cat([vectors.new_zeros(1, vectors.shape[1]), vectors])

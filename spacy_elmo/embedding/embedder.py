@@ -8,7 +8,9 @@ or precision change lands once:
   ones read as windows (:mod:`.windows`), decided by the lengths and settings only;
 - each batch through the biLM's insides (:mod:`.batch_forward`), on the model's device;
 - layer 0 from the word cache the embedder owns (:mod:`.word_cache`), when it has one;
-- precision is the model's forward option (``BiLM.use_autocast``), read here, never set.
+- the products' precision: the embedder's ``precision`` setting (float32, bfloat16 or int8
+  LSTM products, :mod:`spacy_elmo.nn.precision`), or else the model's forward option
+  (``BiLM.use_autocast``), read here, never set.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy
 import torch
 
 from ..nn.bilm import BiLM
+from ..nn.precision import DEFAULT_PRECISION, check_precision, effective_precision
 from .batch_forward import run_batch, to_host
 from .mix import mix_layers
 from .plan import Group, plan_groups
@@ -43,6 +46,9 @@ class Embedder:
     batch_sentences: sentences per biLM batch.
     word_cache_words: layer-0 vectors kept per word string (LRU; 0: no cache). Outputs are
         identical with and without it; memory is at most ``word_cache_words * P`` floats.
+    precision: ``"float32"`` (default), ``"bfloat16"`` or ``"int8"``: the precision of the
+        LSTMs' products (:mod:`spacy_elmo.nn.precision`; cell state and outputs stay float32).
+        Where the CPU lacks the instructions, float32 runs and one line is logged.
 
     Copies (``copy.deepcopy``) and pickles start with an empty word cache; a deep copy shares
     the biLM unless the biLM is copied in the same ``deepcopy`` call.
@@ -56,6 +62,7 @@ class Embedder:
         batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS,
         batch_sentences: int = DEFAULT_BATCH_SENTENCES,
         word_cache_words: int = 0,
+        precision: str = DEFAULT_PRECISION,
     ) -> None:
         if max_tokens < 1 or batch_sentences < 1 or (batch_tokens is not None and batch_tokens < 1):
             raise ValueError(
@@ -64,6 +71,7 @@ class Embedder:
             )
         if word_cache_words < 0:
             raise ValueError(f"word_cache_words must not be negative, not {word_cache_words}")
+        self.precision = check_precision(precision)
         self.bilm = bilm
         self.max_tokens = int(max_tokens)
         self.batch_tokens = None if batch_tokens is None else int(batch_tokens)
@@ -81,7 +89,13 @@ class Embedder:
             "batch_tokens": self.batch_tokens,
             "batch_sentences": self.batch_sentences,
             "word_cache_words": 0 if self.word_cache is None else self.word_cache.max_words,
+            "precision": self.precision,
         }
+
+    def running_precision(self) -> str:
+        """The precision that runs on the model's device: :attr:`precision`, or float32 where the
+        device lacks the instructions for it (logged once per process)."""
+        return effective_precision(self.precision, self.bilm.device)
 
     def plan(self, lengths: Sequence[int]) -> list[Group]:
         """The groups of sentences (and their batches of windows) for sentences of ``lengths``."""
@@ -91,7 +105,9 @@ class Embedder:
         """One planned batch: ``(L+1, n, 2P)`` on the model's device, the windows' tokens one
         after the other, in the model's dtype; no autograd."""
         with torch.inference_mode():
-            return run_batch(self.bilm, [window.words(sentences) for window in batch], self.word_cache)
+            return run_batch(
+                self.bilm, [window.words(sentences) for window in batch], self.word_cache, self.running_precision()
+            )
 
     def group_layers(self, sentences: Sentences, group: Group) -> list[numpy.ndarray]:
         """Float32 numpy layers of each of ``group.sentences``, in that order."""
@@ -136,7 +152,7 @@ def embed_layers(bilm: BiLM, sentences: Sentences, **options: Any) -> list[numpy
     """One float32 array ``(L+1, n_tokens, 2P)`` per sentence, in input order.
 
     ``options``: :class:`Embedder`'s (``max_tokens``, ``batch_tokens``, ``batch_sentences``,
-    ``word_cache_words``). To embed many times, keep an :class:`Embedder` (and its cache).
+    ``word_cache_words``, ``precision``). To embed many times, keep an :class:`Embedder` (and its cache).
     """
     return Embedder(bilm, **options).layers(sentences)
 

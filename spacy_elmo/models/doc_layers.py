@@ -26,6 +26,7 @@ from ..embedding.batch_forward import to_host
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS, Embedder
 from ..embedding.windows import Window
 from ..nn.bilm import BiLM
+from ..nn.precision import DEFAULT_PRECISION, check_precision
 from .doc_sentences import DocSentence, contiguous_index, doc_sentences
 from .pytorch_wrapper import TorchBiLM, get_torch_bilm, set_torch_bilm
 
@@ -117,6 +118,12 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
     model.set_dim("nO", bilm.config.output_dim, force=True)
 
 
+def set_precision(model: Model, precision: str) -> None:
+    """Have prediction run the LSTMs' products in ``precision`` (see :class:`Embedder`); the
+    ``elmo`` component sets it from its config, training with gradients stays float32."""
+    model.attrs["precision"] = check_precision(precision)
+
+
 def get_embedder(model: Model) -> Embedder:
     """The :class:`Embedder` of the model's biLM with the model's settings, built on first use
     and again when the biLM or a setting changes. It lives in ``model.attrs``: copies of the
@@ -131,6 +138,7 @@ def get_embedder(model: Model) -> Embedder:
         "batch_tokens": budget,
         "batch_sentences": budget,  # the budget alone bounds a batch
         "word_cache_words": model.attrs.get("word_cache_words", 0),
+        "precision": model.attrs.get("precision", DEFAULT_PRECISION),
     }
     embedder = model.attrs.get("embedder")
     if not isinstance(embedder, Embedder) or embedder.bilm is not bilm or embedder.settings != settings:

@@ -10,7 +10,9 @@ Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
    :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);
 3. the backward direction's rows reversed and both directions stacked: :mod:`.bilm`;
 4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``dispatch`` module
-   picks the loop: in place, CUDA graphs, autograd-safe fused, or the reference);
+   picks the loop: in place, CUDA graphs, autograd-safe fused, the reference, or, for the
+   inference ``precision`` setting of :mod:`.precision`, the bfloat16/int8 products of
+   :mod:`.reduced_products`);
 5. rows put back in input order, BOS/EOS dropped, layer 0 doubled: :mod:`.bilm`.
 
 Parameters and forward only: :mod:`spacy_elmo.embedding` runs the same steps per batch of

@@ -17,6 +17,7 @@ from ..formats.elmoformanylangs import read_elmoformanylangs
 from ..formats.native import ModelSource, read_lexicon, read_model_config, read_model_weights, write_model_dir
 from .derived_cache import DerivedTensors, HeldElsewhere, parameter_versions
 from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
+from .precision import DEFAULT_PRECISION
 from .words.char_cnn import CharEncoder
 from .words.code_points import CodePointEncoding
 from .words.word_batch import BYTES, TokenEncoding
@@ -151,10 +152,13 @@ class BiLM(nn.Module):
         (UTF-8 bytes, or code points and word ids); sentences are framed by ``encoding.boundaries``."""
         return self.encoding.ids(words)
 
-    def encode_char_ids(self, char_ids: numpy.ndarray) -> torch.Tensor:
+    def encode_char_ids(self, char_ids: numpy.ndarray, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
         """Layer-0 vectors ``(n, P)`` in the model's dtype for id rows ``(n, ids_per_token)``
-        (from :meth:`token_ids`), no autograd."""
+        (from :meth:`token_ids`), no autograd. ``precision`` (:mod:`.precision`, checked by the
+        caller): the highway and projection products in bfloat16 or int8."""
         ids = torch.from_numpy(char_ids).to(self.device)
+        if precision != DEFAULT_PRECISION:
+            return self.char_encoder.encode_words(ids, precision)
         if self.autocast_dtype is None:
             return self.char_encoder.encode_words(ids)
         with torch.autocast(self.device.type, dtype=self.autocast_dtype):

@@ -19,10 +19,11 @@ from thinc.types import Floats2d, Floats3d
 
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
 from ..embedding.mix import layer_weights_array, mix_layers
-from ..models.doc_layers import get_bilm, random_bilm, set_bilm
+from ..models.doc_layers import get_bilm, random_bilm, set_bilm, set_precision
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import replace_listener
 from ..nn.bilm import BiLM
+from ..nn.precision import DEFAULT_PRECISION, check_precision
 from .config_sizes import ReplaceListenerCfg, component_model_config, forget_weights_path, write_bilm_sizes
 from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
 from .feature_cache import FeatureCache, layers_through_cache
@@ -67,6 +68,7 @@ install_extensions()
         "feature_cache_mb": 1024.0,
         "feature_cache_dir": None,
         "feature_cache_disk_mb": 10240.0,
+        "precision": DEFAULT_PRECISION,
     },
 )
 def make_elmo(
@@ -81,6 +83,7 @@ def make_elmo(
     feature_cache_mb: float,
     feature_cache_dir: Optional[str],
     feature_cache_disk_mb: float,
+    precision: str,
 ) -> "Elmo":
     """Contextual ELMo vectors on Docs, and ELMo features for downstream listeners.
 
@@ -99,6 +102,10 @@ def make_elmo(
         biLM, each Doc's layers are computed once and reused in later epochs (0: off).
     feature_cache_dir: a folder for what does not fit in memory (None: keep only what fits).
     feature_cache_disk_mb: the budget on disk.
+    precision: ``"float32"`` (default), ``"bfloat16"`` or ``"int8"``: the precision of the
+        LSTMs' products when the biLM runs without gradients (prediction, frozen features);
+        cell states and outputs stay float32, fine-tuning runs float32. On a CPU without the
+        instructions for it, float32 runs and one line says so (:mod:`spacy_elmo.nn.precision`).
     """
     return Elmo(
         nlp.vocab,
@@ -112,6 +119,7 @@ def make_elmo(
         feature_cache_mb=feature_cache_mb,
         feature_cache_dir=feature_cache_dir,
         feature_cache_disk_mb=feature_cache_disk_mb,
+        precision=precision,
         nlp=nlp,
     )
 
@@ -133,10 +141,13 @@ class Elmo(TrainablePipe):
         feature_cache_mb: float = 1024.0,
         feature_cache_dir: Optional[PathLike] = None,
         feature_cache_disk_mb: float = 10240.0,
+        precision: str = DEFAULT_PRECISION,
         nlp: Optional[Language] = None,
     ) -> None:
         self.vocab = vocab
         self.model = model
+        self.precision = check_precision(precision, f"the '{name}' component's precision")
+        set_precision(model, self.precision)
         # nlp.replace_listeners asks the upstream model for these: each listener of a component
         # becomes its own copy of the biLM (see models/standalone.py).
         model.attrs["replace_listener"] = replace_listener
@@ -419,7 +430,9 @@ class Elmo(TrainablePipe):
             self.load_weights(self._pending_weights)
 
     def _loaded(self) -> "Elmo":
-        """A serialized component carries its weights: the factory's path is not read."""
+        """A serialized component carries its weights: the factory's path is not read. The
+        precision is the config's (the serialized model's attrs hold the one it was saved with)."""
+        set_precision(self.model, self.precision)
         self._clear_feature_cache()
         if self.bilm is not None:
             self._pending_weights = None

@@ -9,7 +9,7 @@ Entries are kept in the order they arrive and never evicted while the weights st
 training revisits the same Docs every epoch, and least-recently-used eviction would throw out
 each entry just before it is needed again once the corpus outgrows the budget. The cache is
 bound to the weights' version (``BiLM.weights_version``: identity and version counter of every
-tensor, and the precision); a new version empties it, so it never serves layers of other
+tensor, and the precision) and to the component's ``precision`` setting; a new version empties it, so it never serves layers of other
 weights. The windowing is part of every entry's key.
 A lock makes each call atomic, so threads sharing one pipeline may use it.
 
@@ -217,7 +217,7 @@ def layers_through_cache(model: Any, bilm: Any, docs: List[Doc], cache: FeatureC
     version = bilm.weights_version()
     if version is None:  # weights whose changes cannot be detected: never cache
         return model.predict(docs)
-    cache.bind(version, pins=[bilm])
+    cache.bind((version, model.attrs.get("precision")), pins=[bilm])
     extra = str(model.attrs["max_tokens"]).encode()
     keys = [doc_key(doc, extra) for doc in docs]
     found = [cache.get(key) for key in keys]

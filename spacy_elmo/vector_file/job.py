@@ -32,6 +32,7 @@ from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
 from ..embedding.word_cache import WordCacheStats
 from ..nn.bilm import BiLM
+from ..nn.precision import DEFAULT_PRECISION
 from .join import FORMAT_VERSION
 from .parts import PartStore
 
@@ -134,7 +135,8 @@ def embed_corpus(
     shard_index, n_shards = shard
     if not (n_shards >= 1 and 0 <= shard_index < n_shards):
         raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
-    parts = PartStore(Path(output), _manifest(bilm, layers, mix_weights, gamma, max_tokens), shard_index, n_shards)
+    manifest = _manifest(bilm, layers, mix_weights, gamma, max_tokens, embedder.running_precision())
+    parts = PartStore(Path(output), manifest, shard_index, n_shards)
     try:
         summary = EmbedSummary()
         wanted: dict[str, str] = {}
@@ -178,22 +180,31 @@ def embed_corpus(
     return summary
 
 
-def _manifest(bilm: BiLM, layers: str, mix_weights: Optional[Sequence[float]], gamma: float, max_tokens: int) -> dict:
-    """What the stored vectors depend on: the weights' content and the settings that change them."""
-    return {
-        "format": FORMAT_VERSION,
-        "settings": {
-            "layers": layers,
-            "n_layers": bilm.config.n_output_layers,
-            "dim": bilm.config.output_dim,
-            "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
-            "gamma": float(gamma) if layers == "mix" else None,
-            "max_tokens": int(max_tokens),
-            "dtype": str(bilm.dtype).replace("torch.", ""),
-            "autocast": None if bilm.autocast_dtype is None else str(bilm.autocast_dtype).replace("torch.", ""),
-        },
-        "weights": weights_digest(bilm),
+def _manifest(
+    bilm: BiLM,
+    layers: str,
+    mix_weights: Optional[Sequence[float]],
+    gamma: float,
+    max_tokens: int,
+    precision: str = DEFAULT_PRECISION,
+) -> dict:
+    """What the stored vectors depend on: the weights' content and the settings that change them.
+
+    ``precision`` is the one that runs (float32 where the CPU lacks the instructions); it is
+    recorded only when it is not float32, so files written before the setting existed resume."""
+    settings: dict[str, object] = {
+        "layers": layers,
+        "n_layers": bilm.config.n_output_layers,
+        "dim": bilm.config.output_dim,
+        "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
+        "gamma": float(gamma) if layers == "mix" else None,
+        "max_tokens": int(max_tokens),
+        "dtype": str(bilm.dtype).replace("torch.", ""),
+        "autocast": None if bilm.autocast_dtype is None else str(bilm.autocast_dtype).replace("torch.", ""),
     }
+    if precision != DEFAULT_PRECISION:
+        settings["precision"] = precision
+    return {"format": FORMAT_VERSION, "settings": settings, "weights": weights_digest(bilm)}
 
 
 def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:

@@ -36,6 +36,7 @@ import h5py
 
 from ..durable import io_error_reason, new_temporary_file, remove_leftover_temporaries, sync_file, sync_folder
 from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
+from ..nn.precision import DEFAULT_PRECISION
 
 PathLike = Union[str, Path]
 SENTENCE_INDEX = "sentence_to_index"
@@ -233,7 +234,13 @@ def check_manifest(found: object, expected: dict, where: Path) -> None:
     if found.get("weights") != expected["weights"]:
         differences.append("the weights")
     old, new = found.get("settings") or {}, expected["settings"]
-    differences += [f"{name} ({old.get(name)!r}, now {new[name]!r})" for name in new if old.get(name) != new[name]]
+    names = list(new) + [name for name in old if name not in new]
+    # settings recorded only when they are not their default (files written before they existed resume)
+    unrecorded = {"precision": DEFAULT_PRECISION}
+    old, new = {**unrecorded, **old}, {**unrecorded, **new}
+    differences += [
+        f"{name} ({old.get(name)!r}, now {new.get(name)!r})" for name in names if old.get(name) != new.get(name)
+    ]
     output = where if where.suffix != ".parts" else where.with_name(where.name[: -len(".parts")])
     raise EmbedError(
         f"{where} was written with other {', '.join(differences) or 'settings'}; its vectors would not match "

@@ -351,3 +351,49 @@ def test_an_unreadable_input_is_one_line_naming_it(tmp_path, monkeypatch):
     monkeypatch.setattr(regular_files.os, "open", no_permission)  # root reads any file: a chmod would not do
     with pytest.raises(ValueError, match=f"^{source}: the input file cannot be opened \\(Permission denied\\)$"):
         read_sentences(source)
+
+
+@pytest.fixture
+def capable_cpu(monkeypatch):
+    """The reduced paths run on any machine (oneDNN emulates what the CPU lacks)."""
+    from spacy_elmo.nn import precision
+
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16", "avx512_vnni"}))
+
+
+def test_precision_is_applied_recorded_and_a_resume_must_match_it(tmp_path, model_dir, bilm, capable_cpu):
+    source = tmp_path / "input.txt"
+    source.write_text("The bank raised rates .\nThey sat by the river bank .\n", encoding="utf8")
+    output = tmp_path / "int8.hdf5"
+    run_cli(str(source), str(output), "--weights", str(model_dir), "--precision", "int8")
+    written = read_file(output)["datasets"]
+    expected = embed_layers(bilm, [line.split() for line in source.read_text().splitlines()], precision="int8")
+    float32 = embed_layers(bilm, [line.split() for line in source.read_text().splitlines()])
+    for key, want, plain in zip(("0", "1"), expected, float32):
+        numpy.testing.assert_array_equal(written[key], want)
+        assert not numpy.array_equal(written[key], plain)
+    with h5py.File(output, "r") as handle:
+        assert "int8" in json.dumps({key: str(value) for key, value in handle.attrs.items()})
+    for other in ("float32", "bfloat16"):
+        result = CliRunner().invoke(
+            app, ["embed", str(source), str(output), "--weights", str(model_dir), "--precision", other, "--no-progress"]
+        )
+        assert result.exit_code == 1
+        assert f"precision ('int8', now '{other}')" in result.output
+    plain = tmp_path / "float32.hdf5"
+    run_cli(str(source), str(plain), "--weights", str(model_dir))
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(plain), "--weights", str(model_dir), "--precision", "int8", "--no-progress"]
+    )
+    assert result.exit_code == 1 and "precision ('float32', now 'int8')" in result.output
+
+
+def test_a_bad_precision_is_one_line_before_any_work(tmp_path, model_dir):
+    source = tmp_path / "input.txt"
+    source.write_text("a b\n", encoding="utf8")
+    result = CliRunner().invoke(
+        app, ["embed", str(source), str(tmp_path / "out.hdf5"), "--weights", str(model_dir), "--precision", "fp16"]
+    )
+    assert result.exit_code == 1
+    assert "--precision must be one of 'float32', 'bfloat16', 'int8', not 'fp16'" in result.output
+    assert not (tmp_path / "out.hdf5").exists()

@@ -27,7 +27,13 @@ def bilm():
 
 def test_settings_are_checked_and_reported(bilm):
     embedder = Embedder(bilm, max_tokens=7, batch_tokens=None, batch_sentences=3, word_cache_words=10)
-    assert embedder.settings == {"max_tokens": 7, "batch_tokens": None, "batch_sentences": 3, "word_cache_words": 10}
+    assert embedder.settings == {
+        "max_tokens": 7,
+        "batch_tokens": None,
+        "batch_sentences": 3,
+        "word_cache_words": 10,
+        "precision": "float32",
+    }
     for bad in ({"max_tokens": 0}, {"batch_tokens": 0}, {"batch_sentences": 0}, {"word_cache_words": -1}):
         with pytest.raises(ValueError):
             Embedder(bilm, **bad)

@@ -261,3 +261,19 @@ def test_other_paths_are_refused_at_once_naming_the_listener_path(trained_ner, p
         nlp.replace_listeners("elmo", "ner", [path])
     assert nlp.config.to_str() == config_before  # nothing changed
     assert "ner" in nlp.get_pipe("elmo").listener_map
+
+
+def test_a_copy_keeps_the_precision_it_was_made_with(trained_ner, tmp_path, monkeypatch):
+    from spacy_elmo.nn import precision
+
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16", "avx512_vnni"}))
+    nlp = spacy.load(trained_ner, config={"components": {"elmo": {"precision": "int8"}}})
+    features = ner_features(nlp)
+    nlp.replace_listeners("elmo", "ner", [LISTENER_PATH])
+    assert bilm_copy(nlp).attrs["precision"] == "int8"
+    assert_same_features(ner_features(nlp), features)
+    nlp.to_disk(tmp_path / "replaced")
+    loaded = spacy.load(tmp_path / "replaced", config={"components": {"elmo": {"precision": "float32"}}})
+    assert loaded.get_pipe("elmo").precision == "float32"
+    assert bilm_copy(loaded).attrs["precision"] == "int8"
+    assert_same_features(ner_features(loaded), features)

@@ -79,6 +79,7 @@ set_vector_hooks = true
 feature_cache_mb = 1024
 feature_cache_dir = null
 feature_cache_disk_mb = 10240
+precision = "float32"
 
 [corpora]
 

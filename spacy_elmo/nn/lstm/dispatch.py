@@ -19,6 +19,10 @@ same table with the measurements behind it):
    backward pass (:mod:`.backward`, on the packed layout of :mod:`.packing`).
 5. otherwise -> :mod:`.in_place`: everything in place in preallocated buffers, the fastest.
 
+A ``precision`` other than ``"float32"`` (:mod:`..precision`; inference only) sends the call to
+:mod:`.reduced` before any of these, whose products run in bfloat16 or int8; it refuses
+autograd and dropout. In float32 nothing above changes.
+
 A model states its wishes as ``BiLM.lstm_loop`` (one of :data:`LSTM_LOOPS`), ``cuda_graphs``
 and ``autocast_dtype``; :func:`loop_options` turns them into this module's keywords.
 """
@@ -30,9 +34,11 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy
 import torch
 
+from ..precision import DEFAULT_PRECISION, check_precision
 from .fused import run_fused
 from .graphed import graphs_available, graphs_pay, run_graphed
 from .in_place import run_in_place
+from .reduced import run_reduced
 from .reference import run_per_direction
 
 if TYPE_CHECKING:
@@ -108,6 +114,7 @@ def run_time_major(
     cuda_graphs: bool = True,
     windowed: bool = False,
     layer_dropout: float = 0.0,
+    precision: str = DEFAULT_PRECISION,
 ) -> list[torch.Tensor]:
     """:func:`run_stacks` on time-major ``(n_stacks, time, batch, dim)`` inputs and outputs.
 
@@ -121,7 +128,15 @@ def run_time_major(
     the input of every layer above the first, as bilm-tf's ``DropoutWrapper(input_keep_prob)``
     does; the skip connection then adds the dropped input, as in bilm-tf, where the dropout
     wraps the residual cell. Only the fused and the reference loop take it.
+
+    ``precision`` ``"bfloat16"`` or ``"int8"`` runs the products in that precision
+    (:mod:`.reduced`, inference only; it takes precedence over ``compute_dtype``); callers
+    check the CPU first (:func:`..precision.effective_precision`).
     """
+    if check_precision(precision) != DEFAULT_PRECISION:
+        if layer_dropout or needs_autograd(stacks, inputs):
+            raise ValueError(f"precision {precision!r} is for inference only: run without gradients and layer dropout")
+        return run_reduced(stacks, inputs, active, precision)
     masks = layer_input_masks(stacks, inputs, layer_dropout)
     if per_direction:
         return run_per_direction(stacks, inputs, active, masks)

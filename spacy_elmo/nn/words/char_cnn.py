@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ...config import BiLMConfig
+from ..precision import DEFAULT_PRECISION
 from . import char_cnn_tables
 from .alphabet import split_ids, used_chars, uses_full_table
 from .char_cnn_training import pooled_convolutions
@@ -78,12 +79,13 @@ class CharEncoder(nn.Module):
             features = torch.cat([self.word_embedding(words), features], dim=-1)
         return self.projection(features).reshape(*leading, -1)
 
-    def encode_words(self, ids: torch.Tensor) -> torch.Tensor:
+    def encode_words(self, ids: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
         """Vectors ``(n_words, projection_dim)`` for ``(n_words, ids_per_token)`` ids, without autograd.
 
-        A word's vector is bit-for-bit the same whichever words it is encoded with.
+        A word's vector is bit-for-bit the same whichever words it is encoded with (in float32;
+        ``precision`` runs the highway and projection products in bfloat16 or int8).
         """
-        return char_cnn_tables.encode_words(self, ids)
+        return char_cnn_tables.encode_words(self, ids, precision)
 
     def uses_table_path(self) -> bool:
         """True when no gradient is needed and autocast is off: the table-lookup path applies."""

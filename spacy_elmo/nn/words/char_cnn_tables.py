@@ -33,6 +33,8 @@ from torch.nn import functional as F
 
 from ...config import BiLMConfig
 from ..derived_cache import DerivedTensors
+from ..precision import DEFAULT_PRECISION
+from ..reduced_products import ReducedWeight
 from ..row_layout import aligned_width, padded_columns, rowwise_
 from .alphabet import CHAR_BLOCK, split_ids, used_chars, uses_full_table
 from .highway import Highway
@@ -157,8 +159,11 @@ def _dense_weights(encoder: CharCnnWeights) -> DenseWeights:
     )
 
 
-def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
-    """Vectors ``(n_words, projection_dim)`` for id rows ``(n_words, ids_per_token)``, without autograd."""
+def encode_words(encoder: CharCnnWeights, ids: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
+    """Vectors ``(n_words, projection_dim)`` for id rows ``(n_words, ids_per_token)``, without autograd.
+
+    ``precision`` ``"bfloat16"``/``"int8"``: the highway and projection products in that precision
+    (:func:`_reduced_highway_and_projection`); the table lookups stay float32."""
     n_words = ids.shape[0]
     weight = encoder.projection.weight
     result = weight.new_empty(n_words, weight.shape[0])
@@ -180,9 +185,9 @@ def encode_words(encoder: CharCnnWeights, ids: torch.Tensor) -> torch.Tensor:
             words = None if word_ids is None else _fixed_block(word_ids[start : start + block_size], block_size)
             size = min(block_size, n_words - start)
             if tables is None:
-                result[start : start + size] = _encode_block_by_convolution(encoder, chars, words)[:size]
+                result[start : start + size] = _encode_block_by_convolution(encoder, chars, words, precision)[:size]
             else:
-                result[start : start + size] = _encode_block(encoder, tables, chars, words)[:size]
+                result[start : start + size] = _encode_block(encoder, tables, chars, words, precision)[:size]
     return result
 
 
@@ -197,11 +202,12 @@ def _encode_block_by_convolution(
     encoder: CharCnnWeights,
     char_ids: torch.Tensor,
     word_ids: Optional[torch.Tensor] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> torch.Tensor:
     embedded = F.embedding(char_ids, encoder.char_embedding.weight).transpose(1, 2)
     with _full_precision_convolutions():
         features = torch.cat([conv(embedded).amax(dim=-1) for conv in encoder.convolutions], dim=-1)
-    return _highway_and_projection(encoder, features, word_ids)
+    return _highway_and_projection(encoder, features, word_ids, precision)
 
 
 @contextmanager
@@ -222,6 +228,7 @@ def _encode_block(
     tables: ConvTables,
     char_ids: torch.Tensor,
     word_ids: Optional[torch.Tensor] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> torch.Tensor:
     n_words, n_chars_per_word = char_ids.shape
     n_features = tables.bias.shape[0]
@@ -246,16 +253,19 @@ def _encode_block(
             )
         column += n_filters
     features[:, :n_features] += tables.bias  # max(x + b) = max(x) + b: the bias goes on after pooling
-    return _highway_and_projection(encoder, features, word_ids)
+    return _highway_and_projection(encoder, features, word_ids, precision)
 
 
 def _highway_and_projection(
     encoder: CharCnnWeights,
     features: torch.Tensor,
     word_ids: Optional[torch.Tensor] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> torch.Tensor:
     """Activation of the pooled features (in place), highway layers, the word vectors in front
     (models with a word table), projection. ``features`` may come padded with zero columns."""
+    if precision != DEFAULT_PRECISION:
+        return _reduced_highway_and_projection(encoder, features, word_ids, precision)
     weights = dense_weights(encoder)
     dim, width = encoder.highway.dim, weights.width
     features = padded_columns(features, width)
@@ -272,3 +282,49 @@ def _highway_and_projection(
         inputs[:, : words.shape[1]] = words
         inputs[:, words.shape[1] : words.shape[1] + dim] = features[:, :dim]
     return F.linear(inputs, weights.projection, weights.projection_bias)
+
+
+@dataclass
+class ReducedDenseWeights:
+    """The highway layers' and the projection's weights for products in a reduced precision."""
+
+    highway: list[tuple[ReducedWeight, torch.Tensor]]  # (2 dim, dim) weight, float32 bias
+    projection: ReducedWeight  # (P, word_dim + dim)
+    projection_bias: torch.Tensor
+
+
+def reduced_dense_weights(encoder: CharCnnWeights, precision: str) -> ReducedDenseWeights:
+    """The highway and projection weights converted to ``precision``, rebuilt after a change."""
+    caches = encoder.__dict__.setdefault("_reduced_dense_weight_cache", {})
+    cache = caches.setdefault(precision, DerivedTensors())
+    params = [p for layer in encoder.highway.layers for p in (layer.weight, layer.bias)]
+    params += [encoder.projection.weight, encoder.projection.bias]
+
+    def build() -> ReducedDenseWeights:
+        return ReducedDenseWeights(
+            [(ReducedWeight(layer.weight, precision), layer.bias.float()) for layer in encoder.highway.layers],
+            ReducedWeight(encoder.projection.weight, precision),
+            encoder.projection.bias.float(),
+        )
+
+    return cache.get(params, build)
+
+
+def _reduced_highway_and_projection(
+    encoder: CharCnnWeights, features: torch.Tensor, word_ids: Optional[torch.Tensor], precision: str
+) -> torch.Tensor:
+    """:func:`_highway_and_projection` with its products in ``precision`` (the highway's gates,
+    activations and sums stay float32), on unpadded rows: no row layout is promised here."""
+    weights = reduced_dense_weights(encoder, precision)
+    dim = encoder.highway.dim
+    features = features[:, :dim].float()
+    features = features.relu_() if encoder.config.activation == "relu" else features.tanh_()
+    for weight, bias in weights.highway:
+        projected = weight.product_into(features, features.new_empty(features.shape[0], 2 * dim), bias)
+        transform = projected[:, :dim].relu_()
+        gate = projected[:, dim:].sigmoid_()
+        features = gate * transform + (1.0 - gate) * features
+    if word_ids is not None and encoder.word_embedding is not None:
+        features = torch.cat([F.embedding(word_ids, encoder.word_embedding.weight).float(), features], dim=-1)
+    out = features.new_empty(features.shape[0], weights.projection.out_features)
+    return weights.projection.product_into(features, out, weights.projection_bias).to(encoder.projection.weight.dtype)
