@@ -37,10 +37,6 @@ from scripts.workflow.datasets import fetch
 from scripts.workflow.parallel.pool import available_cores
 from scripts.workflow.report import text as report_text
 
-#: The tests after test_workflow_end_to_end read its outputs (they skip without them): under
-#: pytest-xdist (`make test`) the whole module runs on one worker, in order (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("project_workflow")
-
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = "0,1"
 NER_SEEDS = "0,1"
