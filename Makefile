@@ -38,8 +38,12 @@ lint: install
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy spacy_elmo
 
+# Two pytest workers (pytest-xdist), one per core of the CI machine: the tests run torch on one
+# thread each (tests/conftest.py), so one process leaves a core idle. A fixed count, not -n auto:
+# on a larger machine more workers would each rebuild the session fixtures and share its memory.
+# Each test file runs on one worker, in order (--dist loadfile, in pyproject.toml's addopts).
 test: install lint
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n 2
 
 # The independent steps of the `all` workflow run side by side, one per core
 # (`python -m spacy project run all` runs the same steps one after another).

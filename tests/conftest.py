@@ -18,6 +18,17 @@ MANY_LANGS_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "elmoformanylangs"
 MANY_LANGS_MODELS = ("char_legacy", "words_zip")
 
 
+#: Test files whose tests form one long chain (the later ones read the outputs of the first):
+#: collected first, so that under pytest-xdist (`make test`: -n 2, each file on one worker) the
+#: chain starts at once and the other worker runs the rest meanwhile, not after it.
+LONG_CHAINS = ("tests/project/test_workflow.py::",)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The files of :data:`LONG_CHAINS` first; otherwise the collection order (a stable sort)."""
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_CHAINS))
+
+
 def many_langs_reference(name: str) -> tuple[list, list]:
     """The fixture sentences and, per sentence, ELMoForManyLangs' float64 layers for model ``name``."""
     import numpy

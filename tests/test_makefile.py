@@ -84,7 +84,7 @@ def test_tests_run_after_the_lint_and_type_checks(tmp_path):
         f"{py} -m ruff check .",
         f"{py} -m ruff format --check .",
         f"{py} -m mypy spacy_elmo",
-        f"{py} -m pytest tests -q",
+        f"{py} -m pytest tests -q -n 2",
     ]
     lines = result.stdout.splitlines()
     assert all(line in lines for line in expected), result.stdout
