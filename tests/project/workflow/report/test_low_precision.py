@@ -204,3 +204,19 @@ def test_without_the_precision_scores_there_is_no_section(folders, tmp_path):
     report_md, section, _, results = build(inputs)
     assert "Low precision" not in report_md and "Low precision" not in section
     assert results["precision"] == []
+
+
+def test_the_report_command_reads_the_precision_folder(folders, tmp_path, run_command, capsys):
+    args = ["report", "--metrics-dir", str(folders["metrics"]), "--training-dir", str(tmp_path / "training")]
+    args += ["--bilm-dir", str(tmp_path / "bilm"), "--output-dir", str(tmp_path / "reports")]
+    args += ["--price-dir", str(folders["prices"]), "--resamples", "200", "--rounds", "200"]
+    assert run_command(args + ["--precision-metrics-dir", str(folders["precision"])]) == 0
+    results = json.loads((tmp_path / "reports" / "results.json").read_text())
+    verdicts = {entry["name"]: entry["verdict"] for entry in results["precision"]}
+    assert verdicts == {
+        "ner-elmo@bfloat16": "equivalent",
+        "ner-elmo@int8": "equivalent",
+        "tagger-elmo@int8": "not tested",
+        "tagger-small-elmo@int8": "not shown equivalent",
+    }
+    assert "## Low precision" in (tmp_path / "reports" / "report.md").read_text()
