@@ -173,9 +173,9 @@ def table(rows: List[dict]) -> str:
         [
             "setting",
             "precision",
-            "score",
-            "score at precision",
-            "float32",
+            "metric",
+            "at the precision",
+            "in float32",
             "words / CPU s",
             "float32 words / CPU s",
             "difference (points)",
