@@ -66,7 +66,8 @@ def evaluate(
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
     metrics_dir.mkdir(parents=True, exist_ok=True)
-    names = [precision_name(name, value) for name in required + optional for value in precisions or [None]]
+    runs_at: List[Optional[str]] = list(precisions) or [None]
+    names = [precision_name(name, value) for name in required + optional for value in runs_at]
     remove_stale_scores(metrics_dir, names, {stem for stem, _, _, _ in todo})
     score_jobs(todo, metrics_dir, jobs_for(jobs))
 
@@ -101,7 +102,8 @@ def price(
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     try:
-        for value in list(dict.fromkeys(precision or [])) or [None]:
+        runs_at: List[Optional[str]] = list(dict.fromkeys(precision or [])) or [None]
+        for value in runs_at:
             price_settings(training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs, value)
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)

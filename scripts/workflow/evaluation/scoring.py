@@ -144,10 +144,11 @@ def jobs(
     """``(metrics file stem, model dir, test file, precision)`` per pipeline of the settings: the
     pipelines as they are (precision None) or, given ``precisions``, each run in each of them
     (stems ``SETTING@PRECISION[.seedN]``; a ValueError for a pipeline without an elmo component)."""
+    runs_at: List[Optional[str]] = list(precisions) or [None]
     for setting in settings:
         test_data = test_file_for(setting, ner_test, tagger_test, textcat_test)
         for stem, model in pipelines_of(training_dir, setting):
-            for precision in precisions or [None]:
+            for precision in runs_at:
                 precision_override(model, precision)  # the check, before anything is scored
                 yield precision_name(setting, precision) + stem[len(setting) :], model, test_data, precision
 
