@@ -29,16 +29,24 @@ def evaluate(
     jobs: int = typer.Option(
         0, "--jobs", min=0, help="Pipelines scored at a time, each in its own process (0: one per core)"
     ),
+    precision: Optional[List[str]] = typer.Option(
+        None,
+        "--precision",
+        help="Score each pipeline with its elmo component's precision set to this (bfloat16, int8; repeatable), "
+        "as the setting SETTING@PRECISION",
+    ),
 ) -> None:
     """The evaluate steps: test scores and per-document counts of trained settings.
 
     Each trained setting's pipeline(s) scored on the test split of its task: spaCy's scores and the
     per-document counts the report's paired tests need. Pipelines scored earlier with the same
     checksum and test file are skipped; the others are scored side by side (--jobs), with the
-    files a serial run writes."""
+    files a serial run writes. With --precision P, each pipeline runs with its elmo component's
+    precision set to P and its files are those of the setting SETTING@P."""
     from scripts.workflow.evaluation.scoring import jobs as pipeline_jobs
-    from scripts.workflow.evaluation.scoring import remove_stale_scores, score_jobs, trained_settings
+    from scripts.workflow.evaluation.scoring import precision_name, remove_stale_scores, score_jobs, trained_settings
     from scripts.workflow.parallel.pool import jobs_for
+    from spacy_elmo.nn.precision import check_precision
 
     required, optional = setting or [], optional_setting or []
     if not required and not optional:
@@ -46,13 +54,21 @@ def evaluate(
     for test_data in (ner_test, tagger_test, textcat_test):
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
+    precisions = list(dict.fromkeys(precision or []))
+    for value in precisions:
+        try:
+            check_precision(value, "--precision")
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--precision") from e
     settings = trained_settings(training_dir, required, optional)
     try:
-        todo = list(pipeline_jobs(settings, training_dir, ner_test, tagger_test, textcat_test))
-    except FileNotFoundError as e:
+        todo = list(pipeline_jobs(settings, training_dir, ner_test, tagger_test, textcat_test, precisions))
+    except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
     metrics_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_scores(metrics_dir, required + optional, {stem for stem, _, _ in todo})
+    runs_at: List[Optional[str]] = list(precisions) or [None]
+    names = [precision_name(name, value) for name in required + optional for value in runs_at]
+    remove_stale_scores(metrics_dir, names, {stem for stem, _, _, _ in todo})
     score_jobs(todo, metrics_dir, jobs_for(jobs))
 
 
@@ -67,19 +83,28 @@ def price(
     setting: List[str] = typer.Option(..., "--setting", help="A folder of TRAINING_DIR to measure (repeatable)"),
     seed: int = typer.Option(0, "--seed", min=0, help="Whose seed{N}/model-best is measured per setting"),
     max_docs: int = typer.Option(500, "--max-docs", min=1, help="The first test documents run"),
+    precision: Optional[List[str]] = typer.Option(
+        None,
+        "--precision",
+        help="Measure each pipeline with its elmo component's precision set to this (repeatable), "
+        "into PRICE_DIR/SETTING@PRECISION.json",
+    ),
 ) -> None:
     """The price step: what running each setting costs, one pipeline (seed) per setting.
 
     Each pipeline in a fresh process with one thread: words per CPU-second of the second of two
     passes over the first --max-docs test documents, peak memory, size on disk; written to
-    PRICE_DIR/SETTING.json. Pipelines measured earlier with the same checksum are skipped."""
+    PRICE_DIR/SETTING.json (SETTING@P.json with --precision P). Pipelines measured earlier with
+    the same checksum are skipped."""
     from scripts.workflow.evaluation.settings_price import price_settings
 
     for test_data in (ner_test, tagger_test, textcat_test):
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     try:
-        price_settings(training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs)
+        runs_at: List[Optional[str]] = list(dict.fromkeys(precision or [])) or [None]
+        for value in runs_at:
+            price_settings(training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs, value)
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
 
@@ -159,6 +184,11 @@ def report(
         "--price-dir",
         help="The price step's SETTING.json files (words per CPU-second, memory, size); missing: the columns show -",
     ),
+    precision_metrics_dir: Optional[Path] = typer.Option(
+        None,
+        "--precision-metrics-dir",
+        help="The evaluate-precision step's SETTING@PRECISION score files; missing: no low-precision section",
+    ),
     command: str = typer.Option(
         "python -m spacy project run all",
         "--command",
@@ -189,6 +219,7 @@ def report(
         bilm_cpu_time=bilm_cpu_time,
         robustness_step_times=robustness_step_times,
         price_dir=price_dir,
+        precision_metrics_dir=precision_metrics_dir,
         command=command,
         readme=Path(readme) if readme else None,
         results_page=Path(results_page) if results_page else None,

@@ -272,3 +272,35 @@ def test_a_bad_distill_setting_is_named():
     commands = {c["name"]: c for c in load_project(ROOT, {"vars.distill_loss": "hinge"})["commands"]}
     with pytest.raises(ValueError, match="loss must be one of .*not 'hinge'"):
         registry.resolve(_distill_config(commands, "ner")["pretraining"], schema=ConfigSchemaPretrain)
+
+
+PRECISION_SETTINGS = ("ner-elmo", "tagger-elmo", "tagger-small-elmo")
+
+
+def test_the_precision_step_scores_alls_elmo_settings_at_each_precision(config, commands):
+    """evaluate-precision: the evaluate step's command for the three ELMo settings with
+    --precision bfloat16 --precision int8, into its own folder, which price and report read."""
+    steps = config["workflows"]["all"]
+    assert steps.index("evaluate") < steps.index("evaluate-precision") < steps.index("report")
+    (line,) = commands["evaluate-precision"]["script"]
+    (evaluate,) = commands["evaluate"]["script"]
+    assert line.startswith("python -m scripts --threads 1 evaluate training metrics_precision ")
+    assert "--precision bfloat16 --precision int8" in line and "--ner-test corpus/ner/test.spacy" in line
+    assert evaluate.split(" --setting ")[0].replace(" metrics ", " metrics_precision ") in line
+    assert line.split(" --setting ")[1:] == [
+        "ner-elmo",
+        "tagger-elmo",
+        "tagger-small-elmo --precision bfloat16 --precision int8 --jobs 0",
+    ]
+    assert sorted(commands["evaluate-precision"]["deps"]) == sorted(
+        ["corpus/ner/test.spacy/", "corpus/pos/test.spacy/"] + [f"training/{name}" for name in PRECISION_SETTINGS]
+    )
+    assert commands["evaluate-precision"]["outputs"] == ["metrics_precision/"]
+    report = commands["report"]
+    assert "--precision-metrics-dir metrics_precision " in report["script"][0]
+    assert "metrics_precision/" in report["deps"]
+    # the price of each precision, after the precision scores (the cores to itself)
+    first, second = commands["price"]["script"]
+    assert second.startswith(first.split(" --setting ")[0] + " --precision bfloat16 --precision int8 ")
+    assert second.split(" --setting ")[1:] == list(PRECISION_SETTINGS)
+    assert "metrics_precision/" in commands["price"]["deps"]

@@ -61,17 +61,27 @@ def words_of(test_data: Path, max_docs: int, vocab) -> List[Tuple[List[str], Lis
     return found
 
 
+def precision_override(model: Path, precision: Optional[str]) -> Dict[str, Any]:
+    """The config overrides that set the ``elmo`` component's ``precision`` (none for None); a
+    ValueError naming the pipeline when it has no ``elmo`` component or the value is unknown."""
+    import spacy
+
+    from spacy_elmo.nn.precision import check_precision
+
+    if precision is None:
+        return {}
+    check_precision(precision, f"{model}: --precision")
+    components = spacy.util.load_config(model / "config.cfg").get("components", {})
+    if "elmo" not in components:
+        raise ValueError(f"{model}: --precision needs an 'elmo' component, this pipeline has {sorted(components)}")
+    return {"components": {"elmo": {"precision": precision}}}
+
+
 def load_pipeline(model: Path, precision: Optional[str] = None):
     """``spacy.load`` on the CPU; ``precision`` overrides the ``elmo`` component's setting."""
     import spacy
 
-    config: Dict[str, Any] = {}
-    if precision is not None:
-        components = spacy.util.load_config(model / "config.cfg").get("components", {})
-        if "elmo" not in components:
-            raise ValueError(f"{model}: --precision needs an 'elmo' component, this pipeline has {sorted(components)}")
-        config = {"components": {"elmo": {"precision": precision}}}
-    return spacy.load(model, config=config)
+    return spacy.load(model, config=precision_override(model, precision))
 
 
 def measure(model: Path, test_data: Path, max_docs: int = MAX_DOCS, precision: Optional[str] = None) -> dict:

@@ -14,6 +14,12 @@ per-document counts of the same predictions (``doc_counts``: NER ``tp, fp, fn``;
 ``correct, total, predicted``; textcat ``correct, total`` summed per source file), one row per
 test document in corpus order, for the paired tests of ``paired_stats``. A pipeline whose two files already hold its current checksum
 and test file is not scored again, so a rerun after a failure goes on where it stopped.
+
+With a ``precision`` (``"bfloat16"``, ``"int8"``; the ``evaluate-precision`` step), each pipeline
+is loaded with its ``elmo`` component's ``precision`` overridden and its files are written under
+the name ``SETTING@PRECISION`` (``ner-elmo@int8.seed0.json``), beside the float32 ones it is
+compared with; both files also record the precision asked for and the one that ran
+(``elmo_precision``: float32 where the CPU lacks the instructions).
 """
 
 from __future__ import annotations
@@ -29,8 +35,16 @@ from wasabi import msg
 
 from ..checksums import sha256_of_path
 from .doc_counts import counts_of, fields_of
+from .pipeline_price import precision_override
 
 SEED_DIR = re.compile(r"seed(\d+)$")
+#: ``SETTING@PRECISION``: a setting's pipelines run with another precision (never ``@bilmN``)
+PRECISION_MARK = "@"
+
+
+def precision_name(setting: str, precision: Optional[str]) -> str:
+    """``ner-elmo@int8`` for ``("ner-elmo", "int8")``; the setting itself for no precision."""
+    return setting if precision is None else f"{setting}{PRECISION_MARK}{precision}"
 
 
 def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
@@ -75,8 +89,8 @@ def docs_path(metrics_path: Path) -> Path:
     return metrics_path.with_name(metrics_path.name[: -len(".json")] + ".docs.json")
 
 
-def is_current(metrics_path: Path, model_sha: str, test_data: Path) -> bool:
-    """Whether both score files hold this model's checksum and this test file."""
+def is_current(metrics_path: Path, model_sha: str, test_data: Path, precision: Optional[str] = None) -> bool:
+    """Whether both score files hold this model's checksum, this test file and this precision."""
     for path in (metrics_path, docs_path(metrics_path)):
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
@@ -84,15 +98,20 @@ def is_current(metrics_path: Path, model_sha: str, test_data: Path) -> bool:
             return False
         if stored.get("model_sha256") != model_sha or stored.get("test_data") != str(test_data):
             return False
+        if stored.get("precision") != precision:
+            return False
     return True
 
 
-def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, List[Tuple[int, int, int]]]:
+def evaluate_pipeline(
+    model: Path, test_data: Path, task: str, precision: Optional[str] = None
+) -> Tuple[dict, List[Tuple[int, int, int]]]:
     """spaCy's scores of a pipeline on a test file, and the per-document counts behind them.
 
     Reads and scores as ``spacy evaluate`` does (fixed random seed, ``Corpus`` without gold
     preprocessing, ``nlp.evaluate``); the scorer keeps the scored examples so that the counts
-    come from the very predictions that were scored.
+    come from the very predictions that were scored. ``precision`` overrides the ``elmo``
+    component's setting (``pipeline_price.precision_override``).
     """
     from spacy import util
     from spacy.scorer import Scorer
@@ -104,11 +123,14 @@ def evaluate_pipeline(model: Path, test_data: Path, task: str) -> Tuple[dict, Li
             return super().score(self.examples, **kwargs)
 
     util.fix_random_seed()
-    nlp = util.load_model(model)
+    nlp = util.load_model(model, config=precision_override(model, precision))
     examples = list(Corpus(test_data, gold_preproc=False)(nlp))
     scorer = KeepingScorer(nlp=nlp)
     scores = nlp.evaluate(examples, scorer=scorer)
     return scores, counts_of(task, scorer.examples)
+
+
+Job = Tuple[str, Path, Path, Optional[str]]
 
 
 def jobs(
@@ -117,12 +139,18 @@ def jobs(
     ner_test: Optional[Path],
     tagger_test: Optional[Path],
     textcat_test: Optional[Path] = None,
-) -> Iterator[Tuple[str, Path, Path]]:
-    """``(metrics file stem, model dir, test file)`` per pipeline of the settings."""
+    precisions: Sequence[str] = (),
+) -> Iterator[Job]:
+    """``(metrics file stem, model dir, test file, precision)`` per pipeline of the settings: the
+    pipelines as they are (precision None) or, given ``precisions``, each run in each of them
+    (stems ``SETTING@PRECISION[.seedN]``; a ValueError for a pipeline without an elmo component)."""
+    runs_at: List[Optional[str]] = list(precisions) or [None]
     for setting in settings:
         test_data = test_file_for(setting, ner_test, tagger_test, textcat_test)
         for stem, model in pipelines_of(training_dir, setting):
-            yield stem, model, test_data
+            for precision in runs_at:
+                precision_override(model, precision)  # the check, before anything is scored
+                yield precision_name(setting, precision) + stem[len(setting) :], model, test_data, precision
 
 
 def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set) -> None:
@@ -153,14 +181,28 @@ def trained_settings(training_dir: Path, settings: Sequence[str], optional: Sequ
     return found
 
 
-def score_one(stem: str, model: Path, test_data: Path, model_sha: str, metrics_dir: Path, counter: str = "") -> None:
+def score_one(
+    stem: str,
+    model: Path,
+    test_data: Path,
+    model_sha: str,
+    metrics_dir: Path,
+    counter: str = "",
+    precision: Optional[str] = None,
+) -> None:
     """Score one pipeline into ``STEM.json`` and ``STEM.docs.json``, and say so (``counter``:
-    ``[i/n] `` in front)."""
+    ``[i/n] `` in front); with a ``precision``, the one asked for and the one that ran go in too."""
     out = metrics_dir / f"{stem}.json"
     start = time.time()
     task = task_of(stem)
-    scores, counts = evaluate_pipeline(model, test_data, task)
+    scores, counts = evaluate_pipeline(model, test_data, task, precision)
     provenance = {"model": str(model), "test_data": str(test_data), "model_sha256": model_sha}
+    if precision is not None:
+        import torch
+
+        from spacy_elmo.nn.precision import effective_precision
+
+        provenance.update(precision=precision, elmo_precision=effective_precision(precision, torch.device("cpu")))
     docs = {
         "task": task,
         "fields": list(fields_of(task)),
@@ -177,7 +219,7 @@ def score_one(stem: str, model: Path, test_data: Path, model_sha: str, metrics_d
     sys.stdout.flush()  # a pool's child process prints as it finishes
 
 
-def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path, n_jobs: int = 1) -> None:
+def score_jobs(todo: Sequence[Job], metrics_dir: Path, n_jobs: int = 1) -> None:
     """Score each pipeline unless its files are current: ``STEM.json`` and ``STEM.docs.json``.
 
     ``n_jobs`` pipelines at a time, each in a fresh process (``parallel.pool``); each
@@ -185,13 +227,13 @@ def score_jobs(todo: Sequence[Tuple[str, Path, Path]], metrics_dir: Path, n_jobs
     from ..parallel.pool import run_parallel
 
     runs = []
-    for index, (stem, model, test_data) in enumerate(todo, 1):
+    for index, (stem, model, test_data, precision) in enumerate(todo, 1):
         out = metrics_dir / f"{stem}.json"
         model_sha = sha256_of_path(model)
-        if is_current(out, model_sha, test_data):
+        if is_current(out, model_sha, test_data, precision):
             msg.good(f"[{index}/{len(todo)}] {stem}: scored earlier ({out}), skipping")
             continue
-        runs.append((stem, model, test_data, model_sha, metrics_dir, f"[{index}/{len(todo)}] "))
+        runs.append((stem, model, test_data, model_sha, metrics_dir, f"[{index}/{len(todo)}] ", precision))
     if n_jobs > 1 and len(runs) > 1:
         msg.info(f"Scoring {len(runs)} pipelines, {min(n_jobs, len(runs))} at a time")
     run_parallel(score_one, runs, n_jobs)

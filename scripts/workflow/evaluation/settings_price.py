@@ -5,7 +5,9 @@ step measures ``seed{N}/model-best`` of the chosen seed (0 by default), or ``mod
 setting trained once, and writes ``PRICE_DIR/SETTING.json`` with the pipeline's checksum. A
 pipeline measured earlier with the same checksum, test file and options is not measured again.
 The pipelines are measured one after another, each in a fresh process with one thread, so that
-no measurement shares its core with another.
+no measurement shares its core with another. With a ``precision`` (the ELMo settings at
+bfloat16 and int8), each pipeline runs with its ``elmo`` component's precision set to it and the
+file is ``PRICE_DIR/SETTING@PRECISION.json``, the name of its scores (``scoring.precision_name``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from wasabi import msg
 
 from ..checksums import sha256_of_path
 from .pipeline_price import MAX_DOCS, measure_in_subprocess
-from .scoring import SEED_DIR, pipelines_of, test_file_for
+from .scoring import SEED_DIR, pipelines_of, precision_name, test_file_for
 
 
 def pipeline_of_seed(training_dir: Path, setting: str, seed: int) -> Tuple[Path, Optional[int]]:
@@ -53,7 +55,8 @@ def price_settings(
     max_docs: int = MAX_DOCS,
     precision: Optional[str] = None,
 ) -> List[Path]:
-    """Measure each setting's pipeline of ``seed`` into ``PRICE_DIR/SETTING.json``; the files."""
+    """Measure each setting's pipeline of ``seed`` into ``PRICE_DIR/SETTING.json`` (with a
+    ``precision``: ``SETTING@PRECISION.json``); the files."""
     todo = []
     for setting in settings:
         model, model_seed = pipeline_of_seed(training_dir, setting, seed)
@@ -61,7 +64,8 @@ def price_settings(
     price_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for index, (setting, model, model_seed, test_data) in enumerate(todo, 1):
-        out = price_dir / f"{setting}.json"
+        name = precision_name(setting, precision)
+        out = price_dir / f"{name}.json"
         expected = {
             "model_sha256": sha256_of_path(model),
             "test_data": str(test_data),
@@ -70,13 +74,13 @@ def price_settings(
         }
         written.append(out)
         if is_current(out, expected):
-            msg.good(f"[{index}/{len(todo)}] {setting}: measured earlier ({out}), skipping")
+            msg.good(f"[{index}/{len(todo)}] {name}: measured earlier ({out}), skipping")
             continue
         price = measure_in_subprocess(model, test_data, max_docs, precision)
         price.update(expected, setting=setting, seed=model_seed)
         out.write_text(json.dumps(price, indent=2) + "\n", encoding="utf-8")
         msg.good(
-            f"[{index}/{len(todo)}] {setting}: {price['words_per_cpu_second']:,.0f} words per CPU second "
+            f"[{index}/{len(todo)}] {name}: {price['words_per_cpu_second']:,.0f} words per CPU second "
             f"({price['words']:,} words, {price['cpu_seconds']:.1f} s), peak {price['peak_memory_mib']:.0f} MiB, "
             f"{price['size_mib']:.1f} MiB on disk -> {out}"
         )

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data, distill, plots, pooled, price, user_choice
+from . import data, distill, low_precision, plots, pooled, price, user_choice
 from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
@@ -58,6 +58,8 @@ class ReportInputs:
     bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
     robustness_step_times: Optional[Path] = None  # the robustness workflow's step times, if recorded
     price_dir: Optional[Path] = None  # the price step's SETTING.json files; None or missing: prices show "-"
+    # the evaluate-precision step's SETTING@PRECISION files; None or missing: no low-precision section
+    precision_metrics_dir: Optional[Path] = None
     command: str = "python -m spacy project run all"
     readme: Optional[Path] = None  # the landing page whose headline section is rewritten; None: none
     results_page: Optional[Path] = None  # the docs page whose results section is rewritten; None: none
@@ -144,6 +146,9 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     price_note = price.note(prices)
     rows = comparison_rows(settings, **test_options)
     pooled_rows = pooled.pooled_rows(settings, **test_options)
+    precision_dir = inputs.precision_metrics_dir
+    precision_settings = data.load_settings(precision_dir) if precision_dir and precision_dir.is_dir() else {}
+    precision_rows = low_precision.precision_rows({**settings, **precision_settings}, prices, **test_options)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_description()
     step_times = json.loads(inputs.step_times.read_text()) if inputs.step_times and inputs.step_times.is_file() else {}
@@ -283,6 +288,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
     if distill_md:
         md += ["## ELMo distilled into the baseline's tok2vec", ""] + distill_md
+    md += low_precision.lines(precision_rows)
     md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
     if "differences" in figures:
@@ -358,6 +364,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     section += section_pooled_md
     section += choice_md
     section += distill_md
+    section += low_precision.lines(precision_rows, heading="###")
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
     if bank and top:
@@ -403,6 +410,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         "spacy_pretraining": spacy_runs,
         "choice": choice,
         "distillation": distillation,
+        "precision": low_precision.as_dicts(precision_rows),
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,
         "layer_mixes": {name: {"weights": w, "gamma": g} for name, (w, g) in mixes.items()},

@@ -73,6 +73,10 @@ SEED_SUFFIX = re.compile(r"^(?P<setting>.+)\.seed(?P<seed>\d+)$")
 # are no TASK[-small]-VARIANT (parse_setting: None), so the tables of one run leave them out;
 # the pooled comparisons (``pooled_groups``) gather them with SETTING.
 BILM_SUFFIX = re.compile(r"^(?P<setting>.+)@bilm(?P<seed>\d+)$")
+# A setting's pipelines run with their elmo component at another precision (the
+# evaluate-precision step): SETTING@PRECISION. No biLM (BILM_SUFFIX needs "@bilmN") and no
+# TASK[-small]-VARIANT either: only the low-precision section (``report.precision``) reads them.
+PRECISION_SUFFIX = re.compile(r"^(?P<setting>.+)@(?P<precision>float32|bfloat16|int8)$")
 DOCS_SUFFIX = ".docs.json"
 # summed per-document counts must give the run's own score back to this precision
 COUNTS_TOLERANCE = 1e-9
@@ -131,6 +135,12 @@ def split_bilm(name: str) -> Tuple[str, Optional[int]]:
     """``("ner-elmo", 1)`` for ``ner-elmo@bilm1``; ``(name, None)`` for a name without a biLM."""
     match = BILM_SUFFIX.match(name)
     return (match["setting"], int(match["seed"])) if match else (name, None)
+
+
+def split_precision(name: str) -> Tuple[str, Optional[str]]:
+    """``("ner-elmo", "int8")`` for ``ner-elmo@int8``; ``(name, None)`` for a name without one."""
+    match = PRECISION_SUFFIX.match(name)
+    return (match["setting"], match["precision"]) if match else (name, None)
 
 
 def bilm_setting_name(setting: str, seed: int) -> str:

@@ -8,45 +8,10 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import shutil
-from pathlib import Path
 
 import pytest
-import spacy
-from spacy.tokens import DocBin
-from spacy.training import Example
-from spacy.util import load_model_from_config
-from thinc.api import Config
 
 from scripts.workflow.evaluation import pipeline_price, settings_price
-
-from ....conftest import random_tiny_bilm
-from ....pipeline.conftest import toy_docs
-
-CONFIGS = Path(__file__).resolve().parents[4] / "configs"
-
-
-@pytest.fixture(scope="module")
-def pipelines(tmp_path_factory) -> dict:
-    """A training folder with ner-elmo (seed0, seed1) and ner-baseline (once), and a test file of
-    12 documents."""
-    base = tmp_path_factory.mktemp("price")
-    random_tiny_bilm(0).to_disk(base / "bilm")
-    training = base / "training"
-    for name, config_name, overrides in (
-        ("ner-elmo", "ner_elmo.cfg", {"paths.elmo": str(base / "bilm")}),
-        ("ner-baseline", "ner_baseline.cfg", {}),
-    ):
-        nlp = load_model_from_config(Config().from_disk(CONFIGS / config_name, overrides=overrides), auto_fill=True)
-        examples = [Example(nlp.make_doc(doc.text), doc) for doc in toy_docs(nlp, 8, seed=5)]
-        nlp.initialize(lambda examples=examples: examples)
-        target = training / name / ("seed0/model-best" if name == "ner-elmo" else "model-best")
-        target.parent.mkdir(parents=True)
-        nlp.to_disk(target)
-    shutil.copytree(training / "ner-elmo" / "seed0", training / "ner-elmo" / "seed1")
-    test_docs = toy_docs(spacy.blank("en"), 12, seed=2)
-    DocBin(docs=test_docs).to_disk(base / "test.spacy")
-    return {"base": base, "training": training, "test": base / "test.spacy", "docs": test_docs}
 
 
 def test_measurement_counts_the_test_words_and_is_positive(pipelines):
@@ -137,3 +102,21 @@ def test_precision_override_reaches_the_elmo_component(pipelines):
     assert default["precision"] is None and default["elmo_precision"] == "float32"
     assert price["precision"] == price["elmo_precision"] == "bfloat16"
     assert price["words"] == default["words"]
+
+
+def test_price_step_measures_each_precision_as_setting_at_precision(pipelines, run_command, capsys):
+    """price --precision bfloat16 --precision int8: one file per setting and precision, named as
+    its scores (SETTING@PRECISION.json), the override reaching the elmo component; unchanged
+    pipelines are not measured again."""
+    prices = pipelines["base"] / "prices_precision"
+    args = ["price", str(pipelines["training"]), str(prices), "--ner-test", str(pipelines["test"])]
+    args += ["--setting", "ner-elmo", "--max-docs", "3", "--precision", "bfloat16", "--precision", "int8"]
+    assert run_command(args) == 0
+    assert sorted(p.name for p in prices.iterdir()) == ["ner-elmo@bfloat16.json", "ner-elmo@int8.json"]
+    for precision in ("bfloat16", "int8"):
+        price = json.loads((prices / f"ner-elmo@{precision}.json").read_text())
+        assert price["precision"] == price["elmo_precision"] == precision
+        assert price["setting"] == "ner-elmo" and price["seed"] == 0 and price["words_per_cpu_second"] > 0
+    capsys.readouterr()
+    assert run_command(args) == 0
+    assert capsys.readouterr().out.count("measured earlier") == 2

@@ -232,3 +232,61 @@ def test_pipelines_scored_side_by_side_give_the_serial_files(scored, tmp_path, r
     assert len(outputs["1"]) == 6 and outputs["1"] == outputs["2"]
     seed3, seed4 = (outputs["2"][f"tagger-x.seed{s}.json"] for s in (3, 4))
     assert seed3["tag_acc"] != seed4["tag_acc"]
+
+
+def test_precision_scores_each_seed_as_setting_at_precision(pipelines, run_command, capsys, monkeypatch):
+    """evaluate --precision int8: every seed's pipeline loaded with the elmo component's precision
+    set to int8 (seen on the loaded component), its files named SETTING@int8[.seedN] with the
+    precision asked for and the one that ran; paired by the report with the float32 files."""
+    import spacy
+    import torch
+
+    from scripts.workflow.report import data as report_data
+    from scripts.workflow.report import low_precision
+    from spacy_elmo.nn.precision import effective_precision
+
+    loaded = []
+    load_model = spacy.util.load_model
+
+    def spy(*args, **kwargs):
+        nlp = load_model(*args, **kwargs)
+        loaded.append(nlp.get_pipe("elmo").precision if "elmo" in nlp.pipe_names else None)
+        return nlp
+
+    monkeypatch.setattr(spacy.util, "load_model", spy)
+    training, test = pipelines["training"], pipelines["test"]
+    float32, low = pipelines["base"] / "metrics", pipelines["base"] / "metrics_precision"
+    args = ["evaluate", str(training), "--ner-test", str(test), "--setting", "ner-elmo", "--jobs", "1"]
+    assert run_command(args[:2] + [str(float32)] + args[2:]) == 0
+    assert loaded == ["float32", "float32"]
+    assert run_command(args[:2] + [str(low)] + args[2:] + ["--precision", "int8"]) == 0
+    assert loaded[2:] == ["int8", "int8"]
+    assert sorted(p.name for p in low.iterdir()) == [
+        f"ner-elmo@int8.seed{seed}{suffix}" for seed in (0, 1) for suffix in (".docs.json", ".json")
+    ]
+    ran = effective_precision("int8", torch.device("cpu"))
+    for seed in (0, 1):
+        for name in (f"ner-elmo@int8.seed{seed}.json", f"ner-elmo@int8.seed{seed}.docs.json"):
+            stored = read(low / name)
+            assert stored["precision"] == "int8" and stored["elmo_precision"] == ran, name
+            assert stored["model"].endswith(f"seed{seed}/model-best")
+        assert "precision" not in read(float32 / f"ner-elmo.seed{seed}.json")
+    capsys.readouterr()
+    assert run_command(args[:2] + [str(low)] + args[2:] + ["--precision", "int8"]) == 0
+    assert capsys.readouterr().out.count("scored earlier") == 2 and len(loaded) == 4
+    settings = {**report_data.load_settings(float32), **report_data.load_settings(low)}
+    (row,) = low_precision.precision_rows(settings, {}, resamples=200, rounds=200)
+    assert row["name"] == "ner-elmo@int8" and row["ran_as"] == [ran]
+    assert row["test"].seeds == ((0, 0), (1, 1)) and row["test"].n_docs == len(pipelines["docs"])
+
+
+def test_precision_needs_an_elmo_component_and_a_known_value(pipelines, run_command, capsys, tmp_path):
+    import typer
+
+    args = ["evaluate", str(pipelines["training"]), str(tmp_path), "--ner-test", str(pipelines["test"])]
+    with pytest.raises(SystemExit):
+        run_command(args + ["--setting", "ner-baseline", "--precision", "int8"])
+    assert "--precision needs an 'elmo' component" in capsys.readouterr().out
+    assert not list(tmp_path.iterdir())  # nothing scored
+    with pytest.raises(typer.BadParameter, match="float16"):
+        run_command(args + ["--setting", "ner-elmo", "--precision", "float16"])

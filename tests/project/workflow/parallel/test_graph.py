@@ -52,6 +52,16 @@ def test_the_main_workflow_graph(main_steps):
     assert "spacy-pretrain-tagger" in after["train-tagger-small-spacy-pretrain"]
     trained = {name for name in main_steps if name.startswith("train-")}
     assert trained <= after["evaluate"] and "evaluate" in after["report"]
+    # the ELMo settings at bfloat16 and int8: after their training and the test sets, before the
+    # price (which wants the cores to itself) and the report
+    assert after["evaluate-precision"] == {
+        "preprocess",
+        "train-ner-elmo",
+        "train-tagger-elmo",
+        "train-tagger-small-elmo",
+    }
+    assert {"evaluate", "evaluate-precision"} <= after["price"]
+    assert {"evaluate", "evaluate-precision", "price"} <= after["report"]
 
 
 def test_long_chains_come_first(main_steps):
