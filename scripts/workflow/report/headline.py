@@ -2,7 +2,10 @@
 sentence on ELMo against spaCy's own pretraining, all taken from ``results.json``. When the
 ``robustness`` workflow has run (``results["pooled"]``), the claims are the pooled ones: per task,
 ELMo against the baseline over the biLMs, a gain only where the pooled p < 0.05 and every biLM
-gains, else "varies", with the range over the biLMs.
+gains, else "varies", with the range over the biLMs. Then, where the run has them, ELMo distilled
+into the baseline's tok2vec against the baseline (with the share of ELMo's gain it keeps and its
+speed), and the ELMo pipelines with the biLM in bfloat16 / int8 against float32 (equivalence
+within the report's margins, and the speed-up).
 
 Why apart from the full results section: the landing page quotes a few numbers a newcomer
 needs to decide, and links to ``docs/workflow.md`` for the rest."""
@@ -120,6 +123,95 @@ def words_per_second(results: dict, setting: str) -> str:
     return "-"
 
 
+def distilled_lines(results: dict) -> List[str]:
+    """ELMo distilled into the baseline's tok2vec against the baseline, one row per task, with
+    the share of ELMo's gain it recovers and its words/s beside the baseline's and ELMo's; none
+    without a distilled setting."""
+    shares = {s["setting"]: s for s in (results.get("distillation") or {}).get("shares") or []}
+    rows = []
+    for c in results["comparisons"]:
+        if not (c["other"].endswith("-elmo-distilled") and c["baseline"].endswith("-baseline")):
+            continue
+        test = c["test"]
+        unit = UNITS.get(c["task"], "sentences")
+        share = (shares.get(c["other"]) or {}).get("share")
+        elmo = c["other"][: -len("-distilled")]
+        rows.append(
+            [
+                SCORE_DATA[c["task"]],
+                f"{c['train_docs']:,} {unit}" if c["train_docs"] else c["size"],
+                spread(c["other_values"]),
+                difference(c),
+                p_text(test["p_value"]) if test else "n/a",
+                f"{share:.0%}" if share is not None else "n/a",
+                words_per_second(results, c["baseline"]),
+                words_per_second(results, c["other"]),
+                words_per_second(results, elmo),
+            ]
+        )
+    if not rows:
+        return []
+    headers = [
+        "task",
+        "training data",
+        "distilled",
+        "distilled - baseline (95% interval)",
+        "p",
+        "share of ELMo's gain",
+        "baseline words/s",
+        "distilled words/s",
+        "ELMo words/s",
+    ]
+    return [
+        "ELMo distilled into the baseline's own tok2vec (`spacy pretrain` with `spacy_elmo.PretrainElmo.v1` "
+        "for the biLM's pretraining CPU time, then the baseline trained from it: no biLM at prediction), "
+        "paired with the baseline over the same seeds and test documents; the share is (distilled - "
+        "baseline) / (ELMo - baseline), n/a where ELMo did not gain:",
+        "",
+        markdown_table(headers, rows),
+    ]
+
+
+def precision_lines(results: dict) -> List[str]:
+    """The ELMo pipelines with the biLM in bfloat16 or int8 against float32: the difference with
+    its interval, whether it lies within the report's margin, and the speed-up; none without."""
+    rows = []
+    for row in results.get("precision") or []:
+        test = row.get("test")
+        ran = row.get("ran_as") or []
+        precision = row["precision"] + (f" (ran {', '.join(ran)})" if ran and ran != [row["precision"]] else "")
+        if test:
+            low, high = (100 * bound for bound in test["ci95"])
+            change = f"{100 * test['difference']:+.2f} ({low:+.2f} to {high:+.2f})"
+        else:
+            change = "n/a"
+        verdict = {"equivalent": "**equivalent**"}.get(row["verdict"], row["verdict"])
+        speed = "-"
+        if row.get("words_per_cpu_second") is not None:
+            speed = f"{row['words_per_cpu_second']:,.0f}"
+            if row.get("speedup") is not None:
+                speed += f" ({row['speedup']:.2f}x)"
+        margin = f"±{row['margin']:g}" if row.get("margin") is not None else "-"
+        rows.append([row["setting"], precision, change, margin, verdict, speed])
+    if not rows:
+        return []
+    headers = [
+        "ELMo setting",
+        "biLM precision",
+        "difference to float32 (95% interval)",
+        "margin",
+        "verdict",
+        "words/s (vs float32)",
+    ]
+    return [
+        "The same trained ELMo pipelines with the biLM in bfloat16 or int8 at prediction (the `elmo` "
+        "component's `precision`), paired with float32 over seeds and test documents; equivalent only "
+        "where the whole interval lies within the margin (points of the task's score):",
+        "",
+        markdown_table(headers, rows),
+    ]
+
+
 def headline_section(results: dict) -> str:
     """The markdown between the README's headline markers."""
     rows: List[List[str]] = []
@@ -168,4 +260,7 @@ def headline_section(results: dict) -> str:
     lines[-1] += WORDS_NOTE
     if pools:
         lines += [""] + pooled_lines(pools)[:-1]
+    for extra in (distilled_lines(results), precision_lines(results)):
+        if extra:
+            lines += [""] + extra
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from scripts.workflow.evaluation import paired_stats
 from scripts.workflow.report import data as report_data
 from scripts.workflow.report import distill, user_choice
 from scripts.workflow.report.build import ReportInputs, build
+from scripts.workflow.report.headline import headline_section
 
 N_DOCS = 40
 
@@ -130,6 +131,24 @@ def test_issue_31s_targets_say_what_is_met_and_by_how_much_one_is_missed(report)
         assert target["text"] in report["md"] and target["text"] in report["section"]
     # the issue-12 ELMo targets still come from ELMo, not from its distillation
     assert report["results"]["targets"][0]["setting"] == "ner-elmo"
+
+
+def test_the_headline_quotes_each_distilled_setting_against_the_baseline(report):
+    results = report["results"]
+    section = headline_section(results)
+    rows = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
+    shares = {s["setting"]: s["share"] for s in results["distillation"]["shares"]}
+    for task, label in (("ner", "NER F1 (WNUT-16 tweets)"), ("tagger-small", "UPOS accuracy (Brown)")):
+        comparison = rows[(f"{task}-elmo-distilled", f"{task}-baseline")]
+        low, high = (100 * bound for bound in comparison["test"]["ci95"])
+        expected = f"{comparison['delta']:+.2f} ({low:+.2f} to {high:+.2f})"
+        (line,) = [line for line in section.splitlines() if line.startswith(f"| {label} |") and expected in line]
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert cells[5] == f"{shares[f'{task}-elmo-distilled']:.0%}"
+        assert cells[-3:] == ["-", "-", "-"]  # no price folder: words/s not measured
+    assert "50%" in section  # the small tagger keeps exactly half of ELMo's gain
+    without = {**results, "comparisons": [c for c in results["comparisons"] if "distilled" not in c["other"]]}
+    assert "distilled" not in headline_section(without)
 
 
 def row(other: str, baseline: str, delta: float, p: float) -> dict:

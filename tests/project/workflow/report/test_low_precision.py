@@ -15,6 +15,7 @@ import pytest
 from scripts.workflow.report import data as report_data
 from scripts.workflow.report import low_precision
 from scripts.workflow.report.build import ReportInputs, build
+from scripts.workflow.report.headline import headline_section
 
 from .test_build import write_run
 
@@ -190,6 +191,16 @@ def test_the_report_has_the_section_and_results_json_the_list(folders):
     # the precision settings are in no other table
     assert all("@" not in row["name"] for row in results["settings"])
     assert all("@" not in row["other"] for row in results["comparisons"])
+    # the README's headline quotes each row: difference, interval, margin, verdict, speed-up
+    headline = headline_section(results)
+    (line,) = [line for line in headline.splitlines() if line.startswith("| ner-elmo | int8 |")]
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    low, high = (100 * bound for bound in listed["ner-elmo@int8"]["test"]["ci95"])
+    assert cells[2:] == [f"-0.05 ({low:+.2f} to {high:+.2f})", "±0.5", "**equivalent**", "2,500 (2.50x)"]
+    (line,) = [line for line in headline.splitlines() if line.startswith("| ner-elmo | bfloat16 (ran float32) |")]
+    assert line.rstrip(" |").endswith("**equivalent** | -")  # the CPU fell back; not priced
+    (line,) = [line for line in headline.splitlines() if line.startswith("| tagger-small-elmo | int8 |")]
+    assert "| -10.00 (-10.00 to -10.00) | ±0.1 | not shown equivalent | - |" in line
 
 
 def test_without_the_precision_scores_there_is_no_section(folders, tmp_path):
@@ -204,6 +215,7 @@ def test_without_the_precision_scores_there_is_no_section(folders, tmp_path):
     report_md, section, _, results = build(inputs)
     assert "Low precision" not in report_md and "Low precision" not in section
     assert results["precision"] == []
+    assert "biLM precision" not in headline_section(results)
 
 
 def test_the_report_command_reads_the_precision_folder(folders, tmp_path, run_command, capsys):
