@@ -64,7 +64,10 @@ def _onednn_ops() -> tuple[Any, Any]:
     return torch.ops.onednn.qlinear_prepack, torch.ops.onednn.qlinear_pointwise
 
 
-def _onednn_product(packed: torch.Tensor, scale: torch.Tensor, zero_points: torch.Tensor, q: torch.Tensor):
+def _onednn_product(
+    packed: torch.Tensor, scale: torch.Tensor, zero_points: torch.Tensor, q: torch.Tensor
+) -> torch.Tensor:
+    """``float(q_int8 @ W^T) * scale`` for uint8 ``q`` (``q_int8 + 128``), float32."""
     _, pointwise = _onednn_ops()
     return pointwise(q, 1.0, ZERO_POINT, packed, scale, zero_points, None, 1.0, 0, torch.float32, "none", [], "")
 
