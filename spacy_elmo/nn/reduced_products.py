@@ -10,8 +10,8 @@ products of float32 activations with it:
 - int8: ``W`` quantized once per output row (symmetric, ``scale = max|w| / 127``), ``x``
   quantized per row at every product the same way; the int8 sums are exact int32 and scaled
   back to float32 by the two scales. The kernel (:mod:`.int8_kernels`) is oneDNN's int8 linear
-  with the weight prepacked once where this torch has it (1.2-3x faster on one AVX512-VNNI
-  core than ``torch._int_mm``, which reorders its weight operand at every call), else
+  with the weight prepacked once where this torch has it (1.1-3x faster per product on one
+  AVX512-VNNI core than ``torch._int_mm``, whose weight is not prepacked), else
   ``torch._int_mm``; both give the same bits.
 
 Nothing here is differentiable: these products serve inference only.
