@@ -6,6 +6,7 @@ import torch
 
 from spacy_elmo.nn.lstm import active_rows, run_time_major
 from spacy_elmo.nn.lstm import reduced as lstm_reduced
+from spacy_elmo.nn.lstm.in_place import cell_step_
 
 from ..test_speed_paths import LENGTHS, random_stacks, time_major_inputs
 
@@ -94,3 +95,29 @@ def test_float64_stacks_get_float64_outputs():
     for got, want in zip(reduced, reference):
         assert got.dtype == torch.float64
         assert (got - want).abs().mean() < 1e-2 * want.abs().mean()
+
+
+def test_tanh_via_sigmoid_is_within_a_few_ulps_of_tanh_in_place():
+    x = torch.cat([torch.linspace(-30, 30, 600_001), torch.tensor([0.0, 1e-8, -1e-30, 90.0, -90.0])])
+    want = torch.tanh(x)
+    got = x.clone()
+    assert lstm_reduced.tanh_via_sigmoid_(got) is got
+    assert (got - want).abs().max() <= 2.4e-7
+    assert got[-2] == 1.0 and got[-1] == -1.0 and got.abs().max() <= 1.0
+
+
+@pytest.mark.parametrize("cell_clip", [None, 3.0])
+def test_the_reduced_cell_step_is_the_float32_one_but_for_its_tanh(cell_clip):
+    generator = torch.Generator().manual_seed(7)
+    cell = 24
+    gates = torch.randn(2, 5, 4 * cell, generator=generator) * 4
+    memory = torch.randn(2, 5, cell, generator=generator) * 4
+    want = [gates.clone(), memory.clone(), torch.empty(2, 5, cell)]
+    got = [gates.clone(), memory.clone(), torch.empty(2, 5, cell)]
+    cell_step_(*want, cell, cell_clip)
+    lstm_reduced.reduced_cell_step_(*got, cell, cell_clip)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+    assert not torch.equal(got[2], want[2])  # the tanh is another computation
+    if cell_clip:
+        assert got[1].abs().max() <= cell_clip
