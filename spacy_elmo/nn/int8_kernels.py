@@ -89,7 +89,7 @@ def onednn_unavailable() -> Optional[str]:
     try:
         prepack, _ = _onednn_ops()
         got = _onednn_product(prepack(weight, None), scale, torch.zeros(24, dtype=torch.long), _shift(q))
-    except (AttributeError, RuntimeError) as error:
+    except (AttributeError, RuntimeError, TypeError) as error:
         reason = f"oneDNN's int8 linear is not usable in this torch ({type(error).__name__}: {error})"
     else:
         exact = q.to(torch.int64) @ weight.to(torch.int64).t()

@@ -149,12 +149,18 @@ TIMES_MISSING = (
 )
 
 
+#: Steps whose entry in the times file is always a previous run's when a report is written: the
+#: report steps themselves (their times would stretch "first start to last end" back to that run).
+REPORT_STEPS = ("report", "report-textcat")
+
+
 def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], float]:
     """Markdown table of the steps' wall and CPU times; the wall seconds summed over the steps,
     the CPU seconds summed (None if one is unknown), and the seconds from the first step's
-    start to the last step's end (less than the sum when steps ran side by side)."""
+    start to the last step's end (less than the sum when steps ran side by side). The report
+    steps (:data:`REPORT_STEPS`) are left out: the one writing this has not finished."""
     steps = sorted(
-        ((name, entry) for name, entry in step_times.items() if "seconds" in entry),
+        ((name, entry) for name, entry in step_times.items() if "seconds" in entry and name not in REPORT_STEPS),
         key=lambda item: item[1].get("finished", ""),
     )
     total = sum(entry["seconds"] for _, entry in steps)
