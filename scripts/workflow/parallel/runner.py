@@ -98,6 +98,7 @@ def run_steps(
     ``jobs`` at a time; each successful step's times go to ``times_file`` (if given). Raises
     :class:`StepFailed` naming the first step that failed."""
     pending: List[Step] = list(steps)
+    invocation = time.time()  # marks this run's entries in the times file
     done: set = set()
     running: List[Running] = []
     failed: List[str] = []
@@ -139,7 +140,7 @@ def run_steps(
                 if times.returncode == 0:
                     weasel_api.record_success(project_dir, item.step.command)
                     if times_file is not None:
-                        record_step(times_file, item.step.name, item.started_unix, times)
+                        record_step(times_file, item.step.name, item.started_unix, times, invocation)
                     msg.good(f"{item.step.name}: done in {_cost(times)}")
                 else:
                     msg.fail(f"{item.step.name}: failed (exit code {times.returncode}) after {_cost(times)}")

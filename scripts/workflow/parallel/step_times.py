@@ -15,7 +15,7 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Dict, Iterator, Optional
 
 from ..process_times import ProcessTimes, finished_now
 
@@ -53,14 +53,20 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def record_step(path: Path, name: str, started_unix: float, times: ProcessTimes) -> dict:
-    """Store the times of step ``name``, which started at ``started_unix``; returns its entry."""
+def record_step(
+    path: Path, name: str, started_unix: float, times: ProcessTimes, invocation: Optional[float] = None
+) -> dict:
+    """Store the times of step ``name``, which started at ``started_unix``; returns its entry.
+    ``invocation`` (the runner's own start time) tells the steps of one run of the runner from
+    those a later run reran: only within one run does "first start to last end" mean anything."""
     entry = {
         "seconds": round(times.wall_seconds, 1),
         "cpu_seconds": None if times.cpu_seconds is None else round(times.cpu_seconds, 1),
         "started_unix": started_unix,
         "finished": finished_now(),
     }
+    if invocation is not None:
+        entry["invocation"] = invocation
     with _locked(path):
         data = read_times(path)
         data[name] = entry

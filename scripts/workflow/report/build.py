@@ -39,6 +39,7 @@ from .text import (
     duration,
     markdown_table,
     per_type_table,
+    runner_runs,
     settings_table,
     step_times_table,
 )
@@ -240,8 +241,15 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     header = f"Run of {now} on {machine}. Command: `{inputs.command}`."
     if total_seconds:
         header += f" The steps took {duration(total_cpu)} of CPU time" if total_cpu is not None else " The steps took"
-        header += f" and {duration(elapsed)} from the first one's start to the last one's end"
-        header += f" ({duration(total_seconds)} of wall time summed over the steps, which may run side by side)."
+        if elapsed is not None:
+            header += f" and {duration(elapsed)} from the first one's start to the last one's end"
+            header += f" ({duration(total_seconds)} of wall time summed over the steps, which may run side by side)."
+        else:
+            runs = len(runner_runs(step_times))
+            header += (
+                f" ({duration(total_seconds)} of wall time summed over the steps); they were timed by {runs} runs"
+                " of the runner (steps rerun after a change), so no one wall time covers them."
+            )
     else:
         header += " " + TIMES_MISSING
     spacy_runs = user_choice.read_spacy_pretrain_runs(inputs.spacy_pretrain_dirs)

@@ -50,8 +50,11 @@ def run_line(results: dict) -> str:
     machine = str(results.get("machine", "")).split(", no GPU")[0]
     line = f"Run of {date} on {machine}, `{results.get('command', 'make all')}`"
     cpu, elapsed = results.get("cpu_seconds"), results.get("elapsed_seconds")
-    if cpu and elapsed:
-        line += f": {cpu / 60:.1f} min of CPU time, {elapsed / 60:.1f} min of wall time"
+    if cpu:
+        line += f": {cpu / 60:.1f} min of CPU time"
+        line += (
+            f", {elapsed / 60:.1f} min of wall time" if elapsed else " (its steps timed by several runs of the runner)"
+        )
     robustness = results.get("robustness_cpu_seconds")
     if robustness and elmo_pools(results):
         line += f"; then `python -m scripts run-workflow robustness`: {robustness / 60:.1f} min of CPU time"

@@ -149,16 +149,25 @@ TIMES_MISSING = (
 )
 
 
+def runner_runs(step_times: dict) -> set:
+    """The runs of the runner that timed these steps (their ``invocation``; entries written
+    before it was recorded count as one run of their own), the report steps left out."""
+    return {
+        entry.get("invocation") for name, entry in step_times.items() if name not in REPORT_STEPS and "seconds" in entry
+    }
+
+
 #: Steps whose entry in the times file is always a previous run's when a report is written: the
 #: report steps themselves (their times would stretch "first start to last end" back to that run).
 REPORT_STEPS = ("report", "report-textcat")
 
 
-def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], float]:
+def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], Optional[float]]:
     """Markdown table of the steps' wall and CPU times; the wall seconds summed over the steps,
     the CPU seconds summed (None if one is unknown), and the seconds from the first step's
-    start to the last step's end (less than the sum when steps ran side by side). The report
-    steps (:data:`REPORT_STEPS`) are left out: the one writing this has not finished."""
+    start to the last step's end (less than the sum when steps ran side by side; None when the
+    steps were timed by more than one run of the runner, as after a rerun of changed steps).
+    The report steps (:data:`REPORT_STEPS`) are left out: the one writing this has not finished."""
     steps = sorted(
         ((name, entry) for name, entry in step_times.items() if "seconds" in entry and name not in REPORT_STEPS),
         key=lambda item: item[1].get("finished", ""),
@@ -171,9 +180,11 @@ def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], flo
         for _, entry in steps
         if isinstance(entry.get("started_unix"), (int, float))
     ]
-    elapsed = (
+    elapsed: Optional[float] = (
         max(end for _, end in spans) - min(start for start, _ in spans) if len(spans) == len(steps) and spans else total
     )
+    if len(runner_runs(step_times)) > 1:
+        elapsed = None
     rows = [
         [
             name,
@@ -184,5 +195,5 @@ def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], flo
         for name, entry in steps
     ]
     rows.append(["total", duration(total), duration(total_cpu) if total_cpu is not None else "n/a", ""])
-    rows.append(["first start to last end", duration(elapsed), "", ""])
+    rows.append(["first start to last end", duration(elapsed) if elapsed is not None else "n/a (several runs)", "", ""])
     return markdown_table(["step", "wall time", "CPU time", "finished"], rows), total, total_cpu, elapsed

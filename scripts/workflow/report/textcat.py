@@ -102,7 +102,11 @@ def build_textcat_report(inputs: TextcatReportInputs) -> tuple[str, str, dict]:
         header += f" Wall time of its steps: {wall / 60:.1f} min" + (
             f" ({cpu / 60:.1f} min of CPU time)" if cpu else ""
         )
-        header += f", {elapsed / 60:.1f} min from the first one's start to the last one's end."
+        header += (
+            f", {elapsed / 60:.1f} min from the first one's start to the last one's end."
+            if elapsed is not None
+            else " (timed by several runs of the runner)."
+        )
     else:
         header += " " + TIMES_MISSING
     corpus = data_sentence(inputs.corpus_stats)

@@ -93,11 +93,13 @@ def test_each_steps_wall_and_cpu_time_is_recorded(tmp_path):
     assert set(times) == {"a", "b", "c", "d"}
     t = spans(tmp_path)
     for name, entry in times.items():
-        assert set(entry) == {"seconds", "cpu_seconds", "started_unix", "finished"}, name
+        assert set(entry) == {"seconds", "cpu_seconds", "started_unix", "finished", "invocation"}, name
+        assert entry["invocation"] <= entry["started_unix"], name
         assert entry["seconds"] > 0 and entry["cpu_seconds"] > 0, name
         assert entry["started_unix"] <= t[name][0] and t[name][1] <= entry["started_unix"] + entry["seconds"] + 0.2
         # CPU time cannot exceed what the cores gave in the step's wall time
         assert entry["cpu_seconds"] <= entry["seconds"] * available_cores() + 0.2, name
+    assert len({entry["invocation"] for entry in times.values()}) == 1  # one run of the runner
     burn = times["c"]
     # the grandchild's CPU time counts, and the sleeping step beside it does not
     assert CPU_SECONDS - 0.1 <= burn["cpu_seconds"] <= burn["seconds"] * available_cores() + 0.2

@@ -34,3 +34,11 @@ def test_the_times_file_comes_from_the_project_variables():
     assert times_file_for(variables, "textcat") == Path("reports/textcat_step_times.json")
     assert times_file_for(variables, "ner-small") == Path("reports/small.json")
     assert times_file_for({}, "all") == Path("reports/step_times.json")
+
+
+def test_each_entry_names_the_run_of_the_runner_that_timed_it(tmp_path):
+    path = tmp_path / "step_times.json"
+    record_step(path, "a", 10.0, ProcessTimes(0, 1.0, 1.0), invocation=5.0)
+    record_step(path, "b", 20.0, ProcessTimes(0, 1.0, 1.0))
+    times = read_times(path)
+    assert times["a"]["invocation"] == 5.0 and "invocation" not in times["b"]

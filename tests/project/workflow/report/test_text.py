@@ -29,3 +29,17 @@ def test_unknown_cpu_time_gives_none():
     _, wall, cpu, elapsed = step_times_table(times)
     assert cpu is None
     assert wall == 15.0 and elapsed == 15.0  # without every start, the span falls back to the sum
+
+
+def test_steps_timed_by_several_runs_have_no_span():
+    # a later run of the runner reran one step: no single wall time covers both
+    first, second = (
+        {**_entry(0.0, 100.0, 90.0), "invocation": 0.0},
+        {**_entry(9000.0, 50.0, 40.0), "invocation": 8990.0},
+    )
+    table, wall, cpu, elapsed = step_times_table({"a": first, "b": second})
+    assert (wall, cpu, elapsed) == (150.0, 130.0, None)
+    assert "n/a (several runs)" in table
+    # one run: the span
+    second["invocation"] = 0.0
+    assert step_times_table({"a": first, "b": second})[3] == 9050.0
