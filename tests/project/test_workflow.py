@@ -302,25 +302,20 @@ def test_workflow_end_to_end(project):
         assert (proj / f"corpus/ner/{split}.spacy").is_file()
     assert (proj / "corpus/text/train.txt").stat().st_size > 0
     assert (proj / "training/bilm/model-best/config.json").is_file()
-    # pretraining and adaptation stop at their token budgets and say so
-    for folder, budget in (("bilm", 3000), ("bilm-adapted-ner", 1000), ("bilm-adapted-tagger", 1000)):
-        run = json.loads((proj / "training" / folder / "run.json").read_text())
-        assert run["stopped_by"] == "max_tokens" and run["tokens"] >= budget, folder
-        assert (proj / "training" / folder / "model-best" / "config.json").is_file(), folder
+    # pretraining stops at its token budget and says so
+    run = json.loads((proj / "training/bilm/run.json").read_text())
+    assert run["stopped_by"] == "max_tokens" and run["tokens"] >= 3000
+    assert (proj / "training/bilm/model-best/config.json").is_file()
     assert len((proj / "training/bilm/metrics.jsonl").read_text().splitlines()) >= 1
-    # adaptation starts from the pretrained biLM and keeps its vocabulary
-    assert json.loads((proj / "training/bilm-adapted-ner/vocab.json").read_text()) == json.loads(
-        (proj / "training/bilm/vocab.json").read_text()
-    )
+    # domain adaptation is the adapt workflow's (test_adapt_workflow), not all's
+    assert not (proj / "training/bilm-adapted-ner").exists()
     seeds_of = {
         "ner-baseline": NER_SEEDS,
         "ner-elmo": NER_SEEDS,
-        "ner-elmo-adapted": NER_SEEDS,
         "tagger-baseline": "0",
         "tagger-elmo": "0",
         "tagger-small-baseline": SEEDS,
         "tagger-small-elmo": SEEDS,
-        "tagger-small-elmo-adapted": SEEDS,
         "ner-spacy-pretrain": NER_SEEDS,
         "tagger-small-spacy-pretrain": SEEDS,
         "ner-elmo-distilled": NER_SEEDS,
@@ -339,16 +334,6 @@ def test_workflow_end_to_end(project):
     for setting in ("tagger-baseline", "tagger-elmo"):  # the taggers learn UPOS, not Brown tags
         meta = json.loads((proj / "training" / setting / "seed0" / "model-best" / "meta.json").read_text())
         assert meta["labels"]["tagger"] and set(meta["labels"]["tagger"]) <= upos, setting
-    # the adapted settings read the adapted biLMs
-    for setting, folder in (
-        ("ner-elmo-adapted", "bilm-adapted-ner"),
-        ("tagger-small-elmo-adapted", "bilm-adapted-tagger"),
-    ):
-        config = Config().from_disk(
-            proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
-        )
-        assert config["paths"]["elmo"] == f"training/{folder}/model-best", setting
-
     # the report: markdown, plots, results, the terminal table, the README section
     reports = proj / "reports"
     report = (reports / "report.md").read_text()
@@ -359,12 +344,8 @@ def test_workflow_end_to_end(project):
     comparisons = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
     assert set(comparisons) == {
         ("ner-elmo", "ner-baseline"),
-        ("ner-elmo-adapted", "ner-baseline"),
-        ("ner-elmo-adapted", "ner-elmo"),
         ("tagger-elmo", "tagger-baseline"),
         ("tagger-small-elmo", "tagger-small-baseline"),
-        ("tagger-small-elmo-adapted", "tagger-small-baseline"),
-        ("tagger-small-elmo-adapted", "tagger-small-elmo"),
         ("ner-spacy-pretrain", "ner-baseline"),
         ("ner-elmo", "ner-spacy-pretrain"),
         ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
@@ -384,7 +365,7 @@ def test_workflow_end_to_end(project):
     assert ner["test"]["seeds"] == [[0, 0], [1, 1]]
     small_tagger = comparisons[("tagger-small-elmo", "tagger-small-baseline")]
     assert small_tagger["train_docs"] == N_SMALL and len(small_tagger["other_values"]) == 2
-    assert [a["run"]["stopped_by"] for a in results["adaptations"]] == ["max_tokens", "max_tokens"]
+    assert results["adaptations"] == []
     assert (reports / "differences.png").stat().st_size > 1000
     # the price step measured seed 0 of every setting: its numbers beside the scores, and the plot
     for row in results["settings"]:
@@ -659,3 +640,45 @@ def test_robustness_workflow(project):
     headline = readme.split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
     assert "Over 3 biLMs (pretraining seeds 0, 1, 2)" in headline
     assert "Over biLMs: does the gain replicate?" in (proj / "reports" / "report.md").read_text()
+
+
+def test_adapt_workflow(project):
+    """`adapt` after `all`: the biLM adapted to each task's training text (stopped at its token
+    budget, the vocabulary kept), the ELMo settings on the adapted biLMs, scored and priced, and
+    the report's comparisons with the unadapted settings."""
+    proj = project["dir"]
+    if not (proj / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "scripts", "run-workflow", "adapt", str(proj), "--jobs", "2"]
+    proc = subprocess.run(
+        cmd + tiny_vars(project["assets_file"]), cwd=proj, capture_output=True, text=True, timeout=900, env=env
+    )
+    assert proc.returncode == 0, plain(proc)[-3000:]
+    for folder in ("bilm-adapted-ner", "bilm-adapted-tagger"):
+        run = json.loads((proj / "training" / folder / "run.json").read_text())
+        assert run["stopped_by"] == "max_tokens" and run["tokens"] >= 1000, folder
+        assert json.loads((proj / "training" / folder / "vocab.json").read_text()) == json.loads(
+            (proj / "training/bilm/vocab.json").read_text()
+        )
+    for setting, folder, seeds in (
+        ("ner-elmo-adapted", "bilm-adapted-ner", NER_SEEDS),
+        ("tagger-small-elmo-adapted", "bilm-adapted-tagger", SEEDS),
+    ):
+        config = Config().from_disk(
+            proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
+        )
+        assert config["paths"]["elmo"] == f"training/{folder}/model-best", setting
+        for seed in seeds.split(","):
+            assert json.loads((proj / "metrics" / f"{setting}.seed{seed}.docs.json").read_text())["counts"]
+        assert json.loads((proj / "metrics_price" / f"{setting}.json").read_text())["words"] > 0
+    results = json.loads((proj / "reports" / "results.json").read_text())
+    comparisons = {(c["other"], c["baseline"]) for c in results["comparisons"]}
+    assert {
+        ("ner-elmo-adapted", "ner-baseline"),
+        ("ner-elmo-adapted", "ner-elmo"),
+        ("tagger-small-elmo-adapted", "tagger-small-baseline"),
+        ("tagger-small-elmo-adapted", "tagger-small-elmo"),
+    } <= comparisons
+    assert [a["run"]["stopped_by"] for a in results["adaptations"]] == ["max_tokens", "max_tokens"]
+    assert "adapt-bilms" not in srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
