@@ -409,7 +409,9 @@ def test_workflow_end_to_end(project):
     assert results["choice"].startswith("For the same pretraining CPU time, ")
     assert "NER (WNUT-16 tweets) with the full training set" in results["choice"]
     assert results["choice"] in readme_section(proj) and "spacy pretrain (spacy-pretrain-ner)" in readme_section(proj)
-    assert results["elapsed_seconds"] > 0 and results["cpu_seconds"] > 0
+    # fetch and preprocess were timed by the failed run above, the rest by the rerun: CPU time
+    # adds up, but no one span from first start to last end covers two runs of the runner
+    assert results["cpu_seconds"] > 0 and results["elapsed_seconds"] is None
     readme = (proj / "README.md").read_text()
     assert readme.startswith("# Test project\n\nSome text.\n")
     assert "## Results" in readme

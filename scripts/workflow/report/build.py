@@ -207,6 +207,8 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         lines, warning, info, adapted_curve = pretraining_section(
             name, name, adapted_dir, f"{adapted_dir.name}_perplexity", out, figures
         )
+        if not lines:  # not run (the adapt workflow is optional)
+            continue
         adapted_md += lines
         adaptations.append((name, info, adapted_curve[-1] if adapted_curve else None, warning))
     pooled_md, pooled_warnings = pooled.pooled_lines(pooled_rows, inputs.robustness_step_times, inputs.resamples)
