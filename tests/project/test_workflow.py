@@ -588,19 +588,25 @@ def test_textcat_workflow(project):
     assert "textcat" not in srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
 
 
+def run_after_all(project: dict, workflow: str) -> None:
+    """Run ``workflow`` on the end-to-end test's project as `make`'s runner does (skip without it)."""
+    proj = project["dir"]
+    if not (proj / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "scripts", "run-workflow", workflow, str(proj), "--jobs", "2"]
+    proc = subprocess.run(
+        cmd + tiny_vars(project["assets_file"]), cwd=proj, capture_output=True, text=True, timeout=900, env=env
+    )
+    assert proc.returncode == 0, plain(proc)[-3000:]
+
+
 def test_robustness_workflow(project):
     """`robustness` after `all`, as `make`'s runner runs it: two more biLMs (pretraining seeds 1
     and 2, the same token budget), the ELMo NER and small tagger settings on each, and the report
     with the gains per biLM and pooled over the three, and the headline's pooled claims."""
     proj = project["dir"]
-    if not (proj / "training/bilm/model-best").is_dir():
-        pytest.skip("needs the outputs of test_workflow_end_to_end")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "scripts", "run-workflow", "robustness", str(proj), "--jobs", "2"]
-    proc = subprocess.run(
-        cmd + tiny_vars(project["assets_file"]), cwd=proj, capture_output=True, text=True, timeout=900, env=env
-    )
-    assert proc.returncode == 0, plain(proc)[-3000:]
+    run_after_all(project, "robustness")
     for seed in (1, 2):
         folder = proj / "training" / f"bilm-seed{seed}"
         run = json.loads((folder / "run.json").read_text())
@@ -649,14 +655,7 @@ def test_adapt_workflow(project):
     budget, the vocabulary kept), the ELMo settings on the adapted biLMs, scored and priced, and
     the report's comparisons with the unadapted settings."""
     proj = project["dir"]
-    if not (proj / "training/bilm/model-best").is_dir():
-        pytest.skip("needs the outputs of test_workflow_end_to_end")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "scripts", "run-workflow", "adapt", str(proj), "--jobs", "2"]
-    proc = subprocess.run(
-        cmd + tiny_vars(project["assets_file"]), cwd=proj, capture_output=True, text=True, timeout=900, env=env
-    )
-    assert proc.returncode == 0, plain(proc)[-3000:]
+    run_after_all(project, "adapt")
     for folder in ("bilm-adapted-ner", "bilm-adapted-tagger"):
         run = json.loads((proj / "training" / folder / "run.json").read_text())
         assert run["stopped_by"] == "max_tokens" and run["tokens"] >= 1000, folder

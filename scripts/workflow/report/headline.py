@@ -35,13 +35,18 @@ def spread(values: Optional[Sequence[float]]) -> str:
     return f"{statistics.mean(points):.2f} ± {deviation:.2f}"
 
 
+def with_interval(points: float, ci95: List[float]) -> str:
+    """``+2.78 (+0.17 to +5.37)``: a difference in points with its 95% interval (fractions)."""
+    low, high = (100 * bound for bound in ci95)
+    return f"{points:+.2f} ({low:+.2f} to {high:+.2f})"
+
+
 def difference(comparison: dict) -> str:
-    """``+2.78 (+0.17 to +5.37)``: the difference with its 95% interval, in points."""
+    """A comparison's difference with its 95% interval, in points; ``n/a`` untested."""
     test = comparison["test"]
     if comparison["delta"] is None or not test:
         return "n/a"
-    low, high = (100 * bound for bound in test["ci95"])
-    return f"{comparison['delta']:+.2f} ({low:+.2f} to {high:+.2f})"
+    return with_interval(comparison["delta"], test["ci95"])
 
 
 def run_line(results: dict) -> str:
@@ -183,11 +188,7 @@ def precision_lines(results: dict) -> List[str]:
         test = row.get("test")
         ran = row.get("ran_as") or []
         precision = row["precision"] + (f" (ran {', '.join(ran)})" if ran and ran != [row["precision"]] else "")
-        if test:
-            low, high = (100 * bound for bound in test["ci95"])
-            change = f"{100 * test['difference']:+.2f} ({low:+.2f} to {high:+.2f})"
-        else:
-            change = "n/a"
+        change = with_interval(100 * test["difference"], test["ci95"]) if test else "n/a"
         verdict = {"equivalent": "**equivalent**"}.get(row["verdict"], row["verdict"])
         speed = "-"
         if row.get("words_per_cpu_second") is not None:

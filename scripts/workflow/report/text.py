@@ -149,17 +149,23 @@ TIMES_MISSING = (
 )
 
 
-def runner_runs(step_times: dict) -> set:
-    """The runs of the runner that timed these steps (their ``invocation``; entries written
-    before it was recorded count as one run of their own), the report steps left out."""
-    return {
-        entry.get("invocation") for name, entry in step_times.items() if name not in REPORT_STEPS and "seconds" in entry
-    }
-
-
 #: Steps whose entry in the times file is always a previous run's when a report is written: the
 #: report steps themselves (their times would stretch "first start to last end" back to that run).
 REPORT_STEPS = ("report", "report-textcat")
+
+
+def timed_steps(step_times: dict) -> List[Tuple[str, dict]]:
+    """The entries with a wall time, the report steps left out, in the order they finished."""
+    return sorted(
+        ((name, entry) for name, entry in step_times.items() if "seconds" in entry and name not in REPORT_STEPS),
+        key=lambda item: item[1].get("finished", ""),
+    )
+
+
+def runner_runs(step_times: dict) -> set:
+    """The runs of the runner that timed these steps (their ``invocation``; entries written
+    before it was recorded count as one run of their own)."""
+    return {entry.get("invocation") for _, entry in timed_steps(step_times)}
 
 
 def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], Optional[float]]:
@@ -168,10 +174,7 @@ def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], Opt
     start to the last step's end (less than the sum when steps ran side by side; None when the
     steps were timed by more than one run of the runner, as after a rerun of changed steps).
     The report steps (:data:`REPORT_STEPS`) are left out: the one writing this has not finished."""
-    steps = sorted(
-        ((name, entry) for name, entry in step_times.items() if "seconds" in entry and name not in REPORT_STEPS),
-        key=lambda item: item[1].get("finished", ""),
-    )
+    steps = timed_steps(step_times)
     total = sum(entry["seconds"] for _, entry in steps)
     cpus = [entry.get("cpu_seconds") for _, entry in steps]
     total_cpu = sum(cpus) if steps and None not in cpus else None
@@ -180,11 +183,13 @@ def step_times_table(step_times: dict) -> Tuple[str, float, Optional[float], Opt
         for _, entry in steps
         if isinstance(entry.get("started_unix"), (int, float))
     ]
-    elapsed: Optional[float] = (
-        max(end for _, end in spans) - min(start for start, _ in spans) if len(spans) == len(steps) and spans else total
-    )
-    if len(runner_runs(step_times)) > 1:
-        elapsed = None
+    elapsed: Optional[float] = None
+    if len(runner_runs(step_times)) <= 1:
+        elapsed = (
+            max(end for _, end in spans) - min(start for start, _ in spans)
+            if len(spans) == len(steps) and spans
+            else total
+        )
     rows = [
         [
             name,
