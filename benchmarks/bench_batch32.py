@@ -26,6 +26,7 @@ from spacy_elmo.embedding import Embedder
 
 from .bench_embed import SIZES, load_sentences
 from .plain_elmo import plain_embed_layers
+from .thread_pools import rerun_with_pools_of
 
 DEV = Path(__file__).resolve().parents[1] / "corpus" / "text" / "dev.txt"  # written by the project's preprocess step
 
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-plain", action="store_true", help="time only our loop")
     args = parser.parse_args()
+    rerun_with_pools_of(1, "benchmarks.bench_batch32")
     torch.set_num_threads(1)
     torch.manual_seed(0)
     sentences = load_sentences(args.text, "whitespace", None)[: args.batch * args.batches]

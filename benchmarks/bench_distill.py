@@ -42,6 +42,8 @@ from typing import Any, Optional
 
 from benchmarks.bench_feature_cache import random_small_bilm
 
+from .thread_pools import pool_environment
+
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_TEXT = REPO / "benchmarks" / "data" / "english_sample.txt"
 SETTINGS = ("characters", "distill", "distill-layers")
@@ -191,7 +193,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         for setting in args.settings:
             spec = {"setting": setting, "epochs": args.epochs, "threads": args.threads}
             spec.update(jsonl=str(jsonl), weights=str(weights))
-            env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+            env = pool_environment(args.threads)
             command = [sys.executable, "-m", "benchmarks.bench_distill", "--worker", json.dumps(spec)]
             done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=True)
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))

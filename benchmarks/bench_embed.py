@@ -44,6 +44,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from .thread_pools import pool_environment
+
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_TEXT = REPO / "benchmarks" / "data" / "english_sample.txt"
 CORPUS_TEXT = [REPO / "corpus" / "text" / "dev.txt"]
@@ -254,7 +256,7 @@ def run_embed_memory(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "--no-progress",
             ]
             start = time.perf_counter()
-            process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            process = subprocess.Popen(command, env=pool_environment(1))
             _, status, usage = os.wait4(process.pid, 0)
             seconds = time.perf_counter() - start
             if status != 0:
@@ -387,7 +389,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                 from spacy_elmo.embedding.embedder import DEFAULT_BATCH_TOKENS
 
                 spec["batch_tokens"] = DEFAULT_BATCH_TOKENS
-            env = {**os.environ, "OMP_NUM_THREADS": str(n_threads), "MKL_NUM_THREADS": str(n_threads)}
+            env = pool_environment(n_threads)
             done = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_embed", "--worker", json.dumps(spec)],
                 env=env,

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from .thread_pools import pool_environment
+
 REPO = Path(__file__).resolve().parents[1]
 PROJECT_TRAIN = REPO / "corpus" / "ner" / "train.spacy"
 PROJECT_BILM = REPO / "training" / "bilm" / "model-best"
@@ -165,7 +167,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                 "limit": args.limit,
                 "threads": args.threads,
             }
-            env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+            env = pool_environment(args.threads)
             out = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_feature_cache", "--worker", json.dumps(spec)],
                 env=env,

@@ -14,7 +14,8 @@ biLM (words/s, the second of two passes over the same texts, per precision).
 
 The header prints the CPU's name, its flags that matter here, the thread count and the load
 average before and after: on a loaded machine wall time measures the other jobs too, and only
-ratios taken in the same run mean anything.
+ratios taken in the same run mean anything. It runs itself again with numpy's and OpenMP's
+pools sized to ``--threads`` (``thread_pools``), so that CPU time is that of those threads.
 
     python -m benchmarks.bench_precision [--batches 2] [--repeats 2] [--batch 32]
     python -m benchmarks.bench_precision --ner [--texts 64]
@@ -37,6 +38,7 @@ from spacy_elmo.embedding import Embedder
 from spacy_elmo.nn.precision import CPU_FLAGS_NEEDED, PRECISIONS, cpu_flags, effective_precision
 
 from .bench_embed import SIZES, default_text, load_sentences
+from .thread_pools import rerun_with_pools_of
 
 REPO = Path(__file__).resolve().parents[1]
 NER_CONFIG = REPO / "configs" / "ner_elmo.cfg"
@@ -179,6 +181,7 @@ def main() -> None:
     parser.add_argument("--ner", action="store_true", help="time nlp.pipe of configs/ner_elmo.cfg instead")
     parser.add_argument("--texts", type=int, default=64, help="with --ner: sentences piped")
     args = parser.parse_args()
+    rerun_with_pools_of(args.threads, "benchmarks.bench_precision")
     if "float32" not in args.precisions:
         args.precisions.insert(0, "float32")
     torch.set_num_threads(args.threads)

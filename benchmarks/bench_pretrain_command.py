@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .thread_pools import pool_environment
+
 REPO = Path(__file__).resolve().parents[1]
 TRAIN = REPO / "corpus" / "text" / "train.txt"  # written by the project's preprocess step
 CLOCK = Path(__file__).resolve().parent / "pretrain_clock.py"
@@ -39,9 +41,7 @@ def gemm_rate() -> float:
         "for _ in range(5):\n    s = time.process_time(); a @ a; best = min(best, time.process_time() - s)\n"
         "print(2 * 2048 ** 3 / best / 1e9)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=pool_environment(1))
     return float(out.stdout.strip())
 
 
@@ -66,7 +66,7 @@ def run_once(tree: Path, train: Path, steps: int, extra: list[str]) -> dict:
             "1",
             *extra,
         ]
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
+        env = {**pool_environment(1), "PYTHONPATH": ""}
         subprocess.run(
             [sys.executable, str(CLOCK), str(tree), str(record_path), "--", *args],
             cwd=tree,
