@@ -10,7 +10,9 @@ each is reported with its ratio to float32, and each layer's error against float
 and mean absolute difference, divided by the mean magnitude of float32's layer).
 
 ``--ner`` instead times ``nlp.pipe`` of ``configs/ner_elmo.cfg`` with an original-size random
-biLM (words/s, the second of two passes over the same texts, per precision).
+biLM (words/s, the second of two passes over the same texts, per precision); ``--baseline``
+adds spaCy's own NER pipeline (``configs/ner_baseline.cfg``) to the same turns, and ``--size
+workflow`` gives the biLM the workflow's size (``configs/bilm_small.cfg``).
 
 The header prints the CPU's name, its flags that matter here, the thread count and the load
 average before and after: on a loaded machine wall time measures the other jobs too, and only
@@ -19,6 +21,7 @@ pools sized to ``--threads`` (``thread_pools``), so that CPU time is that of tho
 
     python -m benchmarks.bench_precision [--batches 2] [--repeats 2] [--batch 32]
     python -m benchmarks.bench_precision --ner [--texts 64]
+    python -m benchmarks.bench_precision --ner --baseline --size workflow --texts 256
 """
 
 from __future__ import annotations
@@ -42,6 +45,22 @@ from .thread_pools import rerun_with_pools_of
 
 REPO = Path(__file__).resolve().parents[1]
 NER_CONFIG = REPO / "configs" / "ner_elmo.cfg"
+BASELINE_CONFIG = REPO / "configs" / "ner_baseline.cfg"
+WORKFLOW_BILM = REPO / "configs" / "bilm_small.cfg"
+SIZE_KEYS = ("char_embed_dim", "filters", "n_highway", "lstm_dim", "projection_dim")
+
+
+def workflow_size() -> dict:
+    """The workflow's biLM size, read from its pretraining config (the published sizes are
+    ``bench_embed``'s)."""
+    from thinc.api import Config
+
+    model = Config().from_disk(WORKFLOW_BILM)["model"]
+    return {key: model[key] for key in SIZE_KEYS if key in model}
+
+
+def size_settings(size: str) -> dict:
+    return workflow_size() if size == "workflow" else SIZES[size]
 
 
 def cpu_name() -> str:
@@ -68,7 +87,7 @@ def header(threads: int) -> str:
 
 def random_model(size: str) -> BiLM:
     torch.manual_seed(0)
-    model = BiLM(BiLMConfig(**SIZES[size])).eval()
+    model = BiLM(BiLMConfig(**size_settings(size))).eval()
     with torch.no_grad():
         for name, param in model.named_parameters():
             if name.endswith("bias"):
@@ -147,10 +166,11 @@ def bench_ner(args: argparse.Namespace) -> None:
     text, tokenizer = default_text() if args.text is None else (args.text, "whitespace")
     texts = [" ".join(s) for s in load_sentences(text, tokenizer, None)[: args.texts]]
     config = Config().from_disk(NER_CONFIG)
-    for key, value in SIZES[args.size].items():
+    for key, value in size_settings(args.size).items():
         config["components"]["elmo"]["model"][key] = [list(f) for f in value] if key == "filters" else value
     config["components"]["elmo"]["weights"] = "random"
     runs = {}
+    n_words = 0
     for precision in args.precisions:
         if effective_precision(precision, torch.device("cpu")) != precision:
             print(f"  {precision}: not supported here, skipped")
@@ -160,6 +180,11 @@ def bench_ner(args: argparse.Namespace) -> None:
         nlp.initialize()
         n_words = sum(len(doc) for doc in nlp.pipe(texts))  # first pass: caches warm
         runs[precision] = lambda nlp=nlp: list(nlp.pipe(texts))
+    if args.baseline:
+        baseline = spacy.util.load_model_from_config(Config().from_disk(BASELINE_CONFIG), auto_fill=True)
+        baseline.initialize()
+        list(baseline.pipe(texts))
+        runs["baseline"] = lambda: list(baseline.pipe(texts))
     load_before = os.getloadavg()[0]
     best, _ = take_turns(runs, args.repeats)
     print(
@@ -167,11 +192,19 @@ def bench_ner(args: argparse.Namespace) -> None:
         f"load {load_before:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.repeats} passes after a first one"
     )
     report(best, n_words, "words")
+    if "baseline" in best:
+        base_cpu = best["baseline"][0]
+        print(f"  against spaCy's own NER pipeline ({BASELINE_CONFIG.name}, the same texts, the same turns):")
+        for name, (cpu, _) in best.items():
+            if name != "baseline":
+                print(f"  {name:8s}: {base_cpu / cpu:.2f} of the baseline's words/CPU-s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", default="original", choices=sorted(SIZES))
+    parser.add_argument(
+        "--size", default="original", choices=[*sorted(SIZES), "workflow"], help="workflow: configs/bilm_small.cfg"
+    )
     parser.add_argument("--text", type=Path, default=None, help="pre-tokenized text, one sentence a line")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--batches", type=int, default=2)
@@ -180,6 +213,9 @@ def main() -> None:
     parser.add_argument("--precisions", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
     parser.add_argument("--ner", action="store_true", help="time nlp.pipe of configs/ner_elmo.cfg instead")
     parser.add_argument("--texts", type=int, default=64, help="with --ner: sentences piped")
+    parser.add_argument(
+        "--baseline", action="store_true", help="with --ner: time configs/ner_baseline.cfg in the same turns"
+    )
     args = parser.parse_args()
     rerun_with_pools_of(args.threads, "benchmarks.bench_precision")
     if "float32" not in args.precisions:
