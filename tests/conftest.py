@@ -47,6 +47,26 @@ def allennlp_fixtures() -> Path:
     return ALLENNLP_FIXTURES
 
 
+#: The exactness contract (docs/reliability.md): a sentence's layers in any batch, or through the
+#: word cache, agree with the sentence alone within this fraction of each layer's largest
+#: magnitude (at least 1); every layer is within FLOAT64_BOUND of a float64 run.
+BATCH_BOUND = 1e-5
+FLOAT64_BOUND = 1e-5
+
+
+def relative_difference(expected, got) -> float:
+    """The largest difference of any layer of any sentence over that layer's largest magnitude (at least 1)."""
+    import numpy
+
+    worst = 0.0
+    for want, have in zip(expected, got):
+        assert want.shape == have.shape, (want.shape, have.shape)
+        for layer in range(want.shape[0]):
+            scale = max(1.0, float(numpy.abs(want[layer]).max(initial=0.0)))
+            worst = max(worst, float(numpy.abs(want[layer] - have[layer]).max(initial=0.0)) / scale)
+    return worst
+
+
 def random_tiny_bilm(seed: int = 0, scale: float = 0.2):
     """A tiny biLM with random weights of ``scale``, large enough that context visibly changes
     the vectors (the default initialisation barely mixes a tiny model's inputs)."""

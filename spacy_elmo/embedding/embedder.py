@@ -8,9 +8,7 @@ or precision change lands once:
   ones read as windows (:mod:`.windows`), decided by the lengths and settings only;
 - each batch through the biLM's insides (:mod:`.batch_forward`), on the model's device;
 - layer 0 from the word cache the embedder owns (:mod:`.word_cache`), when it has one;
-- the products' precision: the embedder's ``precision`` setting (float32, bfloat16 or int8
-  LSTM products, :mod:`spacy_elmo.nn.precision`), or else the model's forward option
-  (``BiLM.use_autocast``), read here, never set.
+- the products' precision: the embedder's ``precision`` setting (:mod:`spacy_elmo.nn.precision`).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import numpy
 import torch
 
 from ..nn.bilm import BiLM
-from ..nn.precision import DEFAULT_PRECISION, check_precision, effective_precision
+from ..nn.precision import DEFAULT_PRECISION, check_precision, running_precision
 from .batch_forward import run_batch, to_host
 from .mix import mix_layers
 from .plan import Group, plan_groups
@@ -44,11 +42,11 @@ class Embedder:
     max_tokens: longer sentences are read as windows of this many tokens, then joined.
     batch_tokens: padded tokens per biLM batch (bounds memory; None: no bound).
     batch_sentences: sentences per biLM batch.
-    word_cache_words: layer-0 vectors kept per word string (LRU; 0: no cache). Outputs are
-        identical with and without it; memory is at most ``word_cache_words * P`` floats.
-    precision: ``"float32"`` (default), ``"bfloat16"`` or ``"int8"``: the precision of the
-        LSTMs' products (:mod:`spacy_elmo.nn.precision`; cell state and outputs stay float32).
-        Where the CPU lacks the instructions, float32 runs and one line is logged.
+    word_cache_words: layer-0 vectors kept per word string (LRU; 0: no cache). Outputs agree
+        with and without it within float32 rounding (docs/reliability.md); memory is at most ``word_cache_words * P`` floats.
+    precision: ``"float32"`` (default), ``"bfloat16"``, ``"int8"`` or ``"float16"``: the precision
+        of the biLM's products (:mod:`spacy_elmo.nn.precision`; cell state and outputs stay
+        float32). Where the device cannot run it, float32 runs and one line is logged.
 
     Copies (``copy.deepcopy``) and pickles start with an empty word cache; a deep copy shares
     the biLM unless the biLM is copied in the same ``deepcopy`` call.
@@ -95,7 +93,7 @@ class Embedder:
     def running_precision(self) -> str:
         """The precision that runs on the model's device: :attr:`precision`, or float32 where the
         device lacks the instructions for it (logged once per process)."""
-        return effective_precision(self.precision, self.bilm.device)
+        return running_precision(self.precision, self.bilm.device)
 
     def plan(self, lengths: Sequence[int]) -> list[Group]:
         """The groups of sentences (and their batches of windows) for sentences of ``lengths``."""

@@ -5,9 +5,9 @@ so most tokens can skip the char-CNN, which is most of the cost of a small biLM.
 one preallocated table (grown by doubling up to ``max_words`` rows), so serving a batch is one
 gather, whatever its size. Entries are dropped when the version the owner passes (its char
 encoder's weights' identities and version counters: ``BiLM.char_encoder_version``) changes, so
-a stale vector is never served. The owner is an :class:`~spacy_elmo.embedding.embedder.Embedder`. The encoder computes a
-word's vector bit-for-bit the same whatever it is batched with, so cached outputs are
-*identical* to uncached ones, not merely close.
+a stale vector is never served. The owner is an :class:`~spacy_elmo.embedding.embedder.Embedder`.
+A cached vector was computed with other words than a fresh one would be: the two agree within
+float32 rounding (the bound docs/reliability.md states), not always bit for bit.
 
 One cache may serve several threads (one ``nlp`` shared by a web server's workers): a lock
 covers every read and change of the map and the table, hit vectors are copied out before the
@@ -63,14 +63,14 @@ class WordVectorCache:
 
     def _reset_storage(self) -> None:
         self._generation = getattr(self, "_generation", 0) + 1
-        self._rows: OrderedDict[str, int] = OrderedDict()  # least recently used first
+        self._rows: OrderedDict[Hashable, int] = OrderedDict()  # least recently used first
         self._table: Optional[torch.Tensor] = None
         self._version: Hashable = None
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def __contains__(self, word: str) -> bool:
+    def __contains__(self, word: Hashable) -> bool:
         return word in self._rows
 
     @property
@@ -90,14 +90,15 @@ class WordVectorCache:
 
     def vectors(
         self,
-        words: Sequence[str],
+        words: Sequence[Hashable],
         n_tokens: int,
         version: Hashable,
-        compute: Callable[[list[str]], torch.Tensor],
+        compute: Callable[[list[int]], torch.Tensor],
     ) -> torch.Tensor:
-        """Vectors ``(len(words), dim)`` for distinct ``words``; ``compute`` runs on the misses.
-
-        ``n_tokens`` is how many tokens these words stand for (for the hit rate).
+        """Vectors ``(len(words), dim)`` for distinct ``words`` (any keys: the embedder uses
+        each word's id row); ``compute(positions)`` returns the vectors of the misses,
+        ``words[p]`` for p in ``positions``. ``n_tokens`` is how many tokens these words stand
+        for (for the hit rate).
         """
         with self._lock:
             if version is None or version != self._version:
@@ -120,7 +121,7 @@ class WordVectorCache:
             self._stats.tokens += n_tokens
             self._stats.computed += len(miss_positions)
         missing = [words[p] for p in miss_positions]
-        computed = compute(missing) if missing else None
+        computed = compute(miss_positions) if missing else None
         reference = computed if computed is not None else hits
         assert reference is not None, "vectors() needs at least one word"
         result = reference.new_empty(len(words), reference.shape[1])
@@ -133,7 +134,7 @@ class WordVectorCache:
                     self._store(missing, computed)
         return result
 
-    def _store(self, words: list[str], vectors: torch.Tensor) -> None:
+    def _store(self, words: list[Hashable], vectors: torch.Tensor) -> None:
         if self._version is None:
             return  # weights whose changes cannot be detected: never keep their vectors
         words, vectors = words[-self.max_words :], vectors[-self.max_words :]

@@ -26,7 +26,7 @@ from ..embedding.batch_forward import to_host
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS, Embedder
 from ..embedding.windows import Window
 from ..nn.bilm import BiLM
-from ..nn.precision import DEFAULT_PRECISION, check_precision
+from ..nn.precision import DEFAULT_PRECISION
 from .doc_sentences import DocSentence, contiguous_index, doc_sentences
 from .pytorch_wrapper import TorchBiLM, get_torch_bilm, set_torch_bilm
 
@@ -121,7 +121,7 @@ def set_bilm(model: Model, bilm: BiLM) -> None:
 def set_precision(model: Model, precision: str) -> None:
     """Have prediction run the LSTMs' products in ``precision`` (see :class:`Embedder`); the
     ``elmo`` component sets it from its config, training with gradients stays float32."""
-    model.attrs["precision"] = check_precision(precision)
+    model.attrs["precision"] = precision
 
 
 def get_embedder(model: Model) -> Embedder:

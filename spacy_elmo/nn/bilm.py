@@ -5,27 +5,25 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from ..config import BYTE_ENCODING, BiLMConfig, Lexicon
 from ..formats.allennlp import read_allennlp, write_allennlp
 from ..formats.elmoformanylangs import read_elmoformanylangs
 from ..formats.native import ModelSource, read_lexicon, read_model_config, read_model_weights, write_model_dir
 from .derived_cache import DerivedTensors, HeldElsewhere, parameter_versions
-from .lstm import LSTM_LOOPS, LstmStack, loop_options, run_stacks
-from .precision import DEFAULT_PRECISION
+from .lstm import LstmStack, active_rows, run_time_major
+from .precision import DEFAULT_PRECISION, running_precision
 from .words.char_cnn import CharEncoder
 from .words.code_points import CodePointEncoding
-from .words.word_batch import BYTES, TokenEncoding
+from .words.word_batch import BYTES, TokenEncoding, distinct_rows
 
 PathLike = Union[str, Path]
-
-AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)
-
 
 @dataclass
 class BiLMStates:
@@ -40,6 +38,12 @@ class BiLMStates:
     forward: list[torch.Tensor]
     backward: list[torch.Tensor]
     lengths: torch.Tensor
+
+    def layers(self) -> torch.Tensor:
+        """ELMo's layers ``(L+1, batch, time, 2P)``: ``[x; x]``, then ``[forward_j; backward_j]``."""
+        layers = [torch.cat([self.token_vectors, self.token_vectors], dim=-1)]
+        layers += [torch.cat(pair, dim=-1) for pair in zip(self.forward, self.backward)]
+        return torch.stack(layers)
 
 
 def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -56,19 +60,10 @@ class BiLM(nn.Module):
     """ELMo's biLM. The forward stack at position k sees only tokens <= k, the backward stack
     only tokens >= k; they share the char encoder and the (optional) output softmax.
 
-    Speed options (none changes the weights or the saved model): ``lstm_loop`` is ``"fused"``
-    (both directions in one time loop, the default), ``"per_direction"`` (the plain
-    reference loop) or ``"windowed"`` (the GPU's window loop, also eagerly on CPUs);
-    ``cuda_graphs`` (default True) replays windows of LSTM steps as CUDA graphs on a GPU when
-    no gradient is needed and the batch is small enough for that to pay (``"windowed"`` uses
-    them for every batch); :meth:`use_autocast` runs the matmuls in bfloat16 or float16.
-    Parameters and forward only: batching sentences, windows and the word cache are
+    :meth:`contextualize` is the one way from char ids to layers: embedding, training and
+    pretraining all call it. Batching sentences, windows and the word cache are
     :mod:`spacy_elmo.embedding`'s.
     """
-
-    lstm_loop: str
-    cuda_graphs: bool
-    autocast_dtype: Optional[torch.dtype]
 
     def __init__(
         self, config: BiLMConfig, vocab: Optional[Sequence[str]] = None, lexicon: Optional[Lexicon] = None
@@ -101,94 +96,37 @@ class BiLM(nn.Module):
         )
         self._held_elsewhere = HeldElsewhere()  # caches of others derived from these weights
         self._weights_generation = 0  # bumped by weights_changed(): part of every version
-        self.lstm_loop = "fused"
-        self.cuda_graphs = True
-        self.autocast_dtype = None
 
-    # ----------------------------------------------------------------- speed options
-    def use_autocast(self, dtype: Optional[torch.dtype]) -> None:
-        """Run matmuls and convolutions in ``dtype`` (bfloat16/float16), or float32 again (None).
-
-        Cell states, clipping and outputs stay in the model's dtype. On CPUs without native
-        support this is slower, not faster; it is meant for GPUs. Error against float32, as a
-        fraction of the largest activation (bounds tested in ``tests/nn/test_speed_paths.py``):
-        bfloat16 at most 1% (measured 0.32% on AllenNLP's test model), float16 at most 0.2%
-        (measured 0.034%).
-        """
-        if dtype is not None and dtype not in AUTOCAST_DTYPES:
-            raise ValueError(f"autocast dtype must be one of {AUTOCAST_DTYPES} or None, not {dtype}")
-        self.autocast_dtype = dtype
-
+    # ----------------------------------------------------------------- derived data
     def char_encoder_version(self) -> Optional[tuple]:
         """What layer-0 vectors depend on: the char encoder's weights (identity and version
-        counter of each) and the precision. None when changes cannot be detected (then nothing
-        derived from them may be kept)."""
+        counter of each). None when changes cannot be detected (then nothing derived may be kept)."""
         params = parameter_versions(list(self.char_encoder.parameters()))
-        return None if params is None else (params, self.autocast_dtype, getattr(self, "_weights_generation", 0))
+        return None if params is None else (params, self._weights_generation)
 
     def weights_version(self) -> Optional[tuple]:
         """What every layer's output depends on: identity and version counter of every weight
-        and buffer, and the precision; it changes whenever one of them does (not a content
-        hash: equal weights in two models have different versions). None when changes cannot
-        be detected."""
-        tensors = list(self.parameters()) + list(self.buffers())
-        versions = parameter_versions(tensors)
-        return (
-            None
-            if versions is None
-            else (id(self), versions, self.autocast_dtype, getattr(self, "_weights_generation", 0))
-        )
+        and buffer; it changes whenever one of them does (not a content hash). None when changes
+        cannot be detected."""
+        versions = parameter_versions(list(self.parameters()) + list(self.buffers()))
+        return None if versions is None else (id(self), versions, self._weights_generation)
 
     def register_derived_cache(self, cache: object) -> None:
         """Have ``cache`` (anything with a ``clear()`` method, e.g. an embedder's word cache)
         cleared whenever this model frees what it derived from its weights: on ``.to()`` and
         the like and on :meth:`weights_changed`. Held weakly: this keeps nothing alive."""
-        if not hasattr(self, "_held_elsewhere"):
-            self._held_elsewhere = HeldElsewhere()
         self._held_elsewhere.add(cache)
 
-    def token_ids(self, words: Sequence[str]) -> numpy.ndarray:
-        """The id rows ``(n_words, config.ids_per_token)`` of ``words`` in this model's encoding
-        (UTF-8 bytes, or code points and word ids); sentences are framed by ``encoding.boundaries``."""
-        return self.encoding.ids(words)
-
-    def encode_char_ids(self, char_ids: numpy.ndarray, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
-        """Layer-0 vectors ``(n, P)`` in the model's dtype for id rows ``(n, ids_per_token)``
-        (from :meth:`token_ids`), no autograd. ``precision`` (:mod:`.precision`, checked by the
-        caller): the highway and projection products in bfloat16 or int8."""
-        ids = torch.from_numpy(char_ids).to(self.device)
-        if precision != DEFAULT_PRECISION:
-            return self.char_encoder.encode_words(ids, precision)
-        if self.autocast_dtype is None:
-            return self.char_encoder.encode_words(ids)
-        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
-            return self.char_encoder(ids).to(self.dtype)
-
-    def lstm_options(self) -> dict:
-        """Keyword arguments of :func:`.lstm.run_time_major` for this model's speed options.
-
-        Which loop they select, and when, is decided and documented in one place:
-        :mod:`spacy_elmo.nn.lstm.dispatch`.
-        """
-        self._check_lstm_loop()
-        return loop_options(self.lstm_loop, self.cuda_graphs, self.autocast_dtype)
-
-    def _check_lstm_loop(self) -> None:
-        if self.lstm_loop not in LSTM_LOOPS:
-            raise ValueError(f"lstm_loop must be one of {LSTM_LOOPS}, not {self.lstm_loop!r}")
-
     def clear_inference_caches(self) -> None:
-        """Free what inference derives from the weights (stacked LSTM weights, char-CNN tables,
+        """Free what inference derives from the weights (converted LSTM weights, char-CNN tables,
         the caches registered by :meth:`register_derived_cache`); all of it is rebuilt on demand.
-        Called on ``.to()`` and the like, so that the old copies of the weights are not kept alive."""
+        Called on ``.to()`` and the like, so that old copies of the weights are not kept alive."""
         for module in self.modules():
-            for cache in module.__dict__.values():
-                if isinstance(cache, DerivedTensors):
-                    cache.clear()
-                elif isinstance(cache, dict):
-                    for value in cache.values():
-                        if isinstance(value, DerivedTensors):
-                            value.clear()
+            for value in module.__dict__.values():
+                caches = value.values() if isinstance(value, dict) else [value]
+                for cache in caches:
+                    if isinstance(cache, DerivedTensors):
+                        cache.clear()
         held = getattr(self, "_held_elsewhere", None)
         if held is not None:
             held.clear()
@@ -200,12 +138,9 @@ class BiLM(nn.Module):
         Changes through the parameters themselves (optimizer steps, ``load_state_dict``,
         ``param.copy_()``, ``param.mul_()`` under ``no_grad``) bump torch's version counters and
         are noticed without this call. Edits through ``param.data`` or a numpy view of a
-        parameter (``param.detach().numpy()[...] = ...``) do not: after them call this method.
-        It frees the derived tensors and the registered caches (word caches) and changes
-        :meth:`weights_version`, so the ``elmo`` component's frozen-feature cache drops its
-        entries too.
+        parameter do not: after them call this method.
         """
-        self._weights_generation = getattr(self, "_weights_generation", 0) + 1
+        self._weights_generation += 1
         self.clear_inference_caches()
 
     def _apply(self, fn, *args, **kwargs):  # type: ignore[override]
@@ -221,54 +156,71 @@ class BiLM(nn.Module):
     def dtype(self) -> torch.dtype:
         return next(self.parameters()).dtype
 
+    def token_ids(self, words: Sequence[str]) -> numpy.ndarray:
+        """The id rows ``(n_words, config.ids_per_token)`` of ``words`` in this model's encoding
+        (UTF-8 bytes, or code points and word ids); sentences are framed by ``encoding.boundaries``."""
+        return self.encoding.ids(words)
+
+    def encode_words(self, ids: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
+        """Layer-0 vectors ``(n, P)`` for id rows ``(n, ids_per_token)`` (from :meth:`token_ids`),
+        in the model's dtype; ``precision`` must be one that runs here."""
+        return self.char_encoder(ids, precision).to(self.dtype)
+
     def contextualize(
-        self, char_ids: torch.Tensor, lengths: torch.Tensor, final_boundary: bool = True, layer_dropout: float = 0.0
+        self,
+        char_ids: torch.Tensor,
+        lengths: torch.Tensor,
+        *,
+        precision: str = DEFAULT_PRECISION,
+        final_boundary: bool = True,
+        token_dropout: float = 0.0,
+        layer_dropout: float = 0.0,
+        word_vectors: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
     ) -> BiLMStates:
-        """Run the model on ids ``(batch, time, 50)`` that already include BOS and EOS.
+        """Every state of the biLM for ids ``(batch, time, ids_per_token)`` framed by BOS/EOS.
 
-        ``final_boundary=False`` skips each direction's last step (EOS read forward, BOS read
-        backward), whose outputs nothing but those boundary positions depend on: they are then
-        zero, and the LSTMs do about 1/length less work. ``layer_dropout`` (pretraining only)
-        drops the inputs of the LSTM layers above the first (:func:`.lstm.run_time_major`).
+        ``precision`` (:mod:`.precision`): where this device cannot run it, float32 runs (said
+        once). The char encoder runs once per distinct id row; ``word_vectors(unique_ids)``, when
+        given, serves those vectors instead (a word cache). ``final_boundary=False`` skips each
+        direction's last step (EOS read forward, BOS read backward), whose outputs only those
+        boundary positions read: they are then zero. ``token_dropout`` drops the layer-0 vectors
+        per position, ``layer_dropout`` the inputs of the LSTM layers above the first.
         """
+        training = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
+        precision = running_precision(precision, char_ids.device, training)
         lengths = lengths.to(torch.long).cpu()
-        order = torch.argsort(lengths, descending=True, stable=True)
-        restore = torch.argsort(order)
-        sorted_ids = char_ids[order.to(char_ids.device)]
-        sorted_lengths = lengths[order]
+        batch, steps, _ = char_ids.shape
+        inside = (torch.arange(steps)[None, :] < lengths[:, None]).to(char_ids.device)
+        unique, inverse = distinct_rows(char_ids[inside])
+        vectors = word_vectors(unique) if word_vectors is not None else self.encode_words(unique, precision)
+        token_vectors = vectors.new_zeros(batch, steps, vectors.shape[-1]).index_put((inside,), vectors[inverse])
+        if token_dropout:
+            token_vectors = F.dropout(token_vectors, token_dropout)
 
-        self._check_lstm_loop()
-        if self.autocast_dtype is None:
-            token_vectors = self.char_encoder(sorted_ids)
-        else:
-            with torch.autocast(char_ids.device.type, dtype=self.autocast_dtype):
-                token_vectors = self.char_encoder(sorted_ids)
-            token_vectors = token_vectors.to(self.dtype)
-        both = torch.stack([token_vectors, reverse_padded(token_vectors, sorted_lengths)])
-        layers = run_stacks(
+        order = torch.argsort(lengths, descending=True, stable=True)
+        restore = torch.argsort(order).to(char_ids.device)
+        sorted_lengths = lengths[order]
+        sorted_vectors = token_vectors[order.to(char_ids.device)]
+        both = torch.stack([sorted_vectors, reverse_padded(sorted_vectors, sorted_lengths)]).transpose(1, 2)
+        run_lengths = sorted_lengths if final_boundary else (sorted_lengths - 1).clamp(min=0)
+        layers = run_time_major(
             [self.forward_lstm, self.backward_lstm],
-            both,
-            sorted_lengths if final_boundary else (sorted_lengths - 1).clamp(min=0),
+            both.contiguous(),
+            active_rows(run_lengths.tolist(), steps),
+            precision=precision,
             layer_dropout=layer_dropout,
-            **self.lstm_options(),
         )
-        restore_dev = restore.to(char_ids.device)
-        mask = (torch.arange(char_ids.shape[1])[None, :] < sorted_lengths[:, None]).to(token_vectors)
-        token_vectors = (token_vectors * mask[..., None].to(token_vectors.device))[restore_dev]
-        forward = [layer[0][restore_dev] for layer in layers]
-        backward = [reverse_padded(layer[1], sorted_lengths)[restore_dev] for layer in layers]
+        forward = [layer[0].transpose(0, 1)[restore] for layer in layers]
+        backward = [reverse_padded(layer[1].transpose(0, 1), sorted_lengths)[restore] for layer in layers]
         return BiLMStates(token_vectors, forward, backward, lengths)
 
-    def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
         """All layers ``(L+1, batch, time-2, 2P)`` for ids framed by BOS/EOS, boundaries dropped.
 
         Layer 0 is ``[x; x]``, layer j is ``[forward_j; backward_j]``; padding is zero.
         """
-        states = self.contextualize(char_ids, lengths, final_boundary=False)
-        layers = [torch.cat([states.token_vectors, states.token_vectors], dim=-1)]
-        layers += [torch.cat(pair, dim=-1) for pair in zip(states.forward, states.backward)]
-        stacked = torch.stack(layers)
-        return _drop_boundaries(stacked, states.lengths)
+        states = self.contextualize(char_ids, lengths, precision=precision, final_boundary=False)
+        return _drop_boundaries(states.layers(), states.lengths)
 
     # ----------------------------------------------------------------- persistence
     # :mod:`spacy_elmo.formats` reads and writes files as a config plus numpy arrays named as in

@@ -1,25 +1,17 @@
-"""Exact int8 matrix products for :mod:`.reduced_products`: oneDNN's prepacked linear, else
-``torch._int_mm``.
+"""Int8 matrix products for :mod:`.reduced_products`: oneDNN's prepacked linear, else ``torch._int_mm``.
 
-Both multiply int8 activations ``q`` ``(rows, in)`` by an int8 weight ``(out, in)`` with exact
-int32 sums and return them in float32 times the weight's per-row scales, ``float(q @ W^T) *
-scale``: the same bits from either kernel (the tests check both against an integer product).
+Both multiply int8 activations ``q`` ``(rows, in)`` by an int8 weight ``(out, in)`` with int32
+sums and return them in float32 times the weight's per-row scales, ``float(q @ W^T) * scale``.
 
 - oneDNN (``torch.ops.onednn.qlinear_prepack`` / ``qlinear_pointwise``, the ops PyTorch's x86
-  quantization lowers to): the weight is reordered into oneDNN's VNNI layout once, at
-  construction, and the scaling to float32 is fused into the product. The activations go in as
-  uint8 with zero point 128 (``q + 128``, the zero point taken off exactly: tested), which runs
-  oneDNN's native VNNI kernel; int8 activations fall to a reference kernel (measured 190 ms
-  against 0.23 ms for one row of the recurrent product). Activation scale 1: each row's own
-  scale is applied afterwards by the caller, so the per-row quantization (and its error) is the
-  same as with ``_int_mm``.
-- ``torch._int_mm`` (int8 x int8, exact int32): it takes the weight as a plain ``(in, out)``
-  tensor, not prepacked (it seems to be reordered at every call). Used where the oneDNN ops are
-  missing or fail a one-time exactness probe, said once in a log line.
-
-Measured on one AMD EPYC core (AVX-512, AVX512-VNNI, no AMX), the original ELMo size, CPU ms
-per product including the quantization: recurrent (rows x 512 by 512 x 16384) 1 row 0.40 vs
-1.21, 8 rows 0.85 vs 1.92, 32 rows 2.26 vs 3.70; 128 input rows 7.9 vs 8.8 (benchmarks/HISTORY.md).
+  quantization lowers to): the weight is reordered into oneDNN's VNNI layout once and the scaling
+  is fused into the product. The activations go in as uint8 with zero point 128 (``q + 128``),
+  which runs oneDNN's native VNNI kernel (int8 activations fall to a slow reference kernel).
+  Each row's own scale is applied afterwards by the caller. How oneDNN scales its int32 sums
+  differs between CPUs (on AMX in lower precision), so its results agree with the exact product
+  to well within int8's own error, not bit for bit.
+- ``torch._int_mm`` (exact int32, the weight as a plain ``(in, out)`` tensor, reordered at every
+  call, so slower): where the oneDNN ops are missing or fail a one-time probe, said once in a log.
 """
 
 from __future__ import annotations
@@ -36,6 +28,8 @@ logger = logging.getLogger("spacy_elmo")
 INT8_LEVELS = 127
 #: oneDNN's activations are uint8: int8 levels shifted by this zero point.
 ZERO_POINT = 128
+#: How far oneDNN's scaled sums may be from the exact ones, relative to the largest (the probe).
+PROBE_TOLERANCE = 1e-2
 #: The kernel names :class:`Int8Matrix` takes.
 KERNELS = ("onednn", "int_mm")
 
@@ -77,7 +71,7 @@ def _onednn_product(
 def onednn_unavailable() -> Optional[str]:
     """Why oneDNN's int8 linear cannot serve here (one sentence, logged once), or None.
 
-    A small product against an integer reference checks that the ops exist, run and are exact,
+    A small product against an integer reference checks that the ops exist, run and sum right,
     with extreme rows among random ones: CPUs without VNNI multiply uint8 by int8 in pairs
     summed into int16, which can saturate there (``2 * 255 * 127 > 32767``).
     """
@@ -92,10 +86,11 @@ def onednn_unavailable() -> Optional[str]:
     except (AttributeError, RuntimeError, TypeError) as error:
         reason = f"oneDNN's int8 linear is not usable in this torch ({type(error).__name__}: {error})"
     else:
-        exact = q.to(torch.int64) @ weight.to(torch.int64).t()
-        if got.dtype == torch.float32 and torch.equal(got.to(torch.int64), exact):
+        exact = (q.to(torch.int64) @ weight.to(torch.int64).t()).to(torch.float32)
+        # Saturated (int16) sums are off by thousands; a scaling rounding by far less than int8's own error.
+        if got.dtype == torch.float32 and bool(((got - exact).abs() <= PROBE_TOLERANCE * exact.abs().max()).all()):
             return None
-        reason = "oneDNN's int8 linear gave inexact sums in this torch"
+        reason = "oneDNN's int8 linear gave wrong sums in this torch"
     logger.warning("ELMo int8: %s; using torch._int_mm (slower) instead.", reason.splitlines()[0])
     return reason
 
@@ -126,7 +121,7 @@ class Int8Matrix:
             # (in, out) in oneDNN's blocked layout: an opaque tensor, read only by the kernel
             self.matrix = prepack(quantized.contiguous(), None)
         else:
-            # (in, out) contiguous: _int_mm's fastest operand layout on CPUs (measured 1.5-2x)
+            # (in, out) contiguous: _int_mm's fastest operand layout on CPUs
             self.matrix = quantized.t().contiguous()
 
     def scaled_sums(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,16 +1,18 @@
-"""The ``precision`` setting of inference: its values, the check, and the CPU's support for it.
+"""The one ``precision`` setting: its values, the check where it enters, and what runs where.
 
-``"float32"`` (the default) runs every product in float32, bit for bit as before the setting
-existed. ``"bfloat16"`` and ``"int8"`` run the LSTMs' input, recurrent and projection products
-in that precision (:mod:`.reduced_products`, in the loop :mod:`.lstm.reduced`); the cell state,
-the gates' non-linearities, the clipping and every output stay float32.
+- ``"float32"`` (the default): every product in float32.
+- ``"bfloat16"``: the LSTMs' and the char encoder's dense products in bfloat16 with float32
+  sums. Inference on CPUs with AVX512-BF16 or AMX-BF16 (oneDNN), and inference or training on
+  GPUs.
+- ``"int8"``: those products in int8 with exact int32 sums, per-row scales. Inference on CPUs
+  with AVX512-VNNI, AVX-VNNI or AMX-INT8.
+- ``"float16"``: as bfloat16, on GPUs.
 
-They only pay on CPUs with instructions for them: bfloat16 needs AVX512-BF16 or AMX-BF16,
-int8 needs AVX512-VNNI, AVX-VNNI or AMX-INT8 (without them oneDNN emulates the products, slower
-than float32). :func:`effective_precision` checks that once per process and precision: where the
-instructions are missing it logs one line saying so and float32 runs instead. The check reads
-the flags of ``/proc/cpuinfo`` and, where that file is missing (other systems), torch's own CPU
-probes; tests replace :func:`cpu_flags` to play another CPU.
+Cell states, gates, clipping and every output stay float32. Where the device cannot run the
+precision asked for (a CPU without the instructions, where oneDNN would emulate them slower than
+float32; float16 or training on a CPU; int8 on a GPU), float32 runs instead and one line per
+process, precision and reason says so (:func:`running_precision`). int8 with gradients is
+refused: it has no backward pass.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ import torch
 logger = logging.getLogger("spacy_elmo")
 
 #: The values of the setting; the first is the default.
-PRECISIONS = ("float32", "bfloat16", "int8")
+PRECISIONS = ("float32", "bfloat16", "int8", "float16")
 DEFAULT_PRECISION = PRECISIONS[0]
 
-#: Per reduced precision, the CPU flags (as ``/proc/cpuinfo`` names them) any one of which lets
-#: oneDNN run its products natively.
+#: Per precision, the CPU flags (``/proc/cpuinfo``'s names) any one of which runs it natively.
 CPU_FLAGS_NEEDED = {
     "bfloat16": ("avx512_bf16", "amx_bf16"),
     "int8": ("avx512_vnni", "avx_vnni", "amx_int8"),
@@ -50,9 +51,8 @@ def check_precision(precision: object, where: str = "precision") -> str:
 
 @functools.lru_cache(maxsize=1)
 def _proc_cpuinfo_flags() -> Optional[frozenset[str]]:
-    path = Path("/proc/cpuinfo")
     try:
-        text = path.read_text(encoding="ascii", errors="replace")
+        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
     for line in text.splitlines():
@@ -63,8 +63,7 @@ def _proc_cpuinfo_flags() -> Optional[frozenset[str]]:
 
 
 def _torch_probe_flags() -> frozenset[str]:
-    """The flags torch's own CPU probes vouch for (private helpers of ``torch.cpu``, used only
-    where ``/proc/cpuinfo`` cannot be read)."""
+    """The flags torch's own CPU probes vouch for (used where ``/proc/cpuinfo`` is missing)."""
     probes = {
         "avx512_bf16": "_is_avx512_bf16_supported",
         "avx512_vnni": "_is_vnni_supported",
@@ -88,22 +87,27 @@ def cpu_flags() -> frozenset[str]:
     return flags if flags is not None else _torch_probe_flags()
 
 
-def missing_instructions(precision: str, device: torch.device) -> Optional[str]:
-    """Why ``precision`` cannot run natively on ``device`` (one sentence), or None when it can."""
-    check_precision(precision)
+def why_not(precision: str, device: torch.device, training: bool = False) -> Optional[str]:
+    """Why ``precision`` (already checked) cannot run on ``device``, or None when it can."""
     if precision == DEFAULT_PRECISION:
         return None
-    if device.type != "cpu":  # GPUs have BiLM.use_autocast
-        return f"the precision setting is for CPUs (here: {device.type}; on GPUs see BiLM.use_autocast)"
+    if device.type == "cuda":
+        return "int8 runs on CPUs only" if precision == "int8" else None
+    if training or precision == "float16":
+        return f"{precision} {'training' if training else 'inference'} runs on GPUs only (here: {device.type})"
+    if device.type != "cpu":
+        return f"reduced precision runs on CPUs and CUDA GPUs only (here: {device.type})"
     if not set(CPU_FLAGS_NEEDED[precision]) & cpu_flags():
         return f"this CPU lacks {_INSTRUCTION_NAMES[precision]} (flags {', '.join(CPU_FLAGS_NEEDED[precision])})"
     return None
 
 
-def effective_precision(precision: str, device: torch.device) -> str:
-    """The precision that runs: ``precision``, or float32 where the device lacks the
-    instructions; that fallback is logged once per process, precision and reason."""
-    reason = missing_instructions(precision, device)
+def running_precision(precision: str, device: torch.device, training: bool = False) -> str:
+    """The precision that runs: ``precision``, or float32 where ``device`` cannot run it (said
+    once per process, precision and reason). int8 with gradients is a ValueError."""
+    if training and precision == "int8":
+        raise ValueError("precision 'int8' is for inference only: it has no backward pass")
+    reason = why_not(precision, device, training)
     if reason is None:
         return precision
     with _warned_lock:

@@ -1,20 +1,13 @@
-"""Matrix products ``x @ W^T`` in bfloat16 or int8 with float32 results, for inference.
+"""Matrix products ``x @ W^T`` with float32 results in a reduced precision, for inference.
 
-A :class:`ReducedWeight` converts a float32 weight ``W`` ``(out, in)`` once (the LSTM loop
-keeps it with the layer's other derived tensors, :mod:`.derived_cache`) and then computes
-products of float32 activations with it:
+A :class:`ReducedWeight` converts a weight ``W`` ``(out, in)`` once (the callers keep it with
+their other derived tensors, :mod:`.derived_cache`), then multiplies float32 activations by it:
 
-- bfloat16: ``W`` rounded to bfloat16 once; each product rounds ``x`` to bfloat16 and runs
-  oneDNN's bfloat16 GEMM (float32 accumulation; AVX512-BF16 or AMX), whose bfloat16 result is
-  added or copied into a float32 tensor;
-- int8: ``W`` quantized once per output row (symmetric, ``scale = max|w| / 127``), ``x``
-  quantized per row at every product the same way; the int8 sums are exact int32 and scaled
-  back to float32 by the two scales. The kernel (:mod:`.int8_kernels`) is oneDNN's int8 linear
-  with the weight prepacked once where this torch has it (1.1-3x faster per product on one
-  AVX512-VNNI core than ``torch._int_mm``, whose weight is not prepacked), else
-  ``torch._int_mm``; both give the same bits.
-
-Nothing here is differentiable: these products serve inference only.
+- bfloat16 / float16: ``W`` rounded once; each product rounds ``x`` and runs the backend's GEMM
+  in that dtype (float32 sums: oneDNN on CPUs, cuBLAS on GPUs);
+- int8: ``W`` quantized once per output row (symmetric, ``scale = max|w| / 127``), ``x`` per row
+  at every product; the int32 sums are exact and scaled back by both scales
+  (:mod:`.int8_kernels`).
 """
 
 from __future__ import annotations
@@ -32,7 +25,7 @@ BLOCK_ROWS = 128
 
 
 class ReducedWeight:
-    """A weight ``(out, in)`` held for products in ``precision`` ("bfloat16" or "int8")."""
+    """A weight ``(out, in)`` held for products in ``precision`` ("bfloat16", "float16" or "int8")."""
 
     def __init__(self, weight: torch.Tensor, precision: str) -> None:
         if weight.dim() != 2:
@@ -42,16 +35,17 @@ class ReducedWeight:
         weight = weight.detach().to(torch.float32)
         self.scale: Optional[torch.Tensor] = None
         self.int8: Optional[Int8Matrix] = None
-        if precision == "bfloat16":
-            # (out, in) rows read through a transposed view: the faster layout for oneDNN here
-            self.matrix = weight.to(torch.bfloat16).contiguous()
+        self.dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(precision)
+        if self.dtype is not None:
+            # (out, in) rows read through a transposed view: the faster layout for oneDNN
+            self.matrix = weight.to(self.dtype).contiguous()
         elif precision == "int8":
             quantized, self.scale = quantize_rows(weight)
             self.int8 = Int8Matrix(quantized, self.scale)
             # (in, out): a plain tensor for _int_mm, or oneDNN's prepacked (opaque) one
             self.matrix = self.int8.matrix
         else:
-            raise ValueError(f"reduced precision must be 'bfloat16' or 'int8', not {precision!r}")
+            raise ValueError(f"reduced precision must be 'bfloat16', 'float16' or 'int8', not {precision!r}")
 
     def product_into(
         self, x: torch.Tensor, out: torch.Tensor, bias: Optional[torch.Tensor] = None, accumulate: bool = False
@@ -70,8 +64,8 @@ class ReducedWeight:
     def _block_into(self, x: torch.Tensor, out: torch.Tensor, bias: Optional[torch.Tensor], accumulate: bool) -> None:
         # Every conversion is its own call: element-wise ops on mixed dtypes (float32 with
         # bfloat16 or int32) run unvectorized in ATen, 4-6x slower than a copy and a float op.
-        if self.precision == "bfloat16":
-            result = torch.mm(x.to(torch.bfloat16), self.matrix.t())
+        if self.dtype is not None:
+            result = torch.mm(x.to(self.dtype), self.matrix.t())
             if accumulate:
                 out.add_(result.to(torch.float32))
             else:

@@ -16,6 +16,7 @@ from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 from thinc.api import Config
 
 from ..config import BiLMConfig
+from ..nn.precision import PRECISIONS
 from .errors import ConfigError, InputNotFoundError, reading
 
 PathLike = Union[str, Path]
@@ -31,12 +32,23 @@ class PathSettings:
     init_from: Optional[str] = None  # our model directory or an AllenNLP options.json + hdf5 directory
 
 
+#: The precisions pretraining takes (int8 has no backward pass).
+TRAINING_PRECISIONS = tuple(p for p in PRECISIONS if p != "int8")
+
+
 @dataclass(frozen=True)
 class SystemSettings:
     seed: int = 0
     device: str = "cpu"
-    bf16: bool = True  # autocast matmuls to bfloat16 on CUDA (ignored on CPU)
+    precision: str = "float32"  # float32, or bfloat16 / float16 products on a GPU (spacy_elmo.nn.precision)
     threads: int = 0  # torch intra-op threads per process; 0 keeps torch's default
+
+    def __post_init__(self) -> None:
+        if self.precision not in TRAINING_PRECISIONS:
+            raise ConfigError(
+                f"system.precision must be one of {', '.join(map(repr, TRAINING_PRECISIONS))}, not {self.precision!r}"
+                + (" (int8 is for inference only)" if self.precision == "int8" else "")
+            )
 
 
 @dataclass(frozen=True)

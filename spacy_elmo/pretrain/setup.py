@@ -26,6 +26,7 @@ from ..config import BiLMConfig
 from ..corpora.record_stream import ReadStats
 from ..durable import write_bytes_atomically
 from ..nn.bilm import BiLM
+from ..nn.precision import running_precision
 from .checkpoint import CheckpointState, Progress, save_model
 from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
 from .data.passes import count_words, make_reader, read_dev_sentences
@@ -104,7 +105,8 @@ def set_up_run(
     model = _start_model(settings, vocab, resumed, initial, context.rank, out / CHECKPOINT_FILE)
     loss = SoftmaxLoss(len(vocab), settings.softmax.n_negatives, settings.system.seed * 7919 + context.rank)
     training = settings.training
-    objective = LanguageModelObjective(model, loss, training.dropout, lstm_dropout=training.lstm_dropout)
+    precision = running_precision(settings.system.precision, context.device, training=True)
+    objective = LanguageModelObjective(model, loss, training.dropout, training.lstm_dropout, precision)
     model.to(context.device)
     trainable: torch.nn.Module = objective
     if context.enabled:
@@ -112,7 +114,7 @@ def set_up_run(
 
         ids = [context.device.index] if context.device.type == "cuda" else None
         trainable = DistributedDataParallel(objective, device_ids=ids)
-    autocast = _precision(model, objective, context, settings.system.bf16)
+    autocast = contextlib.nullcontext  # the objective runs its products in its precision
     optimizer = make_optimizer(objective.parameters(), training)
     n_shards = _n_shards(settings, context, resumed)
     progress = Progress()
@@ -255,21 +257,6 @@ def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
         raise CheckpointMismatchError(
             f"{checkpoint}: its {what} cannot be restored ({detail}); it is damaged or was edited"
         ) from err
-
-
-def _precision(
-    model: BiLM, objective: LanguageModelObjective, context: Distributed, bf16: bool
-) -> Callable[[], ContextManager]:
-    """bf16 on CUDA: the model runs its own matmuls in bf16 when it can (``use_autocast`` keeps
-    the LSTM state in float32) and the training softmax is autocast; otherwise the whole forward
-    pass is autocast. Dev perplexity keeps a float32 softmax. Returns the forward's context."""
-    if context.device.type != "cuda" or not bf16:
-        return contextlib.nullcontext
-    if hasattr(model, "use_autocast"):
-        model.use_autocast(torch.bfloat16)
-        objective.compute_dtype = torch.bfloat16
-        return contextlib.nullcontext
-    return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
 
 
 def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optional[CheckpointState]) -> int:

@@ -64,10 +64,7 @@ def pretrain(
                 resume = _decide_resume(context, out, settings)
             run = set_up_run(settings, out, context, resume, config_text, progress)
             loop = TrainingLoop(run, stop)
-            try:
-                loop.train()
-            finally:
-                run.objective.close()
+            loop.train()
             summary = loop.run_summary()
             if context.is_main:
                 summary.to_disk(out)

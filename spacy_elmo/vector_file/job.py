@@ -190,8 +190,7 @@ def _manifest(
 ) -> dict:
     """What the stored vectors depend on: the weights' content and the settings that change them.
 
-    ``precision`` is the one that runs (float32 where the CPU lacks the instructions); it is
-    recorded only when it is not float32, so files written before the setting existed resume."""
+    ``precision`` is the one that runs (float32 where the device cannot run the one asked for)."""
     settings: dict[str, object] = {
         "layers": layers,
         "n_layers": bilm.config.n_output_layers,
@@ -200,10 +199,8 @@ def _manifest(
         "gamma": float(gamma) if layers == "mix" else None,
         "max_tokens": int(max_tokens),
         "dtype": str(bilm.dtype).replace("torch.", ""),
-        "autocast": None if bilm.autocast_dtype is None else str(bilm.autocast_dtype).replace("torch.", ""),
     }
-    if precision != DEFAULT_PRECISION:
-        settings["precision"] = precision
+    settings["precision"] = precision
     return {"format": FORMAT_VERSION, "settings": settings, "weights": weights_digest(bilm)}
 
 

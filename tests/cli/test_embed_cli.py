@@ -395,5 +395,5 @@ def test_a_bad_precision_is_one_line_before_any_work(tmp_path, model_dir):
         app, ["embed", str(source), str(tmp_path / "out.hdf5"), "--weights", str(model_dir), "--precision", "fp16"]
     )
     assert result.exit_code == 1
-    assert "--precision must be one of 'float32', 'bfloat16', 'int8', not 'fp16'" in result.output
+    assert "--precision must be one of 'float32', 'bfloat16', 'int8', 'float16', not 'fp16'" in result.output
     assert not (tmp_path / "out.hdf5").exists()

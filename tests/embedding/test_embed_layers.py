@@ -11,6 +11,8 @@ from spacy_elmo import BiLM, embed, embed_layers, mix_layers
 from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.nn.words.char_ids import encode_sentences
 
+from ..conftest import BATCH_BOUND, relative_difference
+
 P = TINY_CONFIG.projection_dim
 WORDS = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x".split()
 
@@ -26,6 +28,11 @@ def random_bilm(seed: int = 0, dtype=torch.float32) -> BiLM:
 
 def random_sentence(rng: random.Random, length: int) -> list[str]:
     return [rng.choice(WORDS) for _ in range(length)]
+
+
+def same(a, b) -> bool:
+    """Equal within the exactness contract's bound for one sentence in different batches."""
+    return float(numpy.abs(a - b).max()) <= BATCH_BOUND * max(1.0, float(numpy.abs(a).max()))
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +52,12 @@ def test_forward_direction_never_sees_later_tokens(bilm, k):
     sentence = random_sentence(rng, 9)
     changed = sentence[: k + 1] + [w + "z" for w in sentence[k + 1 :]]
     before, after = embed_layers(bilm, [sentence, changed])
-    # Forward halves at positions <= k are exactly equal; positions after k do change.
-    numpy.testing.assert_array_equal(before[1:, : k + 1, :P], after[1:, : k + 1, :P])
-    numpy.testing.assert_array_equal(before[0, : k + 1], after[0, : k + 1])
-    assert not numpy.array_equal(before[1:, k + 1 :, :P], after[1:, k + 1 :, :P])
+    # Forward halves at positions <= k agree to rounding; positions after k do change.
+    assert same(before[1:, : k + 1, :P], after[1:, : k + 1, :P])
+    assert same(before[0, : k + 1], after[0, : k + 1])
+    assert not same(before[1:, k + 1 :, :P], after[1:, k + 1 :, :P])
     # The backward halves at <= k do see the change, so the test could fail.
-    assert not numpy.array_equal(before[1:, : k + 1, P:], after[1:, : k + 1, P:])
+    assert not same(before[1:, : k + 1, P:], after[1:, : k + 1, P:])
 
 
 @pytest.mark.parametrize("k", [1, 4, 8])
@@ -59,16 +66,16 @@ def test_backward_direction_never_sees_earlier_tokens(bilm, k):
     sentence = random_sentence(rng, 9)
     changed = [w + "z" for w in sentence[:k]] + sentence[k:]
     before, after = embed_layers(bilm, [sentence, changed])
-    numpy.testing.assert_array_equal(before[1:, k:, P:], after[1:, k:, P:])
-    assert not numpy.array_equal(before[1:, :k, P:], after[1:, :k, P:])
-    assert not numpy.array_equal(before[1:, k:, :P], after[1:, k:, :P])
+    assert same(before[1:, k:, P:], after[1:, k:, P:])
+    assert not same(before[1:, :k, P:], after[1:, :k, P:])
+    assert not same(before[1:, k:, :P], after[1:, k:, :P])
 
 
 def test_no_leak_when_the_sentence_grows(bilm):
     """Appending tokens changes only backward states (to float rounding, as shapes change)."""
     sentence = random_sentence(random.Random(7), 6)
     short, longer = embed_layers(bilm, [sentence, sentence + ["river", "bank"]])
-    numpy.testing.assert_allclose(short[1:, :, :P], longer[1:, :6, :P], atol=1e-6, rtol=0)
+    assert same(short[1:, :, :P], longer[1:, :6, :P])
 
 
 def test_batch_invariance_against_a_mixed_batch_of_32(bilm):
@@ -78,7 +85,7 @@ def test_batch_invariance_against_a_mixed_batch_of_32(bilm):
     for sentence, layers in zip(batch, together):
         alone = embed_layers(bilm, [sentence])[0]
         assert alone.shape == layers.shape
-        numpy.testing.assert_allclose(alone, layers, atol=1e-5, rtol=0)
+        assert relative_difference([alone], [layers]) <= BATCH_BOUND
 
 
 def test_batching_options_do_not_change_results(bilm):
@@ -86,8 +93,7 @@ def test_batching_options_do_not_change_results(bilm):
     batch = [random_sentence(rng, rng.randint(1, 25)) for _ in range(20)]
     reference = embed_layers(bilm, batch, batch_sentences=64)
     for options in ({"batch_sentences": 1}, {"batch_sentences": 3}, {"batch_tokens": 30}):
-        for a, b in zip(reference, embed_layers(bilm, batch, **options)):
-            numpy.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+        assert relative_difference(reference, embed_layers(bilm, batch, **options)) <= BATCH_BOUND
 
 
 def test_float64_agrees_with_float32():

@@ -1,17 +1,19 @@
-"""The word cache changes speed only: outputs are bit-for-bit those of the uncached path, stale
-vectors are never served after a weight change, and the LRU bound and counters hold."""
+"""The word cache changes speed only: outputs agree with the uncached path's within the exactness
+contract's bound, stale vectors are never served after a weight change, and the LRU bound and
+counters hold."""
 
 import copy
 import pickle
 import random
 
-import numpy
 import pytest
 import torch
 
 from spacy_elmo import Embedder, embed_layers
 from spacy_elmo.embedding.word_cache import WordVectorCache
 from spacy_elmo.nn import TINY_CONFIG, BiLM
+
+from ..conftest import BATCH_BOUND, relative_difference
 
 VOCAB = "the bank raised interest rates they sat by river a of to in and 日本 🙂 é x <S>".split()
 
@@ -34,22 +36,21 @@ def running_text(seed, n_sentences):
     return [rng.choices(words, weights, k=rng.randint(1, 30)) for _ in range(n_sentences)]
 
 
-def assert_identical(actual, expected):
+def assert_agree(actual, expected):
     assert len(actual) == len(expected)
-    for a, e in zip(actual, expected):
-        numpy.testing.assert_array_equal(a, e)
+    assert relative_difference(expected, actual) <= BATCH_BOUND
 
 
 @pytest.mark.parametrize("max_words", [1, 16, 10_000])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_cached_outputs_are_identical_to_uncached(max_words, dtype):
+def test_cached_outputs_agree_with_uncached(max_words, dtype):
     model = random_bilm(seed=1, dtype=dtype)
     batches = [running_text(seed, 12) for seed in range(4)]
     expected = [embed_layers(model, batch, batch_sentences=5) for batch in batches]
     embedder = Embedder(model, batch_sentences=5, word_cache_words=max_words)
     for _ in range(2):  # cold, then warm
         for batch, want in zip(batches, expected):
-            assert_identical(embedder.layers(batch), want)
+            assert_agree(embedder.layers(batch), want)
     stats = embedder.word_cache_stats()
     assert len(embedder.word_cache) <= max_words
     assert stats.size == len(embedder.word_cache)
@@ -109,7 +110,7 @@ def test_after_a_change_cached_outputs_equal_uncached(change, model_seed, text_s
     cached = embedder.layers(text)
     if invalidations is not None:
         assert cache.stats.invalidations == invalidations
-    assert_identical(cached, embed_layers(model, text))
+    assert_agree(cached, embed_layers(model, text))
 
 
 def test_loading_other_weights_clears_the_cache():
@@ -118,7 +119,7 @@ def test_loading_other_weights_clears_the_cache():
     embedder = Embedder(model, word_cache_words=1000)
     embedder.layers(text)
     model.load_state_dict(other.state_dict())
-    assert_identical(embedder.layers(text), embed_layers(other, text))
+    assert_agree(embedder.layers(text), embed_layers(other, text))
 
 
 def test_weights_without_version_counters_are_never_cached():
@@ -129,26 +130,30 @@ def test_weights_without_version_counters_are_never_cached():
     cache = embedder.word_cache
     first = embedder.layers(text)
     assert len(cache) == 0
-    assert_identical(first, embed_layers(model, text))
+    assert_agree(first, embed_layers(model, text))
 
 
 def test_lru_keeps_the_most_recently_used_words():
     calls = []
 
-    def compute(words):
-        calls.append(list(words))
-        return torch.tensor([[float(len(w)), float(ord(w[0]))] for w in words])
+    def lookup(cache, words, n_tokens, fingerprint):
+        def compute(positions):
+            missing = [words[p] for p in positions]
+            calls.append(missing)
+            return torch.tensor([[float(len(w)), float(ord(w[0]))] for w in missing])
+
+        return cache.vectors(words, n_tokens, fingerprint, compute)
 
     cache = WordVectorCache(max_words=3)
     fingerprint = ("weights", 1)
-    cache.vectors(["a", "bb", "ccc"], 3, fingerprint, compute)
-    cache.vectors(["a"], 1, fingerprint, compute)  # "a" becomes the most recent
-    out = cache.vectors(["dddd", "bb"], 2, fingerprint, compute)  # "bb" is a hit, "ccc" is evicted
+    lookup(cache, ["a", "bb", "ccc"], 3, fingerprint)
+    lookup(cache, ["a"], 1, fingerprint)  # "a" becomes the most recent
+    out = lookup(cache, ["dddd", "bb"], 2, fingerprint)  # "bb" is a hit, "ccc" is evicted
     assert calls == [["a", "bb", "ccc"], ["dddd"]]
     assert out.tolist() == [[4.0, 100.0], [2.0, 98.0]]
     assert "ccc" not in cache and {"a", "bb", "dddd"} == {w for w in ["a", "bb", "dddd"] if w in cache}
     assert cache.stats.evictions == 1
-    cache.vectors(["a", "ccc"], 2, ("weights", 2), compute)  # new fingerprint: everything recomputed
+    lookup(cache, ["a", "ccc"], 2, ("weights", 2))  # new fingerprint: everything recomputed
     assert calls[-1] == ["a", "ccc"]
     assert cache.stats.invalidations == 1 and len(cache) == 2
     with pytest.raises(ValueError):
@@ -158,7 +163,7 @@ def test_lru_keeps_the_most_recently_used_words():
 def test_more_new_words_than_the_cache_holds():
     cache = WordVectorCache(max_words=2)
     words = ["w%d" % i for i in range(5)]
-    out = cache.vectors(words, 5, "fp", lambda ws: torch.arange(len(ws), dtype=torch.float32)[:, None].repeat(1, 3))
+    out = cache.vectors(words, 5, "fp", lambda ps: torch.tensor(ps, dtype=torch.float32)[:, None].repeat(1, 3))
     assert out[:, 0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert len(cache) == 2 and "w4" in cache and "w3" in cache
 
@@ -170,7 +175,7 @@ def test_copies_and_pickles_start_with_an_empty_cache():
     for clone in (copy.deepcopy(embedder), pickle.loads(pickle.dumps(embedder))):
         assert clone.word_cache is not None and clone.word_cache.max_words == 123
         assert len(clone.word_cache) == 0
-        assert_identical(clone.layers([["a", "b"]]), embedder.layers([["a", "b"]]))
+        assert_agree(clone.layers([["a", "b"]]), embedder.layers([["a", "b"]]))
 
 
 def test_moving_the_model_frees_what_inference_derived():
@@ -178,10 +183,11 @@ def test_moving_the_model_frees_what_inference_derived():
     embedder = Embedder(model, word_cache_words=100)
     text = running_text(14, 4)
     embedder.layers(text)
-    fused = model.forward_lstm.__dict__["_fused_weight_cache"]
-    assert any(cache.value is not None for cache in fused.values())
+    converted = model.forward_lstm.__dict__["_inference_weight_cache"]
+    assert any(cache.value is not None for cache in converted.values())
+    assert model.char_encoder._tables.value is not None
     model.double()
-    assert all(cache.value is None for cache in fused.values())
-    assert model.char_encoder.__dict__["_conv_table_cache"].value is None
+    assert all(cache.value is None for cache in converted.values())
+    assert model.char_encoder._tables.value is None
     assert len(embedder.word_cache) == 0
     assert all(layers.dtype.name == "float32" for layers in embedder.layers(text))

@@ -27,6 +27,10 @@ def random_int8(shape, generator):
     return torch.randint(-127, 128, shape, dtype=torch.int8, generator=generator)
 
 
+#: oneDNN's scaled sums against the exact ones, relative (measured up to 1.1e-3 on an AMX CPU).
+ONEDNN_TOLERANCE = 4e-3
+
+
 @pytest.mark.parametrize("kernel", [pytest.param("onednn", marks=needs_onednn), "int_mm"])
 @pytest.mark.parametrize(
     "rows,inner,out,extreme",
@@ -39,9 +43,11 @@ def random_int8(shape, generator):
         (130, 1100, 17, True),
     ],
 )
-def test_each_kernel_sums_exactly_then_scales_per_output(kernel, rows, inner, out, extreme):
+def test_each_kernel_sums_then_scales_per_output(kernel, rows, inner, out, extreme):
     """``float32(exact int sum) * scale``, for odd shapes and, with ``extreme``, sums past
-    2**24 of either sign (rounded to float32 once, as the int64 sum converted)."""
+    2**24 of either sign: exactly with ``torch._int_mm``; with oneDNN, whose scaling rounds
+    differently on different CPUs (in lower precision on AMX), within a tolerance far inside
+    int8's own error."""
     generator = torch.Generator().manual_seed(rows + inner + out)
     weight = random_int8((out, inner), generator)
     x = random_int8((rows, inner), generator).to(torch.float32)
@@ -59,12 +65,18 @@ def test_each_kernel_sums_exactly_then_scales_per_output(kernel, rows, inner, ou
     got, row_scale = held.scaled_sums(x)
     assert got.dtype == torch.float32 and tuple(got.shape) == (rows, out)
     assert torch.equal(row_scale, torch.ones(rows))
-    assert torch.equal(got, exact.to(torch.float32) * scale)
+    want = exact.to(torch.float32) * scale
+    if kernel == "int_mm":
+        assert torch.equal(got, want)
+    else:
+        torch.testing.assert_close(
+            got, want, rtol=ONEDNN_TOLERANCE, atol=ONEDNN_TOLERANCE * max(1.0, float(want.abs().max())) if rows else 1.0
+        )
 
 
 @needs_onednn
 @pytest.mark.parametrize("rows", [1, 6, 32, 129, 300])
-def test_both_kernels_give_the_same_bits_in_every_product_form(rows):
+def test_both_kernels_agree_in_every_product_form(rows):
     generator = torch.Generator().manual_seed(rows)
     weight = torch.randn(72, 56, generator=generator)
     bias = torch.randn(72, generator=generator)
@@ -79,7 +91,7 @@ def test_both_kernels_give_the_same_bits_in_every_product_form(rows):
     for options in ({}, {"bias": bias}, {"accumulate": True}):
         a = onednn.product_into(x, start.clone(), **options)
         b = int_mm.product_into(x, start.clone(), **options)
-        assert torch.equal(a, b)
+        torch.testing.assert_close(a, b, rtol=ONEDNN_TOLERANCE, atol=ONEDNN_TOLERANCE * float(b.abs().max()))
     assert (onednn.product_into(x, torch.empty(rows, 72), bias)[rows // 2] == bias).all()
 
 
@@ -117,14 +129,15 @@ def test_without_onednn_the_int_mm_kernel_runs_and_says_so_once(monkeypatch, cap
         Int8Matrix(wq, wscale, "onednn")  # asked for by name, it does not hide the cause
 
 
-def test_an_inexact_onednn_is_not_used(monkeypatch, caplog, fresh_probe):
+def test_a_saturating_onednn_is_not_used(monkeypatch, caplog, fresh_probe):
+    """CPUs without VNNI sum pairs of products in int16, which saturates on extreme rows."""
     real = int8_kernels._onednn_product
-    monkeypatch.setattr(int8_kernels, "_onednn_product", lambda *args: real(*args) + 1.0)
+    monkeypatch.setattr(int8_kernels, "_onednn_product", lambda *args: real(*args).clamp(-32767, 32767))
     with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
-        assert "inexact" in (int8_kernels.onednn_unavailable() or "")
+        assert "wrong sums" in (int8_kernels.onednn_unavailable() or "")
         held = ReducedWeight(torch.randn(8, 4), "int8")
     assert held.int8 is not None and held.int8.kernel == "int_mm"
-    assert len(caplog.records) == 1 and "inexact" in caplog.records[0].getMessage()
+    assert len(caplog.records) == 1 and "wrong sums" in caplog.records[0].getMessage()
 
 
 def test_bad_weights_and_kernels_are_refused():

@@ -72,7 +72,7 @@ def test_weights_are_converted_once_and_bad_arguments_refused():
     assert held.matrix.dtype == torch.int8 and tuple(held.matrix.shape) == (4, 8)  # (in, out)
     assert held.scale is not None and tuple(held.scale.shape) == (8,)
     assert ReducedWeight(weight, "bfloat16").matrix.dtype == torch.bfloat16
-    with pytest.raises(ValueError, match="'bfloat16' or 'int8'"):
+    with pytest.raises(ValueError, match="'bfloat16', 'float16' or 'int8'"):
         ReducedWeight(weight, "float32")
     with pytest.raises(ValueError, match="must be a matrix"):
         ReducedWeight(torch.randn(8), "int8")

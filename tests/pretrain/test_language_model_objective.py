@@ -9,7 +9,6 @@ from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.language_model_objective import (
     LanguageModelObjective,
-    UniqueWordEncoding,
     directional_predictions,
     exact_direction_nll,
     per_position_nll,
@@ -22,54 +21,49 @@ WORDS = "the cat sat on a mat and dog ran".split()
 SENTENCES = [["the", "cat", "sat", "on", "a", "mat"], ["a", "dog", "ran", "zebra"], ["cat"]]
 
 
-@pytest.fixture(params=["plain", "training_hooks"])
-def model_and_batch(request):
-    """The bare model, and the model as training sees it (distinct-word encoding, dropout hook)."""
+@pytest.fixture
+def model_and_batch():
     torch.manual_seed(0)
     vocab = Vocabulary(list(SPECIALS) + WORDS)
     model = BiLM(TINY_CONFIG, vocab=vocab.words).eval()
-    objective = None
-    if request.param == "training_hooks":
-        objective = LanguageModelObjective(model, SoftmaxLoss(len(vocab)), dropout=0.3).eval()
-    yield model, StepInputBuilder(vocab).encode(SENTENCES)
-    if objective is not None:
-        objective.close()
+    return model, StepInputBuilder(vocab).encode(SENTENCES)
 
 
-def token_vector_gradients(model, batch, pick):
+def token_vector_gradients(model, batch, pick, monkeypatch):
     """Gradient of ``pick(forward_nll, backward_nll)`` with respect to every token vector."""
     captured = []
+    contextualize = model.contextualize
 
-    def keep(module, inputs, output):
-        output.retain_grad()
-        captured.append(output)
+    def keeping(*args, **kwargs):
+        states = contextualize(*args, **kwargs)
+        states.token_vectors.retain_grad()
+        captured.append(states.token_vectors)
+        return states
 
-    handle = model.char_encoder.register_forward_hook(keep)
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(model, "contextualize", keeping)
         forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
         pick(forward, backward).backward()
-    finally:
-        handle.remove()
-    return captured[0].grad  # (batch, time, P): rows in input order (already sorted)
+    return captured[0].grad  # (batch, time, P): rows in input order
 
 
 @pytest.mark.parametrize("row", [0, 1])
-def test_forward_loss_at_k_has_zero_gradient_from_tokens_after_k(model_and_batch, row):
+def test_forward_loss_at_k_has_zero_gradient_from_tokens_after_k(model_and_batch, row, monkeypatch):
     model, batch = model_and_batch
     length = int(batch.lengths[row])
     for k in range(length - 1):  # forward position k predicts token k+1
-        grad = token_vector_gradients(model, batch, lambda f, b, k=k: f[row, k])
+        grad = token_vector_gradients(model, batch, lambda f, b, k=k: f[row, k], monkeypatch)
         assert torch.count_nonzero(grad[row, k + 1 :]) == 0, f"forward loss at {k} sees later tokens"
         assert torch.count_nonzero(grad[row, : k + 1]) > 0
         assert torch.count_nonzero(grad[torch.arange(len(SENTENCES)) != row]) == 0
 
 
 @pytest.mark.parametrize("row", [0, 1])
-def test_backward_loss_at_k_has_zero_gradient_from_tokens_before_k(model_and_batch, row):
+def test_backward_loss_at_k_has_zero_gradient_from_tokens_before_k(model_and_batch, row, monkeypatch):
     model, batch = model_and_batch
     length = int(batch.lengths[row])
     for k in range(1, length):  # backward position k predicts token k-1 (column k-1)
-        grad = token_vector_gradients(model, batch, lambda f, b, k=k: b[row, k - 1])
+        grad = token_vector_gradients(model, batch, lambda f, b, k=k: b[row, k - 1], monkeypatch)
         assert torch.count_nonzero(grad[row, :k]) == 0, f"backward loss at {k} sees earlier tokens"
         assert torch.count_nonzero(grad[row, k:length]) > 0
 
@@ -89,8 +83,6 @@ def test_each_direction_predicts_every_word_and_one_boundary(model_and_batch):
 
 def test_training_objective_equals_exact_nll_without_dropout_or_sampling(model_and_batch):
     model, batch = model_and_batch
-    encoder = model.char_encoder
-    hooks_before = (len(encoder._forward_hooks), len(encoder._forward_pre_hooks))
     objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), dropout=0.5).eval()
     sums = objective(batch.char_ids, batch.lengths, batch.targets)
     exact = exact_direction_nll(model, batch.char_ids, batch.lengths, batch.targets)
@@ -99,15 +91,12 @@ def test_training_objective_equals_exact_nll_without_dropout_or_sampling(model_a
     torch.testing.assert_close(exact, torch.stack([forward.sum(), backward.sum()]))
     objective.train()
     assert not torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), sums)  # dropout is on
-    objective.close()
-    objective.close()
-    assert (len(encoder._forward_hooks), len(encoder._forward_pre_hooks)) == hooks_before
 
 
 def test_lstm_dropout_acts_in_training_only_and_between_layers(model_and_batch):
     model, batch = model_and_batch
     objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), lstm_dropout=0.5).eval()
-    without = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), unique_words=False).eval()
+    without = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab))).eval()
     exact = without(batch.char_ids, batch.lengths, batch.targets)
     assert torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), exact)  # bit-identical in eval mode
     objective.train()
@@ -117,48 +106,36 @@ def test_lstm_dropout_acts_in_training_only_and_between_layers(model_and_batch):
     torch.manual_seed(0)
     assert torch.equal(objective(batch.char_ids, batch.lengths, batch.targets), dropped)  # masks from torch's generator
     # The first layer's outputs do not see it: only the inputs of the layers above.
-    objective.eval()  # no token-vector dropout from the fixture's hook; layer_dropout is explicit
     torch.manual_seed(0)
     states = model.contextualize(batch.char_ids, batch.lengths, layer_dropout=0.5)
     plain = model.contextualize(batch.char_ids, batch.lengths)
     assert torch.equal(states.forward[0], plain.forward[0]) and torch.equal(states.backward[0], plain.backward[0])
     assert not torch.equal(states.forward[1], plain.forward[1])
-    objective.close()
-    without.close()
 
 
-def test_distinct_word_encoding_changes_nothing_but_the_cost():
+def test_the_char_encoder_runs_once_per_distinct_word(monkeypatch):
     torch.manual_seed(0)
     vocab = Vocabulary(list(SPECIALS) + WORDS)
     model = BiLM(TINY_CONFIG, vocab=vocab.words)
     batch = StepInputBuilder(vocab).encode(SENTENCES + [["the", "the", "cat", "the"]])
-
-    def run():
-        model.zero_grad()
-        forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
-        (forward.sum() + backward.sum()).backward()
-        return forward.detach(), [p.grad.clone() for p in model.char_encoder.parameters()]
-
-    plain_loss, plain_grads = run()
-    unique = UniqueWordEncoding(model.char_encoder)
     seen = []
     model.char_encoder.register_forward_pre_hook(lambda module, args: seen.append(args[0].shape[0]))
-    unique_loss, unique_grads = run()
-    unique.remove()
-    assert seen[0] < int(batch.lengths.sum())  # fewer rows encoded than positions
-    torch.testing.assert_close(unique_loss, plain_loss, rtol=1e-6, atol=1e-6)
-    for a, b in zip(plain_grads, unique_grads):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
+    (forward.sum() + backward.sum()).backward()
+    distinct = {tuple(row) for row, length in zip(batch.char_ids.tolist(), batch.lengths.tolist()) for row in row[:length]}
+    assert seen == [len(distinct)] and len(distinct) < int(batch.lengths.sum())
+    assert all(p.grad is not None for p in model.char_encoder.parameters())
 
 
-def test_bfloat16_training_path_runs_and_stays_close_to_float32(model_and_batch):
-    """What ``system.bf16`` turns on for a GPU, exercised on the CPU."""
+def test_bfloat16_training_path_runs_and_stays_close_to_float32(model_and_batch, monkeypatch):
+    """What ``system.precision = "bfloat16"`` runs on a GPU, exercised on the CPU."""
+    from spacy_elmo.nn import bilm as bilm_module
+
     model, batch = model_and_batch
     objective = LanguageModelObjective(model, SoftmaxLoss(len(model.vocab)), dropout=0.0).eval()
     reference = objective(batch.char_ids, batch.lengths, batch.targets).detach()
-    if hasattr(model, "use_autocast"):
-        model.use_autocast(torch.bfloat16)
-    objective.compute_dtype = torch.bfloat16
+    monkeypatch.setattr(bilm_module, "running_precision", lambda precision, device, training=False: precision)
+    objective.precision = "bfloat16"
     low = objective(batch.char_ids, batch.lengths, batch.targets)
     low.sum().backward()
     assert low.dtype == torch.float32

@@ -1,4 +1,4 @@
-"""How a stack's layers connect, the same in every autograd-safe loop.
+"""How a stack's layers connect, the same in the reference and the training loop.
 
 Layer i+1 reads layer i's output, multiplied by its dropout mask when there is one; with skip
 connections, a layer above the first adds that (masked) input to its own output, as bilm-tf does.

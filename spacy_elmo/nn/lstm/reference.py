@@ -1,6 +1,6 @@
 """The plain loop: one direction at a time, one LSTM cell step at a time.
 
-Written for readability, not speed: it is the yardstick the fused loops are tested against
+Written for readability, not speed: it is the yardstick the other loops are tested against
 (same math, independently written), and it runs under autograd.
 """
 
@@ -17,11 +17,11 @@ if TYPE_CHECKING:
     from .stack import LstmStack, ProjectedLstmLayer
 
 
-def run_per_direction(
+def run_reference(
     stacks: Sequence["LstmStack"], inputs: torch.Tensor, active: Sequence[int], input_masks: Sequence[torch.Tensor] = ()
 ) -> list[torch.Tensor]:
     """Per-layer outputs ``(n_stacks, time, batch, P)``; each stack runs its own time loop.
-    ``input_masks`` as in :func:`.fused.run_fused`."""
+    ``input_masks`` as in :func:`.training.run_training`."""
     per_stack = [run_stack(stack, inputs[d], active, [m[d] for m in input_masks]) for d, stack in enumerate(stacks)]
     return [torch.stack(layer_outputs) for layer_outputs in zip(*per_stack)]
 

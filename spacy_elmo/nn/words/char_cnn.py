@@ -2,35 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, cast
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional, Sequence, cast
 
 import torch
 from torch import nn
 
 from ...config import BiLMConfig
+from ..derived_cache import DerivedTensors
 from ..precision import DEFAULT_PRECISION
-from . import char_cnn_tables
-from .alphabet import split_ids, used_chars, uses_full_table
-from .char_cnn_training import pooled_convolutions
+from ..reduced_products import ReducedWeight
+from .char_tables import conv_tables, pooled_features, split_ids, used_chars, uses_full_table
 from .highway import Highway
 
-# Training on a CPU: convolutions as table lookups with a sparse backward (:mod:`.char_cnn_training`,
-# several times faster). False runs nn.Conv1d under autograd (the yardstick; GPUs always do).
-USE_TABLE_TRAINING = True
+# Words per convolution call on a GPU without autograd: bounds the (words, filters, positions) maps.
+CONV_WORDS = 1024
+
+Linear = Callable[[torch.Tensor, nn.Linear], torch.Tensor]
 
 
 class CharEncoder(nn.Module):
     """Char embedding, convolutions of several widths max-pooled over the word, highway, projection.
 
-    Input: id rows ``(..., ids_per_token)`` as the model's encoding makes them
-    (:mod:`spacy_elmo.nn.words.char_ids`: 50 byte ids; :mod:`.code_points`: code-point ids and,
-    with a word table, the word's id in the last column, whose vector goes in front of the
-    char features before the projection, as in ELMoForManyLangs).
+    Input: id rows ``(..., ids_per_token)`` as the model's encoding makes them (50 byte ids; or
+    code-point ids and, with a word table, the word's id in the last column, whose vector goes
+    in front of the char features before the projection, as in ELMoForManyLangs).
     Output: ``(..., projection_dim)``. A word's vector depends only on its own ids.
-    Without autograd (and outside autocast) the work goes to :mod:`.char_cnn_tables`,
-    which computes the same function several times faster; with autograd on a CPU, the
-    convolutions and their max-pooling go to :mod:`.char_cnn_training` (the same function,
-    a sparse backward pass).
+
+    Two paths compute the convolutions: on CPUs summed table lookups (:mod:`.char_tables`,
+    several times faster, with and without autograd); elsewhere ``nn.Conv1d``, also the tests'
+    yardstick (``use_tables=False``).
     """
 
     def __init__(self, config: BiLMConfig) -> None:
@@ -50,56 +51,85 @@ class CharEncoder(nn.Module):
             nn.Embedding(config.n_words, config.word_dim, padding_idx=0) if config.word_dim else None
         )
         self.projection = nn.Linear(config.word_dim + config.n_filters, config.projection_dim)
+        self._tables = DerivedTensors()
+        self._reduced: dict[tuple[int, str], DerivedTensors] = {}
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, ids: torch.Tensor, precision: str = DEFAULT_PRECISION, use_tables: Optional[bool] = None
+    ) -> torch.Tensor:
+        """``precision`` (one that runs here): bfloat16 or int8 highway and projection products in
+        inference on a CPU; on a GPU, or with gradients, bfloat16 or float16 by autocast."""
         leading = ids.shape[:-1]
-        flat = ids.reshape(-1, ids.shape[-1])
-        if self.uses_table_path():
-            return self._encode_padded(flat).reshape(*leading, -1)
-        chars, words = split_ids(flat, self.config.max_characters_per_token)
-        if USE_TABLE_TRAINING and flat.device.type == "cpu" and not torch.is_autocast_enabled("cpu"):
-            embedding = self.char_embedding.weight
-            if not uses_full_table(self.config.n_characters, self.config.filters):
-                used, chars = used_chars(chars)  # the padding row stays row 0
-                embedding = embedding[used]
-            pooled = pooled_convolutions(
-                chars,
-                embedding,
-                [conv.weight for conv in self.convolutions],
-                cast(list[torch.Tensor], [conv.bias for conv in self.convolutions]),  # built with biases
-                self.char_embedding.padding_idx,
-            )
-        else:
-            # (words, dim, chars): channels first for Conv1d.
-            embedded = self.char_embedding(chars).transpose(1, 2)
-            pooled = torch.cat([conv(embedded).amax(dim=-1) for conv in self.convolutions], dim=-1)
-        features = self.activation(pooled)
-        features = self.highway(features)
+        chars, words = split_ids(ids.reshape(-1, ids.shape[-1]), self.config.max_characters_per_token)
+        if use_tables is None:
+            use_tables = chars.device.type == "cpu"
+        training = torch.is_grad_enabled() and self.projection.weight.requires_grad
+        if precision != DEFAULT_PRECISION and (chars.is_cuda or training):
+            dtype = torch.bfloat16 if precision == "bfloat16" else torch.float16
+            with torch.autocast(chars.device.type, dtype=dtype):
+                return self.forward(ids, use_tables=use_tables).float()
+        linear = None if precision == DEFAULT_PRECISION else self._reduced_linear(precision)
+        pooled = self._pooled_by_tables(chars) if use_tables else self._pooled_by_convolution(chars)
+        features = self.highway(self.activation(pooled), linear)
         if words is not None and self.word_embedding is not None:
-            features = torch.cat([self.word_embedding(words), features], dim=-1)
-        return self.projection(features).reshape(*leading, -1)
+            features = torch.cat([self.word_embedding(words).to(features.dtype), features], dim=-1)
+        projected = self.projection(features) if linear is None else linear(features, self.projection)
+        return projected.reshape(*leading, -1)
 
-    def encode_words(self, ids: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
-        """Vectors ``(n_words, projection_dim)`` for ``(n_words, ids_per_token)`` ids, without autograd.
+    def _pooled_by_convolution(self, chars: torch.Tensor) -> torch.Tensor:
+        step = CONV_WORDS if not torch.is_grad_enabled() else max(1, chars.shape[0])
+        pieces = []
+        for start in range(0, chars.shape[0], step):
+            embedded = self.char_embedding(chars[start : start + step]).transpose(1, 2)  # channels first
+            with _without_tf32():
+                pieces.append(torch.cat([conv(embedded).amax(dim=-1) for conv in self.convolutions], dim=-1))
+        if not pieces:
+            return self.projection.weight.new_zeros(0, self.config.n_filters)
+        return torch.cat(pieces)
 
-        A word's vector is bit-for-bit the same whichever words it is encoded with (in float32;
-        ``precision`` runs the highway and projection products in bfloat16 or int8).
-        """
-        return char_cnn_tables.encode_words(self, ids, precision)
+    def _pooled_by_tables(self, chars: torch.Tensor) -> torch.Tensor:
+        weights = [conv.weight for conv in self.convolutions]
+        biases = [cast(torch.Tensor, conv.bias) for conv in self.convolutions]  # built with biases
+        embedding = self.char_embedding.weight
+        grad = torch.is_grad_enabled() and any(p.requires_grad for p in [embedding, *weights])
+        if not uses_full_table(self.config.n_characters, self.config.filters):
+            used, chars = used_chars(chars)
+            return pooled_features(chars, conv_tables(self._frozen_padding(embedding)[used], weights), len(used), biases)
+        if grad:
+            tables = conv_tables(self._frozen_padding(embedding), weights)
+        else:
+            tables = self._tables.get([embedding, *weights], lambda: conv_tables(embedding, weights))
+        return pooled_features(chars, tables, embedding.shape[0], biases)
 
-    def uses_table_path(self) -> bool:
-        """True when no gradient is needed and autocast is off: the table-lookup path applies."""
-        weight = self.projection.weight
-        if torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters()):
-            return False
-        return not torch.is_autocast_enabled(weight.device.type)
+    def _frozen_padding(self, embedding: torch.Tensor) -> torch.Tensor:
+        """The embedding with no gradient into the padding row, as ``nn.Embedding(padding_idx=0)``."""
+        if not embedding.requires_grad:
+            return embedding
+        frozen = torch.zeros(embedding.shape[0], 1, dtype=torch.bool, device=embedding.device)
+        frozen[0] = True
+        return torch.where(frozen, embedding.detach(), embedding)
 
-    def _encode_padded(self, flat: torch.Tensor) -> torch.Tensor:
-        """Encode real tokens only; padding tokens (all-zero ids) share one computed vector."""
-        real = flat[:, 0] != 0
-        if bool(real.all()):
-            return self.encode_words(flat)
-        vectors = self.encode_words(torch.cat([flat[real], flat.new_zeros(1, flat.shape[1])]))
-        result = vectors[-1:].expand(flat.shape[0], -1).clone()
-        result[real] = vectors[:-1]
-        return result
+    def _reduced_linear(self, precision: str) -> Linear:
+        """``F.linear`` with the product in ``precision`` by a :class:`ReducedWeight` built once
+        per weight version; inference only."""
+
+        def linear(x: torch.Tensor, layer: nn.Linear) -> torch.Tensor:
+            cache = self._reduced.setdefault((id(layer), precision), DerivedTensors())
+            weight = cache.get([layer.weight], lambda: ReducedWeight(layer.weight, precision))
+            out = x.new_empty(x.shape[0], layer.out_features, dtype=torch.float32)
+            return weight.product_into(x.float(), out, layer.bias.float())
+
+        return linear
+
+
+@contextmanager
+def _without_tf32() -> Iterator[None]:
+    """cuDNN runs float32 convolutions in TF32 (10-bit mantissas) by default on recent GPUs;
+    float32 must mean float32 (reduced precision is the ``precision`` setting's, by autocast)."""
+    cudnn = torch.backends.cudnn
+    previous = cudnn.allow_tf32
+    cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        cudnn.allow_tf32 = previous

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence, cast
+from typing import Callable, Optional, Sequence, cast
 
 import torch
 from torch import nn
@@ -22,10 +22,13 @@ class Highway(nn.Module):
         # nn.ModuleList is not generic: the cast tells the type checker what its items are
         self.layers = cast(Sequence[nn.Linear], nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(n_layers)))
 
-    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, inputs: torch.Tensor, linear: Optional[Callable[[torch.Tensor, nn.Linear], torch.Tensor]] = None
+    ) -> torch.Tensor:
+        """``linear(x, layer)`` computes each layer's product (default: the layer itself)."""
         x = inputs
         for layer in self.layers:
-            transform, gate = layer(x).split(self.dim, dim=-1)
+            transform, gate = (layer(x) if linear is None else linear(x, layer)).split(self.dim, dim=-1)
             gate = torch.sigmoid(gate)
             x = gate * torch.relu(transform) + (1.0 - gate) * x
         return x

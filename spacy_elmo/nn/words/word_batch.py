@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy
+import torch
 
 from .char_ids import (
     BEGIN_OF_WORD,
@@ -124,3 +125,29 @@ def encode_padded(
     ids = numpy.zeros((len(sentences), width, encoding.width), dtype=numpy.int64)
     ids[rows >= 0] = word_ids[rows[rows >= 0]]
     return ids, lengths
+
+
+# Odd 63-bit multipliers for the row keys of :func:`distinct_rows` (any fixed values work: a
+# collision is detected and handled, never trusted).
+_ROW_KEY_MULTIPLIERS = torch.randint(1, 2**62, (256,), generator=torch.Generator().manual_seed(20)) * 2 + 1
+
+
+def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(unique, inverse)`` of the rows of an integer matrix: ``unique[inverse] == rows``.
+
+    ``torch.unique(dim=0)`` sorts the rows column by column, slowly; here each row becomes one
+    64-bit key (wrapping multiply-add), the keys are made unique, and the result is checked,
+    falling back to ``torch.unique`` on a key collision.
+    """
+    width = rows.shape[1]
+    if rows.shape[0] == 0 or width > _ROW_KEY_MULTIPLIERS.shape[0]:
+        return torch.unique(rows, dim=0, return_inverse=True)
+    keys = (rows * _ROW_KEY_MULTIPLIERS[:width].to(rows.device)).sum(dim=1)
+    _, inverse = torch.unique(keys, return_inverse=True)
+    positions = torch.arange(rows.shape[0], device=rows.device)
+    first = torch.full((int(inverse.max()) + 1,), rows.shape[0], dtype=torch.long, device=rows.device)
+    first.scatter_reduce_(0, inverse, positions, reduce="amin")
+    unique = rows[first]
+    if not torch.equal(unique[inverse], rows):
+        return torch.unique(rows, dim=0, return_inverse=True)
+    return unique, inverse
