@@ -1,21 +1,16 @@
 """Files that are complete or absent, never half written: what a kill -9 or a full disk may not
-break (embed's parts and joined output, pretraining checkpoints, model folders).
+break (embed's parts and output, pretraining checkpoints, model folders).
 
-The recipe is the usual one: write a temporary file beside the target, flush it to disk, rename
-it over the target (atomic on POSIX), then sync the folder so that the rename survives a crash.
-
-The temporary file gets a name nobody can guess (``TARGET.<16 hex digits>.tmp``) and is created
-exclusively (``O_CREAT | O_EXCL``): a symlink or any other file already at that name makes the
-creation fail instead of being followed or overwritten, and another name is drawn. A fixed name
-(``TARGET.tmp``) would let a symlink planted there redirect the write into another file. A run
-killed while writing leaves its temporary file; :func:`remove_leftover_temporaries` deletes such
-files where a command knows it is the only writer (embed's parts and join, a pretraining run's
-folder, a model folder being rewritten): only regular files of that exact name pattern, owned by
-the user who runs it, never what a link points to.
+A temporary file beside the target is written, flushed to disk and renamed over the target,
+then the folder is synced so that the rename survives a crash. The temporary name is
+unguessable (``TARGET.<16 hex digits>.tmp``) and created exclusively, so a symlink planted there
+is never followed. A writer killed midway leaves its temporary file;
+:func:`remove_leftover_temporaries` deletes those where a command knows it is the only writer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
@@ -23,14 +18,35 @@ import stat
 from pathlib import Path
 from typing import BinaryIO, Callable, Mapping, Optional
 
-#: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET`` (see the module docstring).
+#: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET``.
 TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
 _ATTEMPTS = 100  # names drawn before giving up (a clash is a 1 in 2^64 event without an attacker)
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a ``stat`` mode that is not a regular file's names, for an error message."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in blocks (weights and corpora may be gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
-    """A new, empty file beside ``path`` under an unguessable name, open for writing in binary,
-    and that name. Created with ``O_EXCL``: never a file (or a link) that was already there."""
+    """A new, empty file beside ``path`` under an unguessable name, open for binary writing, and
+    that name. Created with ``O_EXCL``: never a file (or a link) that was already there."""
     path = Path(path)
     for _ in range(_ATTEMPTS):
         tmp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
@@ -42,8 +58,7 @@ def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
 
 
 def new_temporary_file(path: Path) -> Path:
-    """The name of a new, empty file beside ``path`` (see :func:`create_temporary`), for a writer
-    that opens files by name (h5py)."""
+    """The name of a new, empty file beside ``path``, for a writer that opens files by name (h5py)."""
     handle, tmp = create_temporary(path)
     handle.close()
     return tmp
@@ -60,17 +75,17 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
 def write_bytes_atomically(path: Path, data: bytes) -> None:
     """``data`` at ``path``, complete or not at all."""
-    write_atomically(path, _bytes_writer(data))
+    write_files_atomically({path: data})
 
 
 def write_files_atomically(files: Mapping[Path, bytes]) -> None:
-    """Several files that belong together (a model's config and weights): every one is written
-    and synced under its temporary name before the first is renamed, so a full disk or an error
-    while writing leaves all the targets as they were (and no temporary file behind)."""
+    """Files that belong together (a model's config and weights): all are written and synced
+    under their temporary names before the first is renamed, so an error while writing leaves
+    every target as it was (and no temporary file behind)."""
     written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
-            written[Path(path)] = _write_synced(Path(path), _bytes_writer(data))
+            written[Path(path)] = _write_synced(Path(path), lambda handle, data=data: handle.write(data))
     except BaseException:
         for tmp in written.values():
             tmp.unlink(missing_ok=True)
@@ -79,11 +94,6 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
         os.replace(tmp, path)
     for folder in {path.parent for path in written}:
         sync_folder(folder)
-
-
-def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
-    """A ``write`` for :func:`_write_synced` that writes ``data``."""
-    return lambda handle: handle.write(data)
 
 
 def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
@@ -106,11 +116,10 @@ def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
 
 
 def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] = lambda name: True) -> int:
-    """Delete the temporary files that killed writers left in ``folder`` for the targets whose
-    names ``is_target`` accepts; return how many. Only regular files named by
-    :data:`TEMPORARY_NAME` and owned by this user are deleted (a symlink of that name is left
-    alone, and so is what it points to). Call it only where no other writer of those targets
-    can be running."""
+    """Delete the temporary files that killed writers left in ``folder`` for the targets
+    ``is_target`` accepts; return how many. Only regular files of this user named by
+    :data:`TEMPORARY_NAME` go (never a symlink, nor what it points to). Call it only where no
+    other writer of those targets can be running."""
     removed = 0
     try:
         entries = list(os.scandir(folder))
@@ -144,8 +153,7 @@ def io_error_reason(err: BaseException) -> str:
 
 
 def sync_file(path: Path) -> None:
-    """Flush a file written by another library (h5py) to disk before it is renamed; a symlink at
-    ``path`` is refused, not followed."""
+    """Flush a file written by another library (h5py) to disk; a symlink is refused, not followed."""
     descriptor = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         os.fsync(descriptor)

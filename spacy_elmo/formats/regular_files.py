@@ -1,9 +1,8 @@
-"""Files of a downloaded model folder, opened only when they are regular files of a bounded size.
+"""Files of a downloaded folder, read only when they are regular files of a bounded size.
 
-A name in an unpacked archive may be a symlink to ``/dev/zero`` (read until memory runs out)
-or a FIFO (an ``open`` that waits forever for a writer): unzip and tar restore both. The file
-is opened without blocking, and what was opened is checked (``fstat`` of the descriptor, not
-of the name, which could change in between); only then is it read.
+An unpacked archive may hold a symlink to ``/dev/zero`` (read until memory runs out) or a FIFO
+(an ``open`` that waits forever). So the file is opened without blocking and the descriptor,
+not the name, is checked before anything is read.
 """
 
 from __future__ import annotations
@@ -14,15 +13,9 @@ import stat
 from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
-PathLike = Union[str, Path]
+from ..durable import file_kind
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+PathLike = Union[str, Path]
 
 
 def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None) -> BinaryIO:
@@ -40,8 +33,7 @@ def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None
     try:
         facts = os.fstat(descriptor)
         if not stat.S_ISREG(facts.st_mode):
-            kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
-            raise ValueError(f"{path}: the {what} must be a regular file, but it is {kind}")
+            raise ValueError(f"{path}: the {what} must be a regular file, but it is {file_kind(facts.st_mode)}")
         if max_bytes is not None and facts.st_size > max_bytes:
             raise ValueError(f"{path}: the {what} is {facts.st_size} bytes, more than the {max_bytes} it may have")
         return io.open(descriptor, "rb", closefd=True)

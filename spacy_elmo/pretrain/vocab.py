@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
 from ..durable import write_bytes_atomically
+from ..formats.native import first_repeat
 from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
 from .errors import ConfigError, InputError, InputNotFoundError, reading
 
@@ -28,7 +29,7 @@ class Vocabulary:
         missing = [s for s in SPECIALS if s not in words]
         if missing:
             raise ValueError(f"A vocabulary needs {SPECIALS}; missing {missing}")
-        twice = _first_repeat(words)
+        twice = first_repeat(words)
         if twice is not None:
             raise ValueError(f"The vocabulary lists {words[twice[1]]!r} twice (entries {twice[0]} and {twice[1]})")
         self.words = words
@@ -75,21 +76,11 @@ class Vocabulary:
                 raise InputError(f"{path} must hold a JSON list of strings")
         else:
             words = [line.split("\t")[0] for line in text.splitlines() if line.strip()]
-        twice = _first_repeat(words)
+        twice = first_repeat(words)
         if twice is not None:  # two ids for one word: the softmax could not say which is right
             where = "entries" if path.suffix == ".json" else "word lines"
             raise InputError(f"{path} lists {words[twice[1]]!r} twice ({where} {twice[0] + 1} and {twice[1] + 1})")
         return cls([s for s in SPECIALS if s not in words] + words)
-
-
-def _first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
-    """The positions of the first word listed a second time, or None."""
-    seen: dict[str, int] = {}
-    for position, word in enumerate(words):
-        if word in seen:
-            return seen[word], position
-        seen[word] = position
-    return None
 
 
 class WordCounter:

@@ -34,7 +34,14 @@ from typing import Union
 
 import h5py
 
-from ..durable import io_error_reason, new_temporary_file, remove_leftover_temporaries, sync_file, sync_folder
+from ..durable import (
+    file_kind,
+    io_error_reason,
+    new_temporary_file,
+    remove_leftover_temporaries,
+    sync_file,
+    sync_folder,
+)
 from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 from ..nn.precision import DEFAULT_PRECISION
 
@@ -171,15 +178,6 @@ class Join:
         )
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def check_output_kind(path: Path) -> None:
     """Refuse an output path that names something other than a file (a directory, a device):
     HDF5 would answer with a message of several lines about a failed read."""
@@ -188,9 +186,10 @@ def check_output_kind(path: Path) -> None:
     except OSError:
         return  # nothing there (or unreachable): creating the output says what is wrong
     if not stat.S_ISREG(facts.st_mode):
-        kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
         hint = f" (e.g. {path / 'vectors.hdf5'})" if stat.S_ISDIR(facts.st_mode) else ""
-        raise EmbedError(f"the output {path} is {kind}, not an HDF5 file: give the path of a file to write{hint}")
+        raise EmbedError(
+            f"the output {path} is {file_kind(facts.st_mode)}, not an HDF5 file: give the path of a file to write{hint}"
+        )
 
 
 def open_output_file(path: Path, manifest: dict) -> h5py.File:

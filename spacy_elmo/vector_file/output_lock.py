@@ -29,6 +29,8 @@ import stat
 from pathlib import Path
 from typing import Optional
 
+from ..durable import file_kind
+
 logger = logging.getLogger("spacy_elmo")
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
 
@@ -39,9 +41,6 @@ class OutputBusy(RuntimeError):
 
 class UnsafeLockFile(ValueError):
     """The lock's path is a symlink or not a regular file; the message names it."""
-
-
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"))
 
 
 def open_lock_file(path: Path) -> int:
@@ -67,8 +66,7 @@ def open_lock_file(path: Path) -> int:
 
 
 def _not_a_lock_file(path: Path, mode: int) -> UnsafeLockFile:
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return UnsafeLockFile(f"{path} is {kind}, not a lock file: move it away and run again")
+    return UnsafeLockFile(f"{path} is {file_kind(mode)}, not a lock file: move it away and run again")
 
 
 def lock_path(output: Path, shard: int) -> Path:

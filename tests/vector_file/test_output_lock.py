@@ -70,7 +70,7 @@ def test_a_lock_name_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     output = tmp_path / "out.hdf5"
     path = lock_path(output, 0)
     os.mkfifo(path) if kind == "fifo" else path.mkdir()
-    expected = "a FIFO" if kind == "fifo" else "a directory"
+    expected = r"a FIFO \(named pipe\)" if kind == "fifo" else "a directory"
     with pytest.raises(UnsafeLockFile, match=f"^{path} is {expected}, not a lock file: move it away and run again$"):
         OutputLock(output, 0, 1)
     assert path.exists()
