@@ -85,7 +85,7 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
     written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
-            written[Path(path)] = _write_synced(Path(path), lambda handle, data=data: handle.write(data))
+            written[Path(path)] = _write_synced(Path(path), _bytes_writer(data))
     except BaseException:
         for tmp in written.values():
             tmp.unlink(missing_ok=True)
@@ -94,6 +94,10 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
         os.replace(tmp, path)
     for folder in {path.parent for path in written}:
         sync_folder(folder)
+
+
+def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
+    return lambda handle: handle.write(data)
 
 
 def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:

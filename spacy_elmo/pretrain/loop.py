@@ -1,20 +1,19 @@
-"""The training loop: steps until a budget is used up, evaluations, checkpoints, models.
-
-Each step is one optimizer step on the global batch (every process's part together). Every
-``eval_every`` steps the loop logs a line to ``metrics.jsonl`` and saves ``model-best`` when the
-dev perplexity improved; every ``checkpoint_every`` steps (and at the end) it writes the
-checkpoint and ``model-last``. Under torchrun only rank 0 writes.
+"""The training loop: one optimizer step on the global batch (every process's part together) at
+a time until a budget is used up or a signal asks it to stop; every ``eval_every`` steps a line
+in ``metrics.jsonl`` and ``model-best`` when it improved, every ``checkpoint_every`` steps (and at
+the end) the checkpoint and ``model-last``. Under torchrun only rank 0 writes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import signal
 import time
 from collections import deque
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import torch
 from tqdm import tqdm
@@ -24,13 +23,48 @@ from .checkpoint import CheckpointState, capture_rng, save_model
 from .data.batches import ShardState
 from .data.step_inputs import StepInputs
 from .errors import PretrainError
-from .evaluate import DevScores, dev_perplexity
 from .optim import decay_progress, learning_rate_at, set_learning_rate
 from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
+from .perplexity import DevScores, dev_perplexity, exp
 from .setup import TrainingRun
-from .stop_signals import StopRequest
 
 logger = logging.getLogger("spacy_elmo.pretrain")
+
+
+class StopRequest:
+    """Set by a signal handler, read by the training loop between steps."""
+
+    def __init__(self) -> None:
+        self.signum: Optional[int] = None
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+
+@contextlib.contextmanager
+def catch_stop_signals() -> Iterator[StopRequest]:
+    """SIGINT and SIGTERM ask for a checkpoint and a stop after the current step (a second SIGINT
+    stops at once), from the start of the run on (main thread only)."""
+    request = StopRequest()
+
+    def request_stop(signum: int, frame: Any) -> None:
+        if request.signum is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        request.signum = signum
+        logger.warning("Received %s: stopping after this step with a checkpoint", signal.Signals(signum).name)
+
+    previous = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, request_stop)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        yield request
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class TrainingLoop:
@@ -75,7 +109,7 @@ class TrainingLoop:
                         "step": progress.step,
                         "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}",
                         "loss": f"{running:.3f}",
-                        "ppl": f"{_exp(running):.1f}",
+                        "ppl": f"{exp(running):.1f}",
                     },
                     refresh=False,
                 )
@@ -175,7 +209,7 @@ class TrainingLoop:
             "tokens": progress.tokens,
             "train_loss": train_loss,  # with a sampled softmax, the sampled surrogate's loss
             "softmax": "sampled" if run.loss.sampled else "full",
-            "train_perplexity": _exp(train_loss),
+            "train_perplexity": exp(train_loss),
             "dev_perplexity_forward": scores.perplexity_forward if scores else None,
             "dev_perplexity_backward": scores.perplexity_backward if scores else None,
             "dev_perplexity": scores.perplexity if scores else None,
@@ -184,7 +218,7 @@ class TrainingLoop:
             "elapsed_seconds": self.elapsed(),
             "processes": run.context.world_size,
         }
-        score = scores.perplexity if scores else _exp(train_loss)
+        score = scores.perplexity if scores else exp(train_loss)
         improved = math.isfinite(score) and (progress.best_score is None or score < progress.best_score)
         if improved:
             progress.best_score = score
@@ -228,10 +262,6 @@ def _to_cpu(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_to_cpu(v) for v in value)
     return value
-
-
-def _exp(value: float) -> float:
-    return math.exp(value) if value < 700 else float("inf")
 
 
 def _describe(record: dict[str, Any]) -> str:

@@ -55,6 +55,12 @@ def remove_leftover_temporaries_of_run(folder: Path) -> int:
         return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
 
 
+def write_file(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, complete or not at all; an error names the file."""
+    with writing(path):
+        write_bytes_atomically(path, data)
+
+
 # ---------------------------------------------------------------- metrics.jsonl
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
     """Append one line and flush it, so that a killed run keeps every finished evaluation. A
@@ -122,9 +128,7 @@ class RunSummary:
         return cls(reason, steps, tokens, training.max_steps, training.max_tokens, training.max_minutes, minutes)
 
     def to_disk(self, folder: Path) -> None:
-        path = Path(folder) / RUN_FILE
-        with writing(path):
-            write_bytes_atomically(path, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
+        write_file(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
     @classmethod
     def from_disk(cls, folder: Path) -> "RunSummary":

@@ -19,11 +19,10 @@ import torch
 
 from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
-from .loop import TrainingLoop
+from .loop import TrainingLoop, catch_stop_signals
 from .resume import describe_run, resume_or_start_over
 from .settings import PretrainSettings
 from .setup import set_up_run
-from .stop_signals import catch_stop_signals
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
