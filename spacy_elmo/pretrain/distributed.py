@@ -1,8 +1,5 @@
-"""torch.distributed, only as much as pretraining needs: who am I, sum this, wait for rank 0.
-
-``torchrun`` sets ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``; without them (or with a world of
-one) everything here is a no-op, so the single-process path has no distributed code in it.
-"""
+"""torch.distributed, as much as pretraining needs: who am I, sum this, wait for rank 0. Without
+torchrun (``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK``) everything here is a no-op."""
 
 from __future__ import annotations
 

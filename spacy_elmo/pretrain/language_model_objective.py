@@ -1,10 +1,9 @@
 """The biLM's training objective: two language models over one sentence, no peeking.
 
-For a framed sentence ``<S> w1 .. wn </S>`` the forward top layer at position k predicts the
-token at k+1 and has only read positions <= k; the backward top layer at k predicts the token at
-k-1 and has only read positions >= k. Both score their predictions with the shared output
-layer. The loss is the mean of the two directions' mean NLLs (bilm-tf's
-``0.5 * (loss_forward + loss_backward)``), so ``exp(loss)`` reads as a perplexity.
+In ``<S> w1 .. wn </S>`` the forward top layer at position k has read positions <= k and predicts
+token k+1; the backward one has read positions >= k and predicts token k-1. Both use the shared
+output layer; the loss is the mean of the two directions' mean NLLs (bilm-tf's), so
+``exp(loss)`` reads as a perplexity.
 """
 
 from __future__ import annotations
@@ -16,64 +15,30 @@ from torch import nn
 
 from ..nn.bilm import BiLM, BiLMStates
 from .data.step_inputs import PAD_TARGET
-from .softmax import SoftmaxLoss, exact_nll_sum, full_softmax_nll
+from .softmax import SoftmaxLoss, exact_nll_sum
 
 
 def directional_predictions(
     states: BiLMStates, targets: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens.
-
-    Forward position k (< length-1) predicts ``targets[k+1]``; backward position k (>= 1)
-    predicts ``targets[k-1]``. Both have exactly ``length - 1`` predictions per sentence, and
-    the same mask: the predicting position (or the target) lies inside the sentence.
-    """
+    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens:
+    ``length - 1`` predictions per sentence and direction."""
     valid = targets[:, 1:] != PAD_TARGET
     forward_hidden = states.forward[-1][:, :-1][valid]
     backward_hidden = states.backward[-1][:, 1:][valid]
     return forward_hidden, targets[:, 1:][valid], backward_hidden, targets[:, :-1][valid]
 
 
-def per_position_nll(
-    bilm: BiLM, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Exact NLL at every predicting position, ``(batch, time - 1)`` per direction, 0 at padding.
-
-    Column k of the forward result is the prediction made at position k (of token k+1);
-    column k of the backward result is the one made at position k+1 (of token k).
-    """
-    if bilm.softmax is None:
-        raise ValueError("The model has no output softmax")
-    states = bilm.contextualize(char_ids, lengths)
-    valid = targets[:, 1:] != PAD_TARGET
-    safe_next = targets[:, 1:].clamp(min=0)
-    safe_prev = targets[:, :-1].clamp(min=0)
-    batch, steps = safe_next.shape
-    forward = full_softmax_nll(
-        states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1)
-    )
-    backward = full_softmax_nll(
-        states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1)
-    )
-    zero = torch.zeros((), dtype=forward.dtype, device=forward.device)
-    return (
-        torch.where(valid, forward.reshape(batch, steps), zero),
-        torch.where(valid, backward.reshape(batch, steps), zero),
-    )
-
-
-# Odd 63-bit multipliers for the row keys of :func:`distinct_rows` (any fixed values work: a
-# collision is detected and handled, never trusted).
+# Odd multipliers for the row keys of :func:`distinct_rows` (any fixed values work: a collision
+# is detected, never trusted).
 _ROW_KEY_MULTIPLIERS = torch.randint(1, 2**62, (256,), generator=torch.Generator().manual_seed(20)) * 2 + 1
 
 
 def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(unique, inverse)`` of the rows of an integer matrix: ``unique[inverse] == rows``.
 
-    ``torch.unique(dim=0)`` sorts the rows column by column (12 ms a step for 2,000 positions
-    of 50 char ids); here each row becomes one 64-bit key (wrapping multiply-add), the keys
-    are made unique, and the result is checked row by row, falling back to ``torch.unique`` on
-    a key collision. The distinct rows come in key order, not in ``torch.unique``'s order.
+    Faster than ``torch.unique(dim=0)``, which sorts the rows column by column: each row becomes
+    one 64-bit key, and a key collision (checked) falls back to ``torch.unique``.
     """
     width = rows.shape[1]
     if rows.shape[0] == 0 or width > _ROW_KEY_MULTIPLIERS.shape[0]:
@@ -91,14 +56,10 @@ def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 class UniqueWordEncoding:
-    """Makes the char encoder run once per distinct word of a batch instead of once per position.
-
-    A batch of 2,000 positions has about 800 distinct words (padding included, once), and the
-    char-CNN costs the same for each, so this cuts its share of a training step by more than
-    half. Outputs are identical; gradients are the same sums in another order. It works
-    through hooks (the input is reduced to distinct rows before ``forward``, the output is
-    expanded back after it), so the model's code and its saved weights are untouched.
-    """
+    """Makes the char encoder run once per distinct word of a batch instead of once per position
+    (a batch repeats most of its words). Outputs are identical, gradients the same sums in another
+    order. Hooks reduce the input to distinct rows and expand the output back, so the model's
+    code and weights are untouched."""
 
     def __init__(self, encoder: nn.Module) -> None:
         self._inverse: list[tuple[torch.Tensor, torch.Size]] = []
@@ -126,15 +87,13 @@ class UniqueWordEncoding:
 
 
 class LanguageModelObjective(nn.Module):
-    """Wraps a :class:`BiLM` (and its shared output layer) so that ``forward`` returns the
-    summed training NLL of each direction, ``(2,)``: what DDP needs to see as one module.
+    """A :class:`BiLM` whose ``forward`` returns the summed training NLL of each direction,
+    ``(2,)``: what DDP needs to see as one module.
 
-    ``dropout`` hits the char-CNN's token vectors (the first LSTM layer's input) and the top
-    layer's output before the softmax, in training mode only; ``lstm_dropout`` the input of
-    every LSTM layer above the first (bilm-tf drops every layer's input, and the top layer's
-    output, with one rate). The first goes through a forward hook on the char encoder, since
-    :class:`BiLM` has no dropout of its own; the char encoder also runs once per distinct
-    word (:class:`UniqueWordEncoding`). ``close`` removes both hooks.
+    ``dropout`` hits the token vectors (through a hook on the char encoder: the BiLM has no
+    dropout of its own) and the top layer's output before the softmax; ``lstm_dropout`` the
+    input of every LSTM layer above the first; both in training mode only. ``close`` removes
+    the hooks.
     """
 
     def __init__(

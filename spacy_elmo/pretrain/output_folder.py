@@ -1,17 +1,6 @@
-"""What a pretraining run writes into its ``OUTPUT_DIR``: the file names, ``metrics.jsonl`` and
-``run.json``.
-
-The run, ``--resume``, ``--auto-resume``, ``spacy-elmo perplexity`` and ``plot-training`` all
-find these files by the names defined here; nothing else spells them.
-
-- ``metrics.jsonl``: one JSON object per evaluation, appended (and flushed) as training goes, so
-  a killed run keeps every finished evaluation; a resume cuts it back to its checkpoint
-  (:func:`.resume.truncate_metrics`).
-- ``run.json`` (:class:`RunSummary`): how the run ended, in numbers and in one plain sentence.
-  Written at the end of every session (a resumed one rewrites it), so that a report can say
-  whether the biLM got the budget it was asked for or was cut short by the wall-clock guard or
-  a signal.
-"""
+"""What a pretraining run writes into its ``OUTPUT_DIR``: the file names (spelled nowhere else),
+``metrics.jsonl`` (one line per evaluation, flushed, so a killed run keeps them) and ``run.json``
+(how the last session ended, so a report can say whether the biLM got its budget)."""
 
 from __future__ import annotations
 
@@ -48,9 +37,8 @@ def is_run_folder(folder: Path) -> bool:
 
 
 def remove_leftover_temporaries_of_run(folder: Path) -> int:
-    """Delete the temporary files (``NAME.<16 hex>.tmp``, :mod:`spacy_elmo.durable`) that a run
-    killed while writing its checkpoint, records or models left in ``folder`` and its model
-    folders; return how many. Only the run writes there, so no other writer's file can go."""
+    """Delete the temporary files a killed run left in ``folder`` and its model folders (only the
+    run writes there); return how many."""
     with writing(folder):
         return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
 
@@ -63,9 +51,7 @@ def write_file(path: Path, data: bytes) -> None:
 
 # ---------------------------------------------------------------- metrics.jsonl
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
-    """Append one line and flush it, so that a killed run keeps every finished evaluation. A
-    failed write (a full disk) names the file; a resume drops the line it may have cut short.
-    A symlink at ``path`` is refused, not followed."""
+    """Append one line and flush it (a resume drops a line cut short); a symlink is refused."""
     line = (json.dumps(_finite(record)) + "\n").encode("utf8")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     with writing(path):

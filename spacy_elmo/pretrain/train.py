@@ -1,12 +1,5 @@
-"""One pretraining run: set up (or resume), train for ``max_steps``/``max_tokens``, save.
-
-Layout of ``OUTPUT_DIR`` (names in :mod:`.output_folder`): ``config.cfg`` (as run), ``vocab.json``,
-``corpus_stats.json``, ``checkpoint.pt``, ``metrics.jsonl``, ``run.json`` (why and where it
-stopped), ``model-last/`` and ``model-best/``, and ``inputs.json`` with ``--auto-resume``.
-Set-up is :mod:`.setup`, resuming :mod:`.resume`, the loop :mod:`.loop`, the checkpoint
-:mod:`.checkpoint`. Under torchrun only rank 0 writes; every process reads its own shards and
-all of them take every step together.
-"""
+"""One pretraining run: set up (:mod:`.setup`) or resume (:mod:`.resume`), train (:mod:`.loop`),
+record how it ended. What it writes into ``OUTPUT_DIR``: :mod:`.output_folder`."""
 
 from __future__ import annotations
 
@@ -45,12 +38,8 @@ def pretrain(
     progress: bool = True,
     auto_resume: bool = False,
 ) -> RunResult:
-    """Pretrain a biLM as ``settings`` say; see the module docstring for what is written.
-
-    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` decides that itself:
-    resume when the saved run has these settings (:func:`~.resume.describe_run`), else move it
-    aside and start over.
-    """
+    """Pretrain a biLM as ``settings`` say into ``output_dir``. ``resume`` continues the run saved
+    there; ``auto_resume`` resumes it when it has these settings, else moves it aside and starts over."""
     if resume and auto_resume:
         raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)

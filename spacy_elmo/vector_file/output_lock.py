@@ -1,22 +1,12 @@
-"""One ``spacy-elmo embed`` run per output and shard at a time.
+"""One ``spacy-elmo embed`` run per output and shard at a time: two runs writing the same parts
+would overwrite each other's files and mix their vectors.
 
-Two runs writing the same parts would overwrite each other's files under the same names, and
-the one that joins first would store the other's vectors under its own sentences. So a run holds
-an exclusive lock (``flock``) on ``OUTPUT.embed-K.lock`` from before it reads anything until it
-is done; a second run of the same shard stops at once with an error naming the first one's
-process. Runs of different shards of one output still go on side by side (each locks its own
-file), and ``flock`` locks belong to open files, so two threads of one process exclude each other
-too. A lock dies with its process: a run killed with ``kill -9`` blocks nothing.
-
-The lock's name is predictable, so it is never followed: it is opened with ``O_NOFOLLOW`` and
-must be a regular file (:func:`open_lock_file`); a symlink or anything else there (a FIFO, a
-device) is refused with an error naming it, instead of truncating what it points to.
-
-The holder removes the file when it is done. A run that opened the file just before it was
-removed would lock a file no other run can find; it notices (the path then names another file or
-none) and tries again, so the removal is safe. On a file system without locks (some network
-mounts) the run goes on unlocked, with a warning: the join's check of every token hash still
-keeps another run's vectors out.
+A run holds an exclusive ``flock`` on ``OUTPUT.embed-K.lock`` from start to end (it dies with its
+process); a second run of the shard stops at once, naming the first one's process. The name is
+predictable, so a symlink or anything but a regular file there is refused, never followed. The
+holder removes the file when done; a run that locked it just before the removal notices and
+tries again. Without locks (some network mounts) the run goes on with a warning: the join's
+token hashes still keep another run's vectors out.
 """
 
 from __future__ import annotations

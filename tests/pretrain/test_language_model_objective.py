@@ -6,15 +6,14 @@ import pytest
 import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
+from spacy_elmo.pretrain.data.step_inputs import PAD_TARGET, StepInputBuilder
 from spacy_elmo.pretrain.language_model_objective import (
     LanguageModelObjective,
     UniqueWordEncoding,
     directional_predictions,
     exact_direction_nll,
-    per_position_nll,
 )
-from spacy_elmo.pretrain.softmax import SoftmaxLoss
+from spacy_elmo.pretrain.softmax import SoftmaxLoss, full_softmax_nll
 from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary
 
 WORDS = "the cat sat on a mat and dog ran".split()
@@ -34,6 +33,30 @@ def model_and_batch(request):
     yield model, StepInputBuilder(vocab).encode(SENTENCES)
     if objective is not None:
         objective.close()
+
+
+def per_position_nll(bilm, char_ids, lengths, targets):
+    """Exact NLL at every predicting position, ``(batch, time - 1)`` per direction, 0 at padding.
+
+    Column k of the forward result is the prediction made at position k (of token k+1);
+    column k of the backward result is the one made at position k+1 (of token k).
+    """
+    states = bilm.contextualize(char_ids, lengths)
+    valid = targets[:, 1:] != PAD_TARGET
+    safe_next = targets[:, 1:].clamp(min=0)
+    safe_prev = targets[:, :-1].clamp(min=0)
+    batch, steps = safe_next.shape
+    forward = full_softmax_nll(
+        states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1)
+    )
+    backward = full_softmax_nll(
+        states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1)
+    )
+    zero = torch.zeros((), dtype=forward.dtype, device=forward.device)
+    return (
+        torch.where(valid, forward.reshape(batch, steps), zero),
+        torch.where(valid, backward.reshape(batch, steps), zero),
+    )
 
 
 def token_vector_gradients(model, batch, pick):
