@@ -1,10 +1,6 @@
-"""Pretraining's pass over a corpus: raw records (texts or Docs) of many files, resumably.
-
-Plain text gives one record per non-blank line, JSONL one per line (its text field), and
-``.spacy`` one per Doc. Damage never ends a run: empty, binary and unreadable files are skipped,
-invalid UTF-8 and bad JSONL lines are skipped, and lines over ``max_line_bytes`` are cut there;
-each case is counted in :class:`ReadStats`. Every record carries the position just after it
-(byte offset, or Doc index), so a reader can restart there.
+"""Pretraining's resumable pass over many files: a record per non-blank text line, JSONL line
+(its text field) or Doc, each with the position just after it. Damage never ends a run: bad
+files and lines are skipped, lines over ``max_line_bytes`` cut, each counted in :class:`ReadStats`.
 """
 
 from __future__ import annotations
@@ -14,10 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from ..corpora.docbin import UnreadableFile, read_docbin
-from ..corpora.files import file_problem, guess_format
-from ..corpora.jsonl import BadJsonLine, has_lone_surrogate, parse_jsonl_line
-from ..corpora.lines import read_lines
+from .files import (
+    BadJsonLine,
+    UnreadableFile,
+    file_problem,
+    guess_format,
+    has_lone_surrogate,
+    parse_jsonl_line,
+    read_docbin,
+    read_lines,
+)
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
