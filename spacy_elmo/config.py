@@ -43,15 +43,7 @@ class BiLMConfig:
     """
 
     char_embed_dim: int = 16
-    filters: tuple[tuple[int, int], ...] = (
-        (1, 32),
-        (2, 32),
-        (3, 64),
-        (4, 128),
-        (5, 256),
-        (6, 512),
-        (7, 1024),
-    )
+    filters: tuple[tuple[int, int], ...] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
     n_highway: int = 2
     activation: str = "relu"
     lstm_dim: int = 4096
@@ -370,10 +362,5 @@ class Lexicon:
 
 #: A model small enough for unit tests and examples.
 TINY_CONFIG = BiLMConfig(
-    char_embed_dim=4,
-    filters=((1, 4), (2, 8), (3, 16)),
-    n_highway=1,
-    lstm_dim=32,
-    projection_dim=8,
-    n_layers=2,
+    char_embed_dim=4, filters=((1, 4), (2, 8), (3, 16)), n_highway=1, lstm_dim=32, projection_dim=8, n_layers=2
 )

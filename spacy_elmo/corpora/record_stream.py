@@ -99,11 +99,7 @@ class RecordReader:
     """
 
     def __init__(
-        self,
-        files: list[Path],
-        max_line_bytes: int,
-        jsonl_field: str = "text",
-        spacy_vocab: Any = None,
+        self, files: list[Path], max_line_bytes: int, jsonl_field: str = "text", spacy_vocab: Any = None
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")

@@ -16,6 +16,7 @@ import numpy
 from ..config import BiLMConfig
 from ..durable import write_files_atomically
 from .hdf5_arrays import WeightArrays, hdf5_image, named_damage, open_hdf5
+from .regular_files import parse_json
 
 PathLike = Union[str, Path]
 StateArrays = dict[str, numpy.ndarray]
@@ -29,14 +30,7 @@ def read_options(options_file: PathLike) -> BiLMConfig:
     path = Path(options_file)
     if not path.is_file():
         raise FileNotFoundError(f"Options file not found: {path}")
-    try:
-        options = json.loads(path.read_text(encoding="utf8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a valid options.json: {err}") from err
-    except RecursionError as err:
-        raise ValueError(f"{path} is not a valid options.json: its JSON is nested too deeply") from err
-    if not isinstance(options, dict):
-        raise ValueError(f"{path} is not a valid options.json: expected a JSON object")
+    options = parse_json(path.read_bytes(), str(path), "options file", dict)
     try:
         return BiLMConfig.from_options(options)
     except ValueError as err:

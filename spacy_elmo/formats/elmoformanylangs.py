@@ -11,7 +11,6 @@ table in docs/weights.md.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
@@ -20,7 +19,7 @@ import numpy
 
 from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
 from .hdf5_arrays import finite_float32
-from .regular_files import read_regular_file
+from .regular_files import parse_json, read_regular_file
 from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
@@ -34,7 +33,6 @@ ENCODER = "encoder.pkl"
 _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
 #: Bounds on what is read (their configs are a few hundred bytes, a dictionary some MB).
 MAX_JSON_BYTES = 1 << 20
-MAX_JSON_DEPTH = 16  # theirs nest 3 deep; deeper values would overflow repr() in an error message
 MAX_DICTIONARY_BYTES = 1 << 26
 
 _SAMPLE = {
@@ -109,31 +107,7 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
 
 
 def _read_json_object(path: Path, what: str) -> dict[str, Any]:
-    raw = read_regular_file(path, what, MAX_JSON_BYTES)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-        too_deep = _depth(data) > MAX_JSON_DEPTH
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a readable JSON file: {err}") from None
-    except RecursionError:  # json's parser recurses; the depth limit of Python's stack stops it
-        too_deep = True
-    if too_deep:
-        raise ValueError(f"{path} is not a readable JSON file: it is nested more than {MAX_JSON_DEPTH} deep")
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
-    return data
-
-
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in a JSON value (counted without recursing)."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (list, dict)):
-            deepest = max(deepest, depth)
-            if depth <= MAX_JSON_DEPTH:
-                pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
+    return parse_json(read_regular_file(path, what, MAX_JSON_BYTES), str(path), what, dict)
 
 
 def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:

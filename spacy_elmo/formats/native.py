@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 import h5py
 import numpy
@@ -22,6 +22,7 @@ import numpy
 from ..config import ARCHITECTURE_FIELDS, BYTE_ENCODING, BiLMConfig, Lexicon
 from ..durable import file_sha256, write_files_atomically
 from .hdf5_arrays import WeightArrays, hdf5_image, open_hdf5, open_hdf5_bytes
+from .regular_files import parse_json
 
 PathLike = Union[str, Path]
 T = TypeVar("T")
@@ -217,26 +218,13 @@ def read_model_weights(
         return weights.read_all(shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 
-def _read_json(source: ModelSource, name: str, what: str) -> object:
-    raw = source.read_bytes(name)
-    where = source.label(name)
-    if not raw.strip():
-        raise ValueError(f"{where}: the {what} is empty (0 bytes or only whitespace)")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{where}: the {what} is not UTF-8 text (binary data at byte {err.start})") from err
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{where}: the {what} is not valid JSON ({err})") from err
-    except RecursionError as err:
-        raise ValueError(f"{where}: the {what} is not valid here: its JSON is nested too deeply") from err
+def _read_json(source: ModelSource, name: str, what: str, expected: Optional[type] = None) -> Any:
+    return parse_json(source.read_bytes(name), source.label(name), what, expected)
 
 
 def _read_meta(source: ModelSource) -> dict:
     where = source.label(CONFIG_FILE)
-    meta = _read_json(source, CONFIG_FILE, "model config")
-    if not isinstance(meta, dict):
-        raise ValueError(f"{where}: expected a JSON object, found {type(meta).__name__}")
+    meta = _read_json(source, CONFIG_FILE, "model config", dict)
     if meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{where} is not a spacy-elmo model config (its 'format' is not {FORMAT_NAME!r})")
     version = meta.get("version", 0)

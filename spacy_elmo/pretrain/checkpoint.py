@@ -134,7 +134,7 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
     except (OSError, RuntimeError) as err:
         kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
         cause = writers[0].error if writers and writers[0].error is not None else err
-        raise CheckpointError(f"Could not write the checkpoint {path}: {_reason(cause)}{kept}") from err
+        raise CheckpointError(f"Could not write the checkpoint {path}: {io_error_reason(cause)}{kept}") from err
 
 
 def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path]) -> None:
@@ -159,7 +159,7 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # a damaged zip or a refused object: torch raises many kinds
         raise CheckpointError(
-            f"{path} cannot be read as a checkpoint ({type(err).__name__}: {_reason(err)}); "
+            f"{path} cannot be read as a checkpoint ({type(err).__name__}: {io_error_reason(err)}); "
             "it is damaged or not a spacy-elmo checkpoint"
         ) from err
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -188,11 +188,3 @@ class _RecordingWriter:
 
     def flush(self) -> None:
         self.handle.flush()
-
-
-def _reason(err: BaseException) -> str:
-    """The first line of an error's message (torch's can run to dozens of lines)."""
-    if isinstance(err, OSError) and err.strerror:
-        return err.strerror
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__

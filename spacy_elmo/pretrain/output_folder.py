@@ -9,10 +9,10 @@ import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from ..durable import remove_leftover_temporaries, write_bytes_atomically
-from .errors import InputError, reading, writing
+from .errors import writing
 from .settings import TrainingSettings
 
 CONFIG_FILE = "config.cfg"  # the config of the run's first session, as run
@@ -27,8 +27,6 @@ MODEL_BEST = "model-best"
 
 # Files that only a pretraining run writes: a folder holding one of them is a run's folder.
 RUN_MARKERS = (INPUTS_FILE, CHECKPOINT_FILE, METRICS_FILE, RUN_FILE, STATS_FILE)
-
-STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
 
 
 def is_run_folder(folder: Path) -> bool:
@@ -85,6 +83,8 @@ def _finite(record: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- run.json
 @dataclass(frozen=True)
 class RunSummary:
+    """How a session ended: ``stopped_by`` is max_tokens, max_steps, max_minutes or signal."""
+
     stopped_by: str
     steps: int
     tokens: int
@@ -93,16 +93,11 @@ class RunSummary:
     max_minutes: float
     minutes: float  # wall minutes of training, all sessions of the run together
 
-    def __post_init__(self) -> None:
-        if self.stopped_by not in STOP_REASONS:
-            raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
-
     @classmethod
     def of_session(
         cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float
     ) -> "RunSummary":
-        """The summary of a session that ended at ``steps``/``tokens``: a signal, else the budget
-        that was used up, else the time guard (the only other way a session ends)."""
+        """A signal, else the budget that was used up, else the time guard (the only other end)."""
         if signalled:
             reason = "signal"
         elif training.max_tokens > 0 and tokens >= training.max_tokens:
@@ -116,22 +111,8 @@ class RunSummary:
     def to_disk(self, folder: Path) -> None:
         write_file(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
-    @classmethod
-    def from_disk(cls, folder: Path) -> "RunSummary":
-        path = Path(folder) / RUN_FILE
-        try:
-            with reading(path):
-                data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))
-            return cls(**data)
-        except (ValueError, TypeError) as err:
-            raise InputError(f"{path} is not a pretraining run record: {err}") from err
-
-    def describe(self) -> Optional[str]:
-        """One line for a run that the guard or a signal cut short; None for a full run."""
-        if self.stopped_by not in ("max_minutes", "signal"):
-            return None
+    def time_guard_line(self) -> str:
+        """The plain line that says the time guard cut the run short."""
         steps = f"step {self.steps:,}" + (f" of {self.max_steps:,}" if self.max_steps else "")
         tokens = f"{self.tokens:,}" + (f" of {self.max_tokens:,}" if self.max_tokens else "") + " tokens"
-        if self.stopped_by == "max_minutes":
-            return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"
-        return f"Stopped by a signal at {steps} ({tokens}); continue with --resume"
+        return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"

@@ -267,7 +267,7 @@ def fingerprint(path: Union[str, Path]) -> list[FileFingerprint]:
 
 def shared_fingerprint(context: Distributed, path: Union[str, Path]) -> list[FileFingerprint]:
     """:func:`fingerprint` computed once, on rank 0, and given to every process."""
-    return context.gather(run_on_main(context, lambda: fingerprint(path), lambda: None))[0]
+    return run_on_main(context, lambda: fingerprint(path))
 
 
 def describe_change(recorded: list[FileFingerprint], current: list[FileFingerprint]) -> Optional[str]:

@@ -121,11 +121,7 @@ def log_expected_counts(
 
 
 def sampled_softmax_nll(
-    hidden: torch.Tensor,
-    output: nn.Linear,
-    targets: torch.Tensor,
-    negatives: torch.Tensor,
-    sampler: LogUniformSampler,
+    hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler
 ) -> torch.Tensor:
     """Sampled-softmax NLL of each row's target against the shared ``negatives``, ``(N,)``."""
     n_rows = targets.shape[0]
@@ -191,11 +187,7 @@ class _FusedSampledNllSum(torch.autograd.Function):
 
 
 def fused_sampled_nll_sum(
-    hidden: torch.Tensor,
-    output: nn.Linear,
-    targets: torch.Tensor,
-    negatives: torch.Tensor,
-    sampler: LogUniformSampler,
+    hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler
 ) -> torch.Tensor:
     """``sampled_softmax_nll(...).sum()`` with a hand-written backward (same dtype throughout)."""
     log_expected_true, log_expected_neg = log_expected_counts(sampler, targets, negatives, hidden.device, hidden.dtype)

@@ -59,9 +59,8 @@ def pretrain(
             summary = loop.run_summary()
             if context.is_main:
                 summary.to_disk(out)
-                message = summary.describe()
-                if message and summary.stopped_by == "max_minutes":
-                    logger.warning(message)
+                if summary.stopped_by == "max_minutes":
+                    logger.warning(summary.time_guard_line())
             return RunResult(
                 out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by
             )
@@ -71,8 +70,7 @@ def pretrain(
 
 def _decide_resume(context: Distributed, out: Path, settings: PretrainSettings) -> bool:
     """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
-    decision = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)), lambda: None)
-    resume = bool(context.gather(decision)[0])
+    resume = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)))
     if resume:
         logger.info("Same settings as the run in %s: resuming it", out)
     return resume
