@@ -1,11 +1,6 @@
-"""Files that are complete or absent, never half written: what a kill -9 or a full disk may not
-break (embed's parts and output, pretraining checkpoints, model folders).
-
-A temporary file beside the target is written, flushed to disk and renamed over the target,
-then the folder is synced so that the rename survives a crash. The temporary name is
-unguessable (``TARGET.<16 hex digits>.tmp``) and created exclusively, so a symlink planted there
-is never followed. A writer killed midway leaves its temporary file;
-:func:`remove_leftover_temporaries` deletes those where a command knows it is the only writer.
+"""Files that are complete or absent, never half written (docs/reliability.md): a temporary file
+beside the target, created exclusively under an unguessable name (a symlink planted there is
+never followed), flushed to disk, renamed over the target, and the folder synced.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Reading one corpus file, the same way for ``embed`` and for pretraining: its format (from the
-name, so a file is never JSONL to one and text to the other), whether it can be read at all, its
-lines, JSONL records and ``.spacy`` Docs.
-
-Lines are read in binary mode, so a line that is not UTF-8 is reported and passed over instead of
-ending the read, in bounded memory (a 1 GB line is cut at ``max_line_bytes`` and the rest
-skipped in pieces), each with the byte offset after it, where a later read can start again.
+"""Reading one corpus file, the same way for ``embed`` and pretraining: its format (from the name),
+whether it can be read at all, its lines (in binary mode, bounded, each with the byte offset
+after it, so an undecodable or huge line is reported instead of ending the read), JSONL records
+and ``.spacy`` Docs.
 """
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
 
 
 def _our_arrays(config: BiLMConfig, embedder: StateArrays, lstms: StateArrays) -> StateArrays:
-    """Their tensors under our names and conventions (see the module docstring)."""
+    """Their tensors under our names and conventions (the table in docs/weights.md)."""
     ours = "char_encoder."
     state = {ours + "char_embedding.weight": _after_padding_row(embedder["char_emb_layer.embedding.weight"])}
     if config.word_dim:

@@ -1,9 +1,5 @@
-"""Checked reads from HDF5 files: every failure names the file, the dataset and the shapes.
-
-External and soft links, external raw storage and virtual datasets could make a file read bytes
-from elsewhere into a saved pipeline; a weights file has no use for any, so every file read is
-refused if it holds one (:func:`check_hdf5_safe`). Every weight passes :func:`finite_float32`.
-"""
+"""Checked reads from HDF5 files: every failure names the file, the dataset and the shapes, and no
+file that links to or stores data outside itself is read (docs/reliability.md)."""
 
 from __future__ import annotations
 

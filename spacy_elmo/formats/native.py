@@ -1,12 +1,8 @@
-"""Our model directory: ``config.json``, ``weights.hdf5`` (arrays named as in
-``BiLM.state_dict()``), ``vocab.json`` when the model has an output softmax, and a code-point
-model's dictionaries ``chars.json`` and ``words.json``: JSON and arrays only, nothing executable.
-
-``config.json`` records the SHA-256 of every other file and of its own settings, so a model whose
-files changed after they were written (a flipped bit, another model's file, half a copy) is
-refused before HDF5 parses anything; models written before the checksums load unchecked. The
-files come from a folder or, for a model packed into a saved pipeline, from bytes
-(:func:`packed_model`); errors name the file either way.
+"""Our model directory: ``config.json``, ``weights.hdf5`` (arrays named as in ``BiLM.state_dict()``),
+``vocab.json`` with an output softmax, and a code-point model's ``chars.json``/``words.json``;
+JSON and arrays only. ``config.json`` records the SHA-256 of every other file and of its own
+settings, checked before HDF5 parses anything (models written before the checksums load
+unchecked). The files come from a folder or, packed in a saved pipeline, from bytes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Files from elsewhere: read only when they are regular files of a bounded size, and their JSON
-parsed with one error naming the file for whatever is wrong.
-
-An unpacked archive may hold a symlink to ``/dev/zero`` (read until memory runs out) or a FIFO
-(an ``open`` that waits forever). So the file is opened without blocking and the descriptor,
-not the name, is checked before anything is read.
+"""Files from elsewhere: opened without blocking and checked by descriptor to be regular files of a
+bounded size before anything is read (not a link to ``/dev/zero``, not a FIFO that waits
+forever), and their JSON parsed with one error naming the file for whatever is wrong.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
-"""State dicts written by ``torch.save``, read without running code, every shape checked first.
-
-``torch.save`` writes a zip archive (torch 1.6 on: ``<name>/data.pkl`` and a member per storage,
-checked by :mod:`.torch_zip`) or, before that, a legacy stream (ELMoForManyLangs' published
-models): five pickles (magic number, protocol, system facts, the object, the storage keys), then
-each storage after an 8-byte element count. A tensor is the call
-``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)``, its storage a persistent
-id ``("storage", torch.<Type>Storage, key, location, numel[, view])``.
-
-:func:`stored_tensors` walks the pickle with stand-ins for those two and an ordered dict, refusing
-every other name and every opcode torch's weights-only unpickler does not read: nothing is called
-or allocated. It is Python's own unpickler, not the C one, which sizes its memo by the largest
-index named. Every byte of the file must be accounted for, so the checks and ``torch.load`` cannot
-read different pickles and the storages fit in the file. :func:`read_state_dict` compares the
-shapes with the expected ones, and only then lets ``torch.load(weights_only=True)`` read the very
-file handle that was checked.
+"""State dicts written by ``torch.save`` (a zip archive, or the legacy stream of ELMoForManyLangs'
+published models), walked without running or allocating anything, every shape and byte checked
+before ``torch.load(weights_only=True)`` reads the very file handle that was checked (the rules:
+docs/reliability.md). A tensor is ``torch._utils._rebuild_tensor_v2(storage, offset, size,
+stride, ...)``, its storage the persistent id ``("storage", torch.<Type>Storage, key, location,
+numel[, view])``; the legacy stream is five pickles (magic, protocol, system facts, the object,
+the storage keys), then each storage after an 8-byte element count.
 """
 
 from __future__ import annotations
@@ -122,7 +113,7 @@ class _Opcodes(dict):
         raise pickle.UnpicklingError(f"pickle opcode {code:#04x}, which torch's weights-only reader refuses")
 
 
-class _Plain(pickle._Unpickler):  # Python's unpickler: see the module docstring
+class _Plain(pickle._Unpickler):  # Python's: the C one sizes its memo by the largest index named
     """Unpickles plain values only (the legacy stream's header and key list)."""
 
     stack: list[Any]  # the unpickler's value stack, set by load()

@@ -1,16 +1,7 @@
-"""The zip container of ``torch.save``, checked to mean one thing to Python's ``zipfile`` (our
-checks) and to torch's own reader, which differ where an archive is ambiguous (a name twice, names
-differing in case, stray bytes, end records that disagree). An archive is accepted only when:
-
-- it starts with a member's local header and ends with the end record, without a comment;
-- members, central directory and end records fill the file exactly, each local header naming
-  its member as the directory does;
-- every name is ``<folder>/...`` (the first entry's folder), unique ignoring case, without NUL or
-  backslash;
-- every member is stored uncompressed (as ``torch.save`` writes them; a compressed one could
-  inflate a thousandfold), unencrypted, and matches its CRC-32, which torch does not check.
-
-A member's size is then bounded by the file's, and so is what torch allocates for it.
+"""The zip container of ``torch.save``, accepted only when Python's ``zipfile`` (our checks) and
+torch's own reader cannot read it differently (docs/reliability.md): the members, directory and
+end records fill the file exactly, names are unique ignoring case (torch looks them up so), and
+members are stored, unencrypted, with correct CRC-32s (torch does not check them).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""``spacy-elmo embed``'s driver: a corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
-
-Sentences are read in chunks of about ``chunk_tokens`` tokens; the
-:class:`~spacy_elmo.embedding.embedder.Embedder` plans each chunk into groups, the groups whose
-sentences are stored with the same tokens are skipped, and each finished group becomes one part
-of the crash-safe parts folder (:mod:`.parts`). The manifest records what the vectors depend on.
-With ``shard=(k, n)`` a process computes the groups whose number is ``k`` modulo ``n``: groups
-depend on the input only, so every process splits alike and computes each group as one would.
+"""``spacy-elmo embed``'s driver: sentences in chunks of about ``chunk_tokens`` tokens, planned into
+groups by the :class:`~spacy_elmo.embedding.embedder.Embedder`; groups already stored with the same
+tokens are skipped, each other becomes one part (:mod:`.parts`). With ``shard=(k, n)`` a process
+computes the groups numbered ``k`` modulo ``n``: the groups depend on the input only.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
-"""The result of ``spacy-elmo embed``: one HDF5 file, its layout, and the join that writes it.
+"""The result of ``spacy-elmo embed`` (one HDF5 file: a float32 dataset per sentence key carrying
+a hash of its tokens, ``sentence_to_index``, and the manifest as the root attribute
+``spacy_elmo_embed``, without which a file is never written into) and the join that writes it.
 
-One float32 dataset per sentence, named by its key, ``(L+1, n_tokens, 2P)`` for ``layers="all"``
-and ``(n_tokens, 2P)`` otherwise, its attribute ``spacy_elmo_tokens`` a hash of the sentence's
-tokens; ``sentence_to_index``, the JSON map from sentence text to key; and the root attribute
-``spacy_elmo_embed``, the manifest (:mod:`.job`), without which a file is never written into.
-
-The join copies the finished parts and the still valid datasets of an earlier ``OUTPUT`` into a
-temporary file that replaces ``OUTPUT`` in one rename. Every dataset copied must still carry the
-token hash of its sentence, so another run's vectors never end up under this run's sentences.
-The join reserves its disk space before HDF5 writes (HDF5 handles failed writes badly, up to
-crashing the process); a full disk stops it with one line, and the parts stay for the next run.
+The join copies the parts and an earlier output's still valid datasets into a temporary file that
+replaces ``OUTPUT`` in one rename, checking every token hash, so another run's vectors never end up
+under this run's sentences. It reserves its disk space first: HDF5 handles failed writes badly.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""One ``spacy-elmo embed`` run per output and shard at a time: two runs writing the same parts
-would overwrite each other's files and mix their vectors.
-
-A run holds an exclusive ``flock`` on ``OUTPUT.embed-K.lock`` from start to end (it dies with its
-process); a second run of the shard stops at once, naming the first one's process. The name is
-predictable, so a symlink or anything but a regular file there is refused, never followed. The
-holder removes the file when done; a run that locked it just before the removal notices and
-tries again. Without locks (some network mounts) the run goes on with a warning: the join's
-token hashes still keep another run's vectors out.
+"""One ``spacy-elmo embed`` run per output and shard: two runs writing the same parts would mix
+their vectors. A run holds an exclusive ``flock`` on ``OUTPUT.embed-K.lock`` (it dies with its
+process); the lock's predictable name is never followed. Without locks (some network mounts)
+the run goes on with a warning: the join's token hashes still keep another run's vectors out.
 """
 
 from __future__ import annotations

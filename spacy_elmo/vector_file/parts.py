@@ -1,11 +1,7 @@
-"""The parts folder behind ``spacy-elmo embed``: finished groups kept safe until the join.
-
-Every finished group goes into its own small HDF5 file in ``OUTPUT.parts/``, written atomically,
-so a kill or a full disk loses at most the group in flight. A rerun skips every sentence stored
-with the same tokens. Each shard ``k`` of ``n`` writes its own parts and, when done, leaves
-``done-K-of-N``; the shard that finds all ``n`` joins them (a lock makes sure only one does).
-Nothing but the file system is shared. The folder records its manifest and ``n``: a run of other
-settings or another shard count is refused.
+"""The parts folder behind ``spacy-elmo embed``: each finished group is its own HDF5 file, written
+atomically, so a kill loses at most the group in flight. Each shard K of N writes its own parts
+and then ``done-K-of-N``; the shard that finds all N joins them (under a lock). The folder
+records the manifest and N: a run of other settings or another shard count is refused.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ class _RecordingBar:
 
 
 def test_the_progress_bar_counts_what_the_budget_counts(corpus_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr("spacy_elmo.pretrain.loop.progress_bar", _RecordingBar)
+    monkeypatch.setattr("spacy_elmo.pretrain.train.progress_bar", _RecordingBar)
     _RecordingBar.made = []
     settings, _ = tiny_settings(corpus_dir, training__max_steps=1000, training__max_tokens=2000, **FAST)
     by_tokens = pretrain(settings, tmp_path / "tokens", progress=True)
