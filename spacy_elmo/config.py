@@ -115,6 +115,15 @@ class BiLMConfig:
             raise ValueError(f"Unknown biLM config keys: {unknown}")
         return cls(**data)
 
+    def differences(self, other: "BiLMConfig") -> list[str]:
+        """The settings in which ``other`` differs, ``vocab_size`` (the output layer's) aside."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        return [
+            key
+            for key in sorted(mine.keys() | theirs.keys())
+            if key != "vocab_size" and mine.get(key) != theirs.get(key)
+        ]
+
     def replace(self, **changes: Any) -> "BiLMConfig":
         return dataclasses.replace(self, **changes)
 

@@ -6,7 +6,7 @@ files and lines are skipped, lines over ``max_line_bytes`` cut, each counted in 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -74,21 +74,11 @@ class ReadStats:
         return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "records": self.records,
-            "files_read": self.files_read,
-            "empty_files": list(self.empty_files),
-            "binary_files": list(self.binary_files),
-            "unreadable_files": list(self.unreadable_files),
-            "invalid_utf8_lines": self.invalid_utf8_lines,
-            "overlong_lines": self.overlong_lines,
-            "bad_json_lines": self.bad_json_lines,
-        }
+        return {key: value for key, value in asdict(self).items() if key not in ("warn", "_warned")}
 
     def skip_file(self, kind: str, path: Path, detail: str) -> None:
         """Count ``path`` as a skipped file of ``kind`` (``empty``, ``binary``, ``unreadable``)."""
-        skipped = {"empty": self.empty_files, "binary": self.binary_files, "unreadable": self.unreadable_files}
-        skipped[kind].append(str(path))
+        getattr(self, f"{kind}_files").append(str(path))
         self.note(kind, path, f"{detail}; skipped")
 
 

@@ -119,18 +119,6 @@ class WeightArrays:
         self.handle = handle
         self.where = where
 
-    def datasets(self) -> dict[str, tuple[int, ...]]:
-        """Every dataset's name and shape (nothing is read)."""
-        found: dict[str, tuple[int, ...]] = {}
-
-        def visit(name: str, item: object) -> None:
-            if isinstance(item, h5py.Dataset):
-                found[name] = tuple(item.shape)
-
-        with named_damage(self.where):
-            self.handle.visititems(visit)
-        return found
-
     def check_shape(self, name: str, shape: tuple[int, ...], implied_by: str = "the options imply") -> h5py.Dataset:
         """The dataset ``name``, which must exist with exactly ``shape`` (nothing is read yet)."""
         with named_damage(self.where):
@@ -157,7 +145,10 @@ class WeightArrays:
 
     def check_no_unused(self, used: set[str], what: str) -> None:
         """Refuse datasets the options do not account for (a third LSTM layer where they say two)."""
-        extra = sorted(set(self.datasets()) - used)
+        found: list[str] = []
+        with named_damage(self.where):
+            self.handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
+        extra = sorted(set(found) - used)
         if extra:
             shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
             raise ValueError(f"{self.where} has datasets {what} does not use: {shown}; the file and {what} disagree")

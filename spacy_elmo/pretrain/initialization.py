@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import torch
 
@@ -80,8 +80,3 @@ def vocabulary_of(model: BiLM) -> Optional[Vocabulary]:
         return Vocabulary(model.vocab)
     except ValueError:
         return None
-
-
-def same_architecture(a: BiLMConfig, b: BiLMConfig, ignore: Sequence[str] = ("vocab_size",)) -> bool:
-    left, right = a.to_dict(), b.to_dict()
-    return all(left[k] == right[k] for k in left if k not in ignore)

@@ -206,8 +206,7 @@ def check_checkpoint_fits(
         theirs, ours = found.to_dict(), architecture.to_dict()
         problems += [
             f"{key} {theirs.get(key)!r} where {architecture_source} has {ours.get(key)!r}"
-            for key in sorted(theirs.keys() | ours.keys())
-            if key != "vocab_size" and theirs.get(key) != ours.get(key)
+            for key in found.differences(architecture)
         ]
     if found.vocab_size != len(vocab):
         problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")

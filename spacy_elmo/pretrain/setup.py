@@ -23,7 +23,7 @@ from .data.sentences import SentenceSplitter, count_words, make_reader, read_dev
 from .data.step_inputs import StepInputBuilder, StepInputs
 from .distributed import Distributed, run_on_main
 from .errors import CheckpointMismatchError, EmptyCorpusError, PretrainError
-from .initialization import fresh_model, load_existing_model, same_architecture, vocabulary_of, with_vocabulary
+from .initialization import fresh_model, load_existing_model, vocabulary_of, with_vocabulary
 from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
@@ -77,7 +77,7 @@ def set_up_run(
     else:
         if settings.paths.init_from:
             initial = load_existing_model(settings.paths.init_from)
-            if not same_architecture(initial.config, settings.model):
+            if initial.config.differences(settings.model):
                 logger.info("Architecture taken from %s; the [model] section is not used", settings.paths.init_from)
         vocab = run_vocabulary(settings, out, context, splitter, initial, show_progress)
     model = _start_model(settings, vocab, resumed, initial, context.rank, out / CHECKPOINT_FILE)

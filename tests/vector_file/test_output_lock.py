@@ -44,7 +44,7 @@ def test_without_locks_the_run_goes_on_with_a_warning(tmp_path, monkeypatch, cap
     assert "cannot be locked (No locks available)" in caplog.text
 
 
-# ------------------------------------------------------------------ issue 33 item 5: the lock's name is predictable
+# ------------------------------------------------------------------ the lock's name is predictable
 def test_a_symlink_at_the_lock_name_is_refused_and_its_target_left_alone(tmp_path):
     output, victim = tmp_path / "out.hdf5", tmp_path / "victim.txt"
     victim.write_text("someone else's file\n")

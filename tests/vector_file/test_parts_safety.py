@@ -247,7 +247,7 @@ def save(bilm: BiLM, tmp_path: Path) -> Path:
     return path
 
 
-# ------------------------------------------------------------------ issue 33 item 5: links at predictable names
+# ------------------------------------------------------------------ links at predictable names
 def plant_link(at: Path, victim: Path) -> Path:
     victim.write_text("someone else's file\n")
     at.symlink_to(victim)
