@@ -36,11 +36,8 @@ MIN_CODE_POINT_CHARS = 7
 
 @dataclass(frozen=True)
 class BiLMConfig:
-    """Sizes and options of the char-CNN, the two LSTM stacks and the output softmax.
-
-    The defaults are the published "original" ELMo (4096 cells projected to 512, 2 highway).
-    ``vocab_size`` 0 means the model has no output softmax (enough for embedding).
-    """
+    """Sizes and options of the char-CNN, the two LSTM stacks and the output softmax; the defaults
+    are the published "original" ELMo; ``vocab_size`` 0: no output softmax (enough for embedding)."""
 
     char_embed_dim: int = 16
     filters: tuple[tuple[int, int], ...] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))

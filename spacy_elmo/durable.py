@@ -115,9 +115,8 @@ def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
 
 
 def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] = lambda name: True) -> int:
-    """Delete the temporary files that killed writers left in ``folder`` for the targets
-    ``is_target`` accepts; return how many. Only regular files of this user named by
-    :data:`TEMPORARY_NAME` go (never a symlink, nor what it points to). Call it only where no
+    """Delete (and count) the temporary files killed writers left in ``folder`` for the targets
+    ``is_target`` accepts: regular files of this user only, never a link. Call it only where no
     other writer of those targets can be running."""
     removed = 0
     try:

@@ -83,10 +83,7 @@ class ReadStats:
 
 
 class RecordReader:
-    """Iterates records of a list of files from a :class:`RecordPosition` on.
-
-    ``spacy_vocab`` is needed only for ``.spacy`` files (their Docs are rebuilt on it).
-    """
+    """Records of a list of files from a :class:`RecordPosition` on; ``.spacy`` files need ``spacy_vocab``."""
 
     def __init__(
         self, files: list[Path], max_line_bytes: int, jsonl_field: str = "text", spacy_vocab: Any = None

@@ -35,11 +35,8 @@ _ROW_KEY_MULTIPLIERS = torch.randint(1, 2**62, (256,), generator=torch.Generator
 
 
 def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(unique, inverse)`` of the rows of an integer matrix: ``unique[inverse] == rows``.
-
-    Faster than ``torch.unique(dim=0)``, which sorts the rows column by column: each row becomes
-    one 64-bit key, and a key collision (checked) falls back to ``torch.unique``.
-    """
+    """``(unique, inverse)`` of an integer matrix's rows, faster than ``torch.unique(dim=0)`` (which
+    sorts column by column): each row becomes one 64-bit key; a collision falls back to it."""
     width = rows.shape[1]
     if rows.shape[0] == 0 or width > _ROW_KEY_MULTIPLIERS.shape[0]:
         return torch.unique(rows, dim=0, return_inverse=True)
@@ -87,14 +84,10 @@ class UniqueWordEncoding:
 
 
 class LanguageModelObjective(nn.Module):
-    """A :class:`BiLM` whose ``forward`` returns the summed training NLL of each direction,
-    ``(2,)``: what DDP needs to see as one module.
-
-    ``dropout`` hits the token vectors (through a hook on the char encoder: the BiLM has no
-    dropout of its own) and the top layer's output before the softmax; ``lstm_dropout`` the
-    input of every LSTM layer above the first; both in training mode only. ``close`` removes
-    the hooks.
-    """
+    """A :class:`BiLM` whose ``forward`` returns the summed training NLL of each direction, ``(2,)``:
+    what DDP needs to see as one module. ``dropout`` hits the token vectors (by a hook on the char
+    encoder: the BiLM has no dropout of its own) and the top layer's output, ``lstm_dropout`` the
+    input of every LSTM layer above the first, in training only; ``close`` removes the hooks."""
 
     def __init__(
         self,

@@ -102,13 +102,9 @@ def saved_model_perplexity(
     model_name: Optional[str] = None,
     config: Optional[Union[str, Path]] = None,
 ) -> SavedModelScores:
-    """Score a saved biLM on dev text, read as the run read it.
-
-    ``path`` is a pretraining run's folder (``model_name`` inside it is scored, ``model-best`` by
-    default) or a model folder. How to read the text (``[corpus]``, the dev-sentence cap, batch
-    sizes) and the default ``dev`` come from ``config``, else from the run's ``config.cfg``
-    (beside the model for a model folder inside a run), else from the defaults.
-    """
+    """Score a saved biLM (``path``: a run's folder, whose ``model_name`` is scored, or a model
+    folder) on dev text read as the run read it: the reading settings and the default ``dev`` come
+    from ``config``, else from the run's ``config.cfg``, else from the defaults."""
     path = Path(path)
     if is_run_folder(path) and (path / CONFIG_FILE).is_file():
         model_path, run_config = path / (model_name or MODEL_BEST), path / CONFIG_FILE

@@ -48,12 +48,9 @@ def full_softmax_nll(hidden: torch.Tensor, output: nn.Linear, targets: torch.Ten
 
 
 class _FusedSoftmaxNllSum(torch.autograd.Function):
-    """Summed full-softmax NLL whose gradients are computed in the forward pass, block by block.
-
-    The loss ends the graph, so its gradient for the logits is known with them (``softmax -
-    onehot``): the backward matmuls run on each block of rows while its logits are in cache, and
-    the ``(N, V)`` logits and gradients are never materialised. The backward pass only scales.
-    """
+    """Summed full-softmax NLL whose gradients are computed in the forward pass: the loss ends the
+    graph, so the logits' gradient (``softmax - onehot``) is known with them, and each block of rows
+    is done while in cache, never materialising ``(N, V)``. The backward pass only scales."""
 
     @staticmethod
     def forward(ctx, hidden, weight, bias, targets):  # type: ignore[override]

@@ -219,12 +219,9 @@ class TrainingLoop:
         )
 
     def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
-        """One optimizer step on this process's part of the global batch.
-
-        Returns the global number of predictions, the step's mean loss over all processes,
-        whether any process was asked to stop, and whether rank 0's time budget is used up
-        (every process then stops after this same step).
-        """
+        """One optimizer step on this process's part of the global batch: the global number of
+        predictions, the mean loss, whether any process was asked to stop, and whether rank 0's
+        time budget is used up (every process then stops after this same step)."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         context = run.context
         batch = batch.to(context.device)

@@ -57,10 +57,8 @@ class Vocabulary:
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "Vocabulary":
-        """A JSON list, or bilm-tf's text format (one word per line, anything after a tab ignored).
-
-        The specials are added in front if the file lacks them.
-        """
+        """A JSON list, or bilm-tf's text format (a word per line, anything after a tab ignored);
+        the specials are added in front if the file lacks them."""
         path = Path(path)
         if not path.is_file():
             raise InputNotFoundError(f"Vocabulary file not found: {path}")

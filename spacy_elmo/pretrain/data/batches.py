@@ -117,10 +117,8 @@ class ShardStream:
 
 
 class RankStream:
-    """The batches of one process: at each step, the next batch of each of its shards, joined.
-
-    With ``n_shards`` fixed, N processes together see exactly the batches one process sees.
-    """
+    """The batches of one process: at each step, the next batch of each of its shards, joined (so
+    with ``n_shards`` fixed, N processes together see exactly the batches one process sees)."""
 
     def __init__(self, streams: Sequence[ShardStream]) -> None:
         if not streams:

@@ -82,11 +82,8 @@ class SentenceSplitter:
         return (self.nlp if self.nlp is not None else self._load()).vocab
 
     def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
-        """Yield each record's context with its sentences, in input order.
-
-        Texts go through ``nlp.pipe`` in groups; a ``Doc`` that already has sentence boundaries
-        (e.g. from a ``.spacy`` file) keeps them and its tokens.
-        """
+        """Each record's context with its sentences, in input order; a ``Doc`` with sentence
+        boundaries (from a ``.spacy`` file) keeps them and its tokens."""
         waiting: list[tuple[Any, Context]] = []
         for context, payload in records:
             if self.settings.pretokenized and isinstance(payload, str):
