@@ -11,7 +11,7 @@ import re
 import secrets
 import stat
 from pathlib import Path
-from typing import BinaryIO, Callable, Mapping, Optional
+from typing import Any, BinaryIO, Callable, Mapping, Optional
 
 #: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET``.
 TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
@@ -30,9 +30,10 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
 
 
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read in blocks (weights and corpora may be gigabytes)."""
-    digest = hashlib.sha256()
+def file_sha256(path: Path, digest: Any = None) -> str:
+    """The SHA-256 of a file's bytes (or ``digest`` updated with them), read in blocks: weights
+    and corpora may be gigabytes."""
+    digest = hashlib.sha256() if digest is None else digest
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)

@@ -288,8 +288,15 @@ def describe_change(recorded: list[FileFingerprint], current: list[FileFingerpri
 
 
 def content_digest(path: Path) -> str:
-    """SHA-256 of the names and bytes of a file or of the files of a folder."""
-    return hashlib.sha256(json.dumps(fingerprint(path)).encode("utf8")).hexdigest()
+    """SHA-256 of a file's bytes; for a folder, of each file's path inside it (sorted) and bytes."""
+    with reading(path):
+        if path.is_file():
+            return file_sha256(path)
+        digest = hashlib.sha256()
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+            file_sha256(file, digest)
+        return digest.hexdigest()
 
 
 # ---------------------------------------------------------------- --auto-resume
