@@ -11,7 +11,7 @@ on the same English words for every model, then on words of a large (CJK-like) a
   the whole table set is kept (as for bytes); above, each call builds the tables of the
   characters it uses (:mod:`spacy_elmo.nn.words.alphabet`).
 
-Words go through ``BiLM.token_ids`` (the id rows, timed apart) and ``BiLM.encode_char_ids`` in
+Words go through ``BiLM.token_ids`` (the id rows, timed apart) and ``BiLM.encode_words`` in
 calls of ``--call-words`` words, the number of distinct words a 2048-token batch brings. One
 torch thread; the process CPU time (the best of ``--repeats``) is reported next to wall time.
 
@@ -100,7 +100,7 @@ def measure(label: str, bilm, words: list[str], call_words: int, repeats: int) -
     def encode() -> None:
         with torch.inference_mode():
             for block in ids:
-                bilm.encode_char_ids(block)
+                bilm.encode_words(torch.from_numpy(block))
 
     encode()  # builds cached tables where the model keeps them
     wall, cpu = timed(encode, repeats)

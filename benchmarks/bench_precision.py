@@ -38,11 +38,12 @@ import torch
 from spacy_elmo import BiLM
 from spacy_elmo.config import BiLMConfig
 from spacy_elmo.embedding import Embedder
-from spacy_elmo.nn.precision import CPU_FLAGS_NEEDED, PRECISIONS, cpu_flags, effective_precision
+from spacy_elmo.nn.precision import CPU_FLAGS_NEEDED, cpu_flags, running_precision
 
 from .bench_embed import SIZES, default_text, load_sentences
 from .thread_pools import rerun_with_pools_of
 
+CPU_PRECISIONS = ("float32", "bfloat16", "int8")
 REPO = Path(__file__).resolve().parents[1]
 NER_CONFIG = REPO / "configs" / "ner_elmo.cfg"
 BASELINE_CONFIG = REPO / "configs" / "ner_baseline.cfg"
@@ -172,7 +173,7 @@ def bench_ner(args: argparse.Namespace) -> None:
     runs = {}
     n_words = 0
     for precision in args.precisions:
-        if effective_precision(precision, torch.device("cpu")) != precision:
+        if running_precision(precision, torch.device("cpu")) != precision:
             print(f"  {precision}: not supported here, skipped")
             continue
         config["components"]["elmo"]["precision"] = precision
@@ -210,7 +211,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--precisions", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
+    parser.add_argument("--precisions", nargs="+", default=list(CPU_PRECISIONS), choices=CPU_PRECISIONS)
     parser.add_argument("--ner", action="store_true", help="time nlp.pipe of configs/ner_elmo.cfg instead")
     parser.add_argument("--texts", type=int, default=64, help="with --ner: sentences piped")
     parser.add_argument(

@@ -7,7 +7,7 @@ both LSTM stacks and the softmax, forward + backward = 3x forward), and divides 
 FLOP rate by the GEMM rate measured in the same process. It prints the thread count, the load
 average (a busy machine makes every number here meaningless) and the peak RSS.
 
-    python -m benchmarks.bench_pretrain [--threads 1] [--config PATH ...] [--steps 5] [--full-softmax] [--autograd-lstm]
+    python -m benchmarks.bench_pretrain [--threads 1] [--config PATH ...] [--steps 5] [--full-softmax]
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pathlib import Path
 import torch
 
 from spacy_elmo.config import BiLMConfig
-from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.words.char_ids import MAX_WORD_LENGTH
 from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
@@ -119,7 +118,7 @@ def bench(settings: PretrainSettings, name: str, steps: int, vocab_size: int, ba
         model,
         SoftmaxLoss(len(vocab), n_negatives),
         settings.training.dropout,
-        lstm_dropout=settings.training.lstm_dropout,
+        settings.training.lstm_dropout,
     )
     optimizer = make_optimizer(objective.parameters(), settings.training)
     encoder = StepInputBuilder(vocab)
@@ -184,14 +183,7 @@ def main() -> None:
     parser.add_argument(
         "--full-softmax", action="store_true", help="time the full softmax even where the config samples"
     )
-    parser.add_argument(
-        "--autograd-lstm",
-        action="store_true",
-        help="run the LSTMs on the loop recorded op by op by autograd instead of the hand-written backward pass",
-    )
     args = parser.parse_args()
-    if args.autograd_lstm:
-        lstm_fused.USE_CUSTOM_BACKWARD = False
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -199,7 +191,6 @@ def main() -> None:
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} CPUs, load average {load1:.2f} (1 min) {load5:.2f} (5 min)"
     )
-    print(f"LSTM backward: {'hand-written' if lstm_fused.USE_CUSTOM_BACKWARD else 'autograd-recorded loop'}")
     if load1 > 0.5:
         print(
             f"WARNING: the machine is not idle (load {load1:.2f}); the numbers below are lower than the hardware allows"

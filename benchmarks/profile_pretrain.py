@@ -5,7 +5,7 @@ model as ``bench_pretrain.py`` (random weights, generated sentences), and a full
 comparison. The char-CNN part runs through the objective's hooks (distinct-word reduction,
 dropout), as in training. Use one thread; process CPU time is what is reported.
 
-    OMP_NUM_THREADS=1 python -m benchmarks.profile_pretrain [--config PATH] [--steps 5] [--full-softmax] [--autograd-lstm]
+    OMP_NUM_THREADS=1 python -m benchmarks.profile_pretrain [--config PATH] [--steps 5] [--full-softmax]
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Callable
 import torch
 
 from spacy_elmo.nn.bilm import reverse_padded
-from spacy_elmo.nn.lstm import fused as lstm_fused
 from spacy_elmo.nn.lstm import run_stacks
 from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
 from spacy_elmo.pretrain.initialization import fresh_model
@@ -54,11 +53,7 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=REPO / "configs" / "bilm_small.cfg")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--full-softmax", action="store_true")
-    parser.add_argument(
-        "--autograd-lstm", action="store_true", help="the LSTM loop recorded by autograd (no hand-written backward)"
-    )
     args = parser.parse_args()
-    lstm_fused.USE_CUSTOM_BACKWARD = not args.autograd_lstm
     torch.set_num_threads(1)
     torch.manual_seed(0)
 
@@ -123,13 +118,12 @@ def main() -> None:
         parts(batch, record=True)
     n = args.steps
     total = clock.seconds.pop("full step")
-    backward = "hand-written" if lstm_fused.USE_CUSTOM_BACKWARD else "autograd-recorded"
     softmax = (
         f"sampled softmax ({settings.softmax.n_negatives} negatives)"
         if settings.softmax.n_negatives
         else "full softmax"
     )
-    print(f"{softmax}, {backward} LSTM backward, {n} steps, one thread, CPU seconds per step:")
+    print(f"{softmax}, {n} steps, one thread, CPU seconds per step:")
     print(f"  full step: {total / n:.3f}")
     for name, seconds in clock.seconds.items():
         print(f"  {name:24s} {seconds / n:.3f}  ({100 * seconds / total:.0f}% of a full step)")

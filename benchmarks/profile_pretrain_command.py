@@ -66,20 +66,20 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
     """Wrap every part the loop goes through (class attributes, so the real code calls them)."""
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-    from spacy_elmo.nn.lstm import backward as lstm_backward
-    from spacy_elmo.nn.words import char_cnn, char_cnn_training
+    from spacy_elmo.nn.lstm import training as lstm_training
+    from spacy_elmo.nn.words import char_cnn, char_tables
     from spacy_elmo.pretrain import language_model_objective, softmax
     from spacy_elmo.pretrain.data import batches, step_inputs
 
     def patch_static(cls: type, name: str, label: str) -> None:
         setattr(cls, name, staticmethod(clock.wrap(label, getattr(cls, name))))
 
-    patch_static(lstm_backward._FusedLayer, "forward", "LSTM forward")
-    patch_static(lstm_backward._FusedLayer, "backward", "LSTM backward")
+    patch_static(lstm_training._LayerFunction, "forward", "LSTM forward")
+    patch_static(lstm_training._LayerFunction, "backward", "LSTM backward")
     patch_static(softmax._FusedSampledNllSum, "forward", "softmax (forward and its gradients)")
     patch_static(softmax._FusedSampledNllSum, "backward", "softmax backward (scaling)")
     patch_static(softmax._FusedSoftmaxNllSum, "forward", "softmax (forward and its gradients)")
-    patch_static(char_cnn_training._PooledLookup, "backward", "char-CNN backward (lookups)")
+    patch_static(char_tables._PooledLookup, "backward", "char-CNN backward (lookups)")
     char_cnn.CharEncoder.forward = clock.wrap("char-CNN forward", char_cnn.CharEncoder.forward)
     language_model_objective.LanguageModelObjective.forward = clock.wrap(
         "forward: the rest (sorting, gathers, dropout)", language_model_objective.LanguageModelObjective.forward

@@ -1,10 +1,6 @@
-"""The hyper-parameters of a biLM, their mapping to bilm-tf's ``options.json``, the sizes of the
-character encoding they rest on, and the dictionaries of the code-point encoding
-(ELMoForManyLangs' models).
-
-The bottom of the package: the file formats (:mod:`spacy_elmo.formats`) and the torch modules
-(:mod:`spacy_elmo.nn`) both read it, and it imports nothing of theirs.
-"""
+"""A biLM's hyper-parameters (and bilm-tf's ``options.json`` for them), the character encoding
+they rest on, and the dictionaries of the code-point encoding. The bottom layer: it imports
+nothing of the package."""
 
 from __future__ import annotations
 
@@ -22,42 +18,29 @@ N_CHARACTERS = 262
 
 ACTIVATIONS = ("relu", "tanh")
 
-#: How words become ids: UTF-8 bytes (bilm-tf, AllenNLP; the default) or Unicode code points
-#: looked up in a char dictionary (ELMoForManyLangs), optionally with a word id as well.
+#: Words become UTF-8 bytes (bilm-tf, AllenNLP) or code points looked up in a char dictionary
+#: (ELMoForManyLangs), optionally with a word id as well.
 BYTE_ENCODING = "bytes"
 CODE_POINT_ENCODING = "code_points"
 CHAR_ENCODINGS = (BYTE_ENCODING, CODE_POINT_ENCODING)
-#: The settings of the encoding, which a byte model's :meth:`BiLMConfig.to_dict` leaves out.
+#: The encoding's settings, which a byte model's :meth:`BiLMConfig.to_dict` leaves out.
 _ENCODING_KEYS = ("char_encoding", "word_dim", "n_words")
 
-#: Entries every code-point char dictionary has besides characters: word begin/end, sentence
-#: begin/end, unknown character, padding (ELMoForManyLangs' names).
+#: Entries of every code-point char dictionary besides characters (ELMoForManyLangs' names).
 CHAR_MARKERS = ("<bow>", "<eow>", "<bos>", "<eos>", "<oov>", "<pad>")
 #: ... and every word dictionary (unknown word, padding).
 WORD_MARKERS = ("<oov>", "<pad>")
-#: A token's ids hold a begin mark, the sentence mark or >= 1 char, and an end mark; and the
-#: sentence marks must survive the cut of long words to ``max_characters_per_token - 2``.
+#: Room for a word's begin and end marks around a sentence mark, after the cut of long words.
 MIN_CODE_POINT_CHARS = 7
 
 
 @dataclass(frozen=True)
 class BiLMConfig:
-    """Sizes and options of the char-CNN, the two LSTM stacks and the output softmax.
-
-    The defaults are the published "original" ELMo (4096 cells projected to 512, 2 highway).
-    ``vocab_size`` 0 means the model has no output softmax (enough for embedding).
-    """
+    """Sizes and options of the char-CNN, the two LSTM stacks and the output softmax; the defaults
+    are the published "original" ELMo; ``vocab_size`` 0: no output softmax (enough for embedding)."""
 
     char_embed_dim: int = 16
-    filters: tuple[tuple[int, int], ...] = (
-        (1, 32),
-        (2, 32),
-        (3, 64),
-        (4, 128),
-        (5, 256),
-        (6, 512),
-        (7, 1024),
-    )
+    filters: tuple[tuple[int, int], ...] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
     n_highway: int = 2
     activation: str = "relu"
     lstm_dim: int = 4096
@@ -70,7 +53,6 @@ class BiLMConfig:
     forget_bias: float = 1.0
     max_characters_per_token: int = MAX_WORD_LENGTH
     n_characters: int = N_CHARACTERS
-    # The code-point encoding (see :func:`_encoding_problems`); the defaults are the byte encoding.
     char_encoding: str = BYTE_ENCODING
     word_dim: int = 0  # > 0: a word embedding concatenated with the char-CNN's features
     n_words: int = 0  # rows of that word table, row 0 the padding
@@ -104,9 +86,7 @@ class BiLMConfig:
         return self.max_characters_per_token + (1 if self.word_dim else 0)
 
     def parameter_count(self) -> int:
-        """How many numbers the weights of this config hold (the char table's padding row, the
-        word table of a code-point model and the softmax included): what a weights file is
-        checked against before anything is built."""
+        """How many numbers the weights hold (padding rows, word table and softmax included)."""
         d, nf, p, c, w = self.char_embed_dim, self.n_filters, self.projection_dim, self.lstm_dim, self.word_dim
         chars = self.n_characters * d + sum(width * d * n + n for width, n in self.filters)
         highway = self.n_highway * (2 * nf * nf + 2 * nf)
@@ -115,8 +95,8 @@ class BiLMConfig:
         return chars + highway + words + (w + nf) * p + p + lstm + self.vocab_size * (p + 1)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every setting, except the encoding's when they are the byte defaults: a byte model's
-        dict (and so its ``config.json`` and the fingerprints built from it) stays as it was."""
+        """Every setting, less the encoding's when they are the byte defaults (which keeps a byte
+        model's ``config.json`` and the fingerprints built from it free of them)."""
         data = dataclasses.asdict(self)
         data["filters"] = [list(f) for f in self.filters]
         if self.char_encoding == BYTE_ENCODING:
@@ -131,6 +111,15 @@ class BiLMConfig:
         if unknown:
             raise ValueError(f"Unknown biLM config keys: {unknown}")
         return cls(**data)
+
+    def differences(self, other: "BiLMConfig") -> list[str]:
+        """The settings in which ``other`` differs, ``vocab_size`` (the output layer's) aside."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        return [
+            key
+            for key in sorted(mine.keys() | theirs.keys())
+            if key != "vocab_size" and mine.get(key) != theirs.get(key)
+        ]
 
     def replace(self, **changes: Any) -> "BiLMConfig":
         return dataclasses.replace(self, **changes)
@@ -167,8 +156,7 @@ class BiLMConfig:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "BiLMConfig":
-        """Read bilm-tf's ``options.json``; missing clip values mean no clipping. A missing or
-        mistyped key is a ``ValueError`` naming it (the caller adds the file's name)."""
+        """Read bilm-tf's ``options.json``; missing clips mean none. Errors name the key."""
         lstm, cnn = _section(options, "lstm", ""), _section(options, "char_cnn", "")
         embedding = _section(cnn, "embedding", "char_cnn.")
         # bilm-tf trains with 261 ids and stores 262 after adding padding; both mean the same table.
@@ -191,33 +179,32 @@ class BiLMConfig:
         )
 
 
-# ---------------------------------------------------------------------------- validation
-# Kept apart from the class so that new settings add their checks here, one function per kind:
-# types first; then values and the encoding's settings; then sizes (only of valid values).
-
-_INTEGER_FIELDS = (
+#: The fields that describe the architecture (a pipeline config's ``spacy_elmo.BiLM.v1`` sizes).
+ARCHITECTURE_FIELDS = (
     "char_embed_dim",
+    "filters",
     "n_highway",
+    "activation",
     "lstm_dim",
     "projection_dim",
     "n_layers",
-    "vocab_size",
-    "max_characters_per_token",
-    "n_characters",
-    "word_dim",
-    "n_words",
+    "cell_clip",
+    "proj_clip",
+    "use_skip_connections",
 )
+
+
+# ---------------------------------------------------------------------------- validation
+# Types first; then values and the encoding's settings; then sizes (only of valid values).
+_INTEGER_FIELDS = tuple(f.name for f in dataclasses.fields(BiLMConfig) if f.type == "int")
 #: At most this many LSTM layers, highway layers or filter widths (published models: 2, 2, 7):
-#: a larger count in a small file would mean minutes of work before any error (a model of 64
-#: of each is named and shaped in a fraction of a second; of 1,000, in ten seconds).
+#: a larger count in a small file would mean minutes of work before any error.
 MAX_COUNT = 64
-#: At most this many weights (34 GB of float32; the largest published ELMo has 0.5 billion).
+#: At most this many weights (the largest published ELMo has 0.5 billion).
 MAX_PARAMETERS = 2**33
-#: At most this many ids per token in the code-point encoding (published models: 50): every
-#: token of every batch takes a row this wide, whatever the word's length.
+#: At most this many ids per code-point token: every token of a batch takes a row this wide.
 MAX_CHARACTERS_PER_TOKEN = 1024
-#: At most this many rows in a code-point char table: every Unicode code point, the
-#: :data:`CHAR_MARKERS` and the padding row.
+#: Every Unicode code point, the :data:`CHAR_MARKERS` and the padding row.
 MAX_CODE_POINT_CHARACTERS = 0x110000 + len(CHAR_MARKERS) + 1
 _MISSING = object()
 
@@ -242,13 +229,11 @@ def _is_filter_list(value: Any) -> bool:
 
 
 def _optional_float(value: Any) -> Optional[float]:
-    """Clips as floats: bilm-tf's files write ``3``, and the config's dict, ``config.json`` and
-    the fingerprints built from it have always said ``3.0``."""
+    """Clips as floats: bilm-tf writes ``3``, and ``config.json`` and its fingerprints say ``3.0``."""
     return None if value is None else float(value)
 
 
-def _shown(value: Any) -> str:
-    return reprlib.repr(value)
+_shown = reprlib.repr
 
 
 def _type_problems(config: BiLMConfig) -> list[str]:
@@ -274,7 +259,7 @@ def _type_problems(config: BiLMConfig) -> list[str]:
 
 
 def _value_problems(config: BiLMConfig) -> list[str]:
-    """Values of the right type that no model can have (NaN settings would give NaN vectors)."""
+    """Values that no model can have (NaN settings would give NaN vectors)."""
     problems = []
     if config.activation not in ACTIVATIONS:
         problems.append(f"activation must be one of {ACTIVATIONS}, not {config.activation!r}")
@@ -300,8 +285,7 @@ def _value_problems(config: BiLMConfig) -> list[str]:
 
 
 def _encoding_problems(config: BiLMConfig) -> list[str]:
-    """What is wrong with the encoding settings: the byte encoding has fixed sizes and no word
-    table; the code-point one needs a char table with the markers and room for them."""
+    """The byte encoding has fixed sizes and no word table; the code-point one needs room for its markers."""
     if config.char_encoding not in CHAR_ENCODINGS:
         return [f"char_encoding must be one of {CHAR_ENCODINGS}, not {config.char_encoding!r}"]
     if config.char_encoding == BYTE_ENCODING:
@@ -344,7 +328,6 @@ def _section(options: Any, name: str, prefix: str) -> dict[str, Any]:
 def _option(
     section: dict[str, Any], key: str, prefix: str, valid: Callable[[Any], bool], default: Any = _MISSING
 ) -> Any:
-    """``section[key]`` (or ``default`` when it is absent and optional), checked by ``valid``."""
     value = section.get(key, default)
     if value is _MISSING:
         raise ValueError(f"the required field {prefix}{key} is missing")
@@ -356,17 +339,15 @@ def _option(
 # ------------------------------------------------------------------ the code-point dictionaries
 @dataclass(frozen=True, eq=False)
 class Lexicon:
-    """The dictionaries of a code-point biLM, as ELMoForManyLangs' ``char.dic`` and ``word.dic``
-    hold them: string -> id, ids from 0 (the model's tables put a padding row in front, so
-    their row is id + 1). ``chars`` maps single characters and the :data:`CHAR_MARKERS`;
-    ``words`` (None without a word table) maps words and the :data:`WORD_MARKERS`."""
+    """A code-point biLM's dictionaries (ELMoForManyLangs' ``char.dic``, ``word.dic``): string ->
+    id from 0; the tables put a padding row in front, so an id's row is id + 1. ``words`` is None
+    without a word table."""
 
     chars: Mapping[str, int]
     words: Optional[Mapping[str, int]] = None
 
     def problems(self, config: BiLMConfig) -> list[str]:
-        """Why these dictionaries cannot serve ``config``: missing markers, or ids outside the
-        tables (ELMoForManyLangs' tables have one row per entry)."""
+        """Why these dictionaries cannot serve ``config``: missing markers, ids outside the tables."""
         problems = []
         tables: list[tuple[str, Mapping[str, int], tuple[str, ...], int]] = [
             ("char", self.chars, CHAR_MARKERS, config.n_characters)
@@ -385,12 +366,7 @@ class Lexicon:
         return problems
 
 
-# A model small enough for unit tests and examples.
+#: A model small enough for unit tests and examples.
 TINY_CONFIG = BiLMConfig(
-    char_embed_dim=4,
-    filters=((1, 4), (2, 8), (3, 16)),
-    n_highway=1,
-    lstm_dim=32,
-    projection_dim=8,
-    n_layers=2,
+    char_embed_dim=4, filters=((1, 4), (2, 8), (3, 16)), n_highway=1, lstm_dim=32, projection_dim=8, n_layers=2
 )

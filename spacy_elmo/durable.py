@@ -1,36 +1,48 @@
-"""Files that are complete or absent, never half written: what a kill -9 or a full disk may not
-break (embed's parts and joined output, pretraining checkpoints, model folders).
-
-The recipe is the usual one: write a temporary file beside the target, flush it to disk, rename
-it over the target (atomic on POSIX), then sync the folder so that the rename survives a crash.
-
-The temporary file gets a name nobody can guess (``TARGET.<16 hex digits>.tmp``) and is created
-exclusively (``O_CREAT | O_EXCL``): a symlink or any other file already at that name makes the
-creation fail instead of being followed or overwritten, and another name is drawn. A fixed name
-(``TARGET.tmp``) would let a symlink planted there redirect the write into another file. A run
-killed while writing leaves its temporary file; :func:`remove_leftover_temporaries` deletes such
-files where a command knows it is the only writer (embed's parts and join, a pretraining run's
-folder, a model folder being rewritten): only regular files of that exact name pattern, owned by
-the user who runs it, never what a link points to.
+"""Files that are complete or absent, never half written (docs/reliability.md): a temporary file
+beside the target, created exclusively under an unguessable name (a symlink planted there is
+never followed), flushed to disk, renamed over the target, and the folder synced.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
 import stat
 from pathlib import Path
-from typing import BinaryIO, Callable, Mapping, Optional
+from typing import Any, BinaryIO, Callable, Mapping, Optional
 
-#: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET`` (see the module docstring).
+#: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET``.
 TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
 _ATTEMPTS = 100  # names drawn before giving up (a clash is a 1 in 2^64 event without an attacker)
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a ``stat`` mode that is not a regular file's names, for an error message."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def file_sha256(path: Path, digest: Any = None) -> str:
+    """The SHA-256 of a file's bytes (or ``digest`` updated with them), read in blocks: weights
+    and corpora may be gigabytes."""
+    digest = hashlib.sha256() if digest is None else digest
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
-    """A new, empty file beside ``path`` under an unguessable name, open for writing in binary,
-    and that name. Created with ``O_EXCL``: never a file (or a link) that was already there."""
+    """A new, empty file beside ``path`` under an unguessable name, open for binary writing, and
+    that name. Created with ``O_EXCL``: never a file (or a link) that was already there."""
     path = Path(path)
     for _ in range(_ATTEMPTS):
         tmp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
@@ -42,8 +54,7 @@ def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
 
 
 def new_temporary_file(path: Path) -> Path:
-    """The name of a new, empty file beside ``path`` (see :func:`create_temporary`), for a writer
-    that opens files by name (h5py)."""
+    """The name of a new, empty file beside ``path``, for a writer that opens files by name (h5py)."""
     handle, tmp = create_temporary(path)
     handle.close()
     return tmp
@@ -60,13 +71,13 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
 def write_bytes_atomically(path: Path, data: bytes) -> None:
     """``data`` at ``path``, complete or not at all."""
-    write_atomically(path, _bytes_writer(data))
+    write_files_atomically({path: data})
 
 
 def write_files_atomically(files: Mapping[Path, bytes]) -> None:
-    """Several files that belong together (a model's config and weights): every one is written
-    and synced under its temporary name before the first is renamed, so a full disk or an error
-    while writing leaves all the targets as they were (and no temporary file behind)."""
+    """Files that belong together (a model's config and weights): all are written and synced
+    under their temporary names before the first is renamed, so an error while writing leaves
+    every target as it was (and no temporary file behind)."""
     written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
@@ -82,7 +93,6 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
 
 
 def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
-    """A ``write`` for :func:`_write_synced` that writes ``data``."""
     return lambda handle: handle.write(data)
 
 
@@ -106,11 +116,9 @@ def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
 
 
 def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] = lambda name: True) -> int:
-    """Delete the temporary files that killed writers left in ``folder`` for the targets whose
-    names ``is_target`` accepts; return how many. Only regular files named by
-    :data:`TEMPORARY_NAME` and owned by this user are deleted (a symlink of that name is left
-    alone, and so is what it points to). Call it only where no other writer of those targets
-    can be running."""
+    """Delete (and count) the temporary files killed writers left in ``folder`` for the targets
+    ``is_target`` accepts: regular files of this user only, never a link. Call it only where no
+    other writer of those targets can be running."""
     removed = 0
     try:
         entries = list(os.scandir(folder))
@@ -144,8 +152,7 @@ def io_error_reason(err: BaseException) -> str:
 
 
 def sync_file(path: Path) -> None:
-    """Flush a file written by another library (h5py) to disk before it is renamed; a symlink at
-    ``path`` is refused, not followed."""
+    """Flush a file written by another library (h5py) to disk; a symlink is refused, not followed."""
     descriptor = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         os.fsync(descriptor)

@@ -1,10 +1,5 @@
-"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds
-(our model directory, AllenNLP/bilm-tf files, an ELMoForManyLangs directory):
-the one loader of the ``elmo`` component, ``spacy-elmo embed`` and pretraining's ``--init-from``.
-
-It joins the two sides that do not know each other: :mod:`spacy_elmo.formats.resolve` finds
-the files, and the ``BiLM`` class methods read them.
-"""
+"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds:
+the one loader of the ``elmo`` component, ``spacy-elmo embed`` and pretraining's ``--init-from``."""
 
 from __future__ import annotations
 
@@ -19,15 +14,9 @@ PathLike = Union[str, Path]
 
 
 def load_bilm(path: PathLike, *, messages: Messages = MESSAGES, without_softmax: bool = False) -> BiLM:
-    """Load the biLM at ``path`` (``~`` expanded): a spacy-elmo model directory, an AllenNLP
-    directory, or its ``.hdf5`` or ``options.json`` with the other file beside it, or an
-    ELMoForManyLangs model directory
-    (:mod:`spacy_elmo.formats.resolve` has the rules).
-
-    ``messages`` words the errors (see :data:`~spacy_elmo.formats.resolve.MESSAGES`).
-    ``without_softmax`` drops the output softmax and vocabulary, which only pretraining uses,
-    and returns the model in eval mode (a copy only when there was a softmax to drop).
-    """
+    """Load the biLM at ``path`` (``~`` expanded; :mod:`spacy_elmo.formats.resolve` has the rules);
+    ``messages`` words the errors. ``without_softmax`` drops the output softmax and vocabulary,
+    which only pretraining uses, and returns the model in eval mode."""
     path = Path(path).expanduser()
     allennlp_files = find_weights(path, messages=messages)
     if allennlp_files is not None:

@@ -1,11 +1,5 @@
-"""Progress bars that suit where the output goes: a live tqdm bar on a terminal, and in a log
-file or a pipe a plain summary line now and then.
-
-tqdm redraws its bar in place with a carriage return; in a log every redraw becomes a line of
-its own (886 lines of pretraining progress in the first minutes of a ``make all`` log). So when
-the stream is not a terminal, the bar redraws at most every ``summary_seconds`` and each redraw
-is written as one whole line.
-"""
+"""Progress bars that suit where the output goes: a live tqdm bar on a terminal; in a log file or
+a pipe, where every in-place redraw would become a line of its own, a plain line now and then."""
 
 from __future__ import annotations
 

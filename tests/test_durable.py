@@ -67,7 +67,7 @@ def test_an_io_error_in_one_line():
     assert io_error_reason(ValueError("first line\nsecond")) == "first line"
 
 
-# ------------------------------------------------------------------ issue 33 item 5: links at predictable names
+# ------------------------------------------------------------------ links at predictable names
 def plant_link(at: Path, victim: Path) -> None:
     victim.write_bytes(b"someone else's file")
     at.symlink_to(victim)

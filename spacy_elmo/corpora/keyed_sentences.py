@@ -1,23 +1,13 @@
-"""Sentences to embed, from text, JSONL or ``.spacy`` files, lazily and with stable keys.
+"""Sentences to embed, from text, JSONL or ``.spacy`` files, lazily, each with a key that a rerun
+over the same input reproduces (so an interrupted ``spacy-elmo embed`` skips what it wrote).
 
-Each sentence comes with a key that a rerun over the same input reproduces, so an interrupted
-``spacy-elmo embed`` can skip what it already wrote:
-
-- text, one sentence per line (tokens split on whitespace): the key is the line number
-  (0-based; blank lines are skipped but keep their number), as ``allennlp elmo`` did;
-- JSONL (a ``text`` field, and optionally ``tokens``, a list of strings): the line number;
-- with a spaCy pipeline, each line (or JSONL ``text``) is a paragraph that the pipeline
-  tokenizes and splits into sentences; keys then number the sentences in order;
-- ``.spacy`` (a DocBin): each sentence if the docs have sentence boundaries, else each doc,
-  numbered in order. Whitespace tokens are left out.
-
-A line that is not valid UTF-8, whose JSON holds a lone surrogate (``"\\ud800"``, which has no
-UTF-8 form and could not be stored), or that is longer than ``max_line_bytes``, is skipped: it
-is counted in :class:`SkippedLines` and logged with its file and line number (the first few),
-and its key is left unused. A long line is not cut, as pretraining cuts it: its vectors would
-be stored under the line's key as if they were the whole line's. A line that is not a JSON
-object with a string ``text`` stops the read with an error naming the file and line, and so
-does a binary (NUL bytes) or damaged file: the input is then probably not what was meant.
+Text and JSONL (``text``, optionally ``tokens``) lines are keyed by their 0-based line number, as
+``allennlp elmo`` did; with a spaCy pipeline each line is a paragraph whose sentences are keyed
+in order, as are the sentences (or Docs) of a ``.spacy`` file. A line that is not UTF-8, holds a
+lone surrogate or is over ``max_line_bytes`` is skipped and counted (never cut, as pretraining
+cuts it: its vectors would be stored under the whole line's key). A line that is not a JSON
+object with a string ``text``, a binary or a damaged file stops the read with an error: the
+input is probably not what was meant.
 """
 
 from __future__ import annotations
@@ -28,10 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Union
 
 from ..formats.regular_files import open_regular_file
-from .docbin import read_docbin
-from .files import FORMATS, file_problem, guess_format
-from .jsonl import BadJsonLine, parse_jsonl_line
-from .lines import read_lines
+from .files import FORMATS, BadJsonLine, file_problem, guess_format, parse_jsonl_line, read_docbin, read_lines
 from .pipelines import sentence_spans
 
 logger = logging.getLogger("spacy_elmo")
@@ -71,11 +58,8 @@ def read_sentences(
     skipped: Optional[SkippedLines] = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[Sentence]:
-    """Sentences of ``path``, one at a time (see the module docstring for keys and formats).
-
-    Unreadable lines are skipped and counted in ``skipped`` (a fresh counter when None). The
-    file itself is checked at once: a missing, unreadable or binary file raises here, and so
-    does anything but a regular file (``/dev/null``, a FIFO, a directory), saying what it is."""
+    """Sentences of ``path``, one at a time; unreadable lines are counted in ``skipped``. A missing,
+    unreadable or binary file, or anything but a regular file, raises here, at once."""
     path = Path(path)
     with open_regular_file(path, "input file"):
         pass  # opened without blocking (a FIFO would wait for a writer) and checked
@@ -96,8 +80,7 @@ def read_sentences(
 
 
 def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[tuple[int, str]]:
-    """The lines of ``path`` (number, text) that are UTF-8 and within ``max_line_bytes``; the
-    others are counted."""
+    """The lines of ``path`` (number, text) that are UTF-8 and within ``max_line_bytes``."""
     for line in read_lines(path, max_line_bytes):
         if line.cut:
             skipped.add(path, line.number, f"longer than {max_line_bytes:,} bytes")

@@ -1,23 +1,25 @@
-"""Pretraining's pass over a corpus: raw records (texts or Docs) of many files, resumably.
-
-Plain text gives one record per non-blank line, JSONL one per line (its text field), and
-``.spacy`` one per Doc. Damage never ends a run: empty, binary and unreadable files are skipped,
-invalid UTF-8 and bad JSONL lines are skipped, and lines over ``max_line_bytes`` are cut there;
-each case is counted in :class:`ReadStats`. Every record carries the position just after it
-(byte offset, or Doc index), so a reader can restart there.
+"""Pretraining's resumable pass over many files: a record per non-blank text line, JSONL line
+(its text field) or Doc, each with the position just after it. Damage never ends a run: bad
+files and lines are skipped, lines over ``max_line_bytes`` cut, each counted in :class:`ReadStats`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from ..corpora.docbin import UnreadableFile, read_docbin
-from ..corpora.files import file_problem, guess_format
-from ..corpora.jsonl import BadJsonLine, has_lone_surrogate, parse_jsonl_line
-from ..corpora.lines import read_lines
+from .files import (
+    BadJsonLine,
+    UnreadableFile,
+    file_problem,
+    guess_format,
+    has_lone_surrogate,
+    parse_jsonl_line,
+    read_docbin,
+    read_lines,
+)
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -72,36 +74,19 @@ class ReadStats:
         return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "records": self.records,
-            "files_read": self.files_read,
-            "empty_files": list(self.empty_files),
-            "binary_files": list(self.binary_files),
-            "unreadable_files": list(self.unreadable_files),
-            "invalid_utf8_lines": self.invalid_utf8_lines,
-            "overlong_lines": self.overlong_lines,
-            "bad_json_lines": self.bad_json_lines,
-        }
+        return {key: value for key, value in asdict(self).items() if key not in ("warn", "_warned")}
 
     def skip_file(self, kind: str, path: Path, detail: str) -> None:
         """Count ``path`` as a skipped file of ``kind`` (``empty``, ``binary``, ``unreadable``)."""
-        skipped = {"empty": self.empty_files, "binary": self.binary_files, "unreadable": self.unreadable_files}
-        skipped[kind].append(str(path))
+        getattr(self, f"{kind}_files").append(str(path))
         self.note(kind, path, f"{detail}; skipped")
 
 
 class RecordReader:
-    """Iterates records of a list of files from a :class:`RecordPosition` on.
-
-    ``spacy_vocab`` is needed only for ``.spacy`` files (their Docs are rebuilt on it).
-    """
+    """Records of a list of files from a :class:`RecordPosition` on; ``.spacy`` files need ``spacy_vocab``."""
 
     def __init__(
-        self,
-        files: list[Path],
-        max_line_bytes: int,
-        jsonl_field: str = "text",
-        spacy_vocab: Any = None,
+        self, files: list[Path], max_line_bytes: int, jsonl_field: str = "text", spacy_vocab: Any = None
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")

@@ -34,19 +34,22 @@ def run_batch(
     char_ids, lengths = encode_padded(sequences, encoding=bilm.encoding)
     ids = torch.from_numpy(char_ids).to(bilm.device)
     n_tokens = int(lengths.sum())  # sentence boundaries included
-    word_vectors = None
-    if word_cache is not None:
-        version = bilm.char_encoder_version()
-        version = None if version is None else (version, precision)
+    version = bilm.char_encoder_version()
+    version = None if version is None else (version, precision)
 
-        def word_vectors(unique: torch.Tensor) -> torch.Tensor:
-            keys = [row.tobytes() for row in unique.cpu().numpy()]
-            return word_cache.vectors(
-                keys, n_tokens, version, lambda positions: bilm.encode_words(unique[positions], precision)
-            )
+    def cached_vectors(unique: torch.Tensor) -> torch.Tensor:
+        assert word_cache is not None
+        keys = [row.tobytes() for row in unique.cpu().numpy()]
+        return word_cache.vectors(
+            keys, n_tokens, version, lambda positions: bilm.encode_words(unique[positions], precision)
+        )
 
     states = bilm.contextualize(
-        ids, torch.from_numpy(lengths), precision=precision, final_boundary=False, word_vectors=word_vectors
+        ids,
+        torch.from_numpy(lengths),
+        precision=precision,
+        final_boundary=False,
+        word_vectors=None if word_cache is None else cached_vectors,
     )
     steps = numpy.arange(char_ids.shape[1])[None, :]
     tokens = torch.from_numpy((steps >= 1) & (steps < lengths[:, None] - 1)).to(ids.device)

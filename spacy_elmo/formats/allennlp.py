@@ -1,19 +1,7 @@
-"""bilm-tf / AllenNLP weights: ``options.json`` plus an ``.hdf5`` in bilm-tf's variable layout.
-
-This module knows the files, not the model: it reads and writes a :class:`BiLMConfig` and the
-weights as numpy arrays named as in ``BiLM.state_dict()`` (``BiLM.from_allennlp`` and
-``BiLM.to_allennlp`` turn them into a model and back). The mapping, for each piece of the model:
-- ``char_embed`` (261, d): rows for ids 1..261; our table has an extra zero row 0 for padding.
-- ``CNN/W_cnn_i`` (1, width, d, n) and ``CNN/b_cnn_i``: convolution i.
-- ``CNN_high_i/W_transform|W_carry`` (in, out) and biases: highway i; bilm-tf's carry gate
-  multiplies the transform branch, which is our convention too, so no sign flip.
-- ``CNN_proj/W_proj`` (n_filters, P) and ``b_proj``.
-- ``RNN_{0|1}/RNN/MultiRNNCell/Cell{k}/LSTMCell/W_0`` (input + P, 4C): rows for the input, then
-  for the recurrent state; gates in TF's order i, j, f, o (ours too); ``B`` (4C) without the
-  forget bias of 1.0 that is added at run time; ``W_P_0`` (C, P) the projection. RNN_0 is the
-  forward direction, RNN_1 the backward one.
-- ``softmax/W`` (V, P) and ``softmax/b`` (V,) when the model has an output softmax (ours only;
-  AllenNLP ignores them).
+"""bilm-tf / AllenNLP weights: ``options.json`` and an ``.hdf5`` in bilm-tf's variable layout,
+read into and written from a :class:`BiLMConfig` and arrays named as in ``BiLM.state_dict()``.
+The mapping of each dataset is the table in docs/weights.md; the char table's padding row 0 and
+the forget bias of 1.0 (added at run time) are not stored.
 """
 
 from __future__ import annotations
@@ -28,6 +16,7 @@ import numpy
 from ..config import BiLMConfig
 from ..durable import write_files_atomically
 from .hdf5_arrays import WeightArrays, hdf5_image, named_damage, open_hdf5
+from .regular_files import parse_json
 
 PathLike = Union[str, Path]
 StateArrays = dict[str, numpy.ndarray]
@@ -41,14 +30,7 @@ def read_options(options_file: PathLike) -> BiLMConfig:
     path = Path(options_file)
     if not path.is_file():
         raise FileNotFoundError(f"Options file not found: {path}")
-    try:
-        options = json.loads(path.read_text(encoding="utf8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a valid options.json: {err}") from err
-    except RecursionError as err:
-        raise ValueError(f"{path} is not a valid options.json: its JSON is nested too deeply") from err
-    if not isinstance(options, dict):
-        raise ValueError(f"{path} is not a valid options.json: expected a JSON object")
+    options = parse_json(path.read_bytes(), str(path), "options file", dict)
     try:
         return BiLMConfig.from_options(options)
     except ValueError as err:
@@ -131,12 +113,9 @@ def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> 
 
 
 def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMConfig, StateArrays]:
-    """The config and the state-dict arrays of a bilm-tf/AllenNLP model, checked dataset by dataset.
-
-    Every dataset's shape is checked against the options before any is read (so a small file
-    claiming huge sizes fails at once), every dataset must be one the options use, and every
-    value must be finite.
-    """
+    """The config and state-dict arrays of a bilm-tf model: every dataset's shape is checked
+    against the options before any is read (a small file claiming huge sizes fails at once),
+    every dataset must be one the options use, and every value must be finite."""
     config = read_options(options_file)
     with open_hdf5(weight_file) as handle:
         weights = WeightArrays(handle, str(weight_file))
@@ -152,10 +131,8 @@ def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMCo
 def write_allennlp(
     options_file: PathLike, weight_file: PathLike, config: BiLMConfig, state: Mapping[str, numpy.ndarray]
 ) -> None:
-    """Write ``options.json`` and the ``.hdf5`` in bilm-tf's layout from the state-dict arrays;
-    :func:`read_allennlp` reads them back bit for bit. Both files are complete on disk under
-    temporary names before either replaces an existing one: a full disk or a crash while writing
-    leaves an earlier export as it was (the weights are built in memory first)."""
+    """Write ``options.json`` and the ``.hdf5`` (which :func:`read_allennlp` reads back bit for bit),
+    both or neither: a full disk or a crash leaves an earlier export as it was."""
     options_file, weight_file = Path(options_file), Path(weight_file)
     stored = _file_from_state(config, state)
 

@@ -1,39 +1,16 @@
-"""ELMoForManyLangs' model directories (HIT-SCIR; 44 languages, hosted by NLPL), read as a config,
-arrays named as in ``BiLM.state_dict()`` and the dictionaries of the code-point encoding.
+"""ELMoForManyLangs' model directories, read as a config, arrays named as in ``BiLM.state_dict()``
+and the dictionaries of the code-point encoding.
 
-A directory holds, as their trainer writes it:
-
-- ``config.json``: the trainer's arguments; ``config_path`` names the model config, often by an
-  absolute path on the authors' machine. Their ``Embedder`` tries that path, then its base name
-  inside the directory, then a config of that base name bundled with their package. Here only
-  files inside the directory are read (a relative path that stays inside it, then the base
-  name); for the bundled names, :data:`BUNDLED_CONFIGS` holds the values their package ships;
-- the model config: ``encoder`` (``dim``: LSTM cells, ``projection_dim``, ``n_layers``,
-  ``cell_clip``, ``proj_clip``; 0 or null: no clipping) and ``token_embedder`` (``filters``,
-  ``n_highway``, ``activation`` of the pooled convolutions, ``char_dim``, ``word_dim``,
-  ``max_characters_per_token``);
-- ``char.dic`` and ``word.dic``: one ``entry<TAB>id`` a line, ids from 0; a line whose entry is
-  whitespace (stripped away) stands for U+3000, as their reader has it;
-- ``token_embedder.pkl`` and ``encoder.pkl``: ``torch.save`` of the two modules' state dicts
-  (the published ones in torch 0.4's legacy container), read by :mod:`.torch_pickle`.
-
-The mapping onto our model, for each piece:
-
-- char and word tables: their rows, after our padding row 0 (ids shift by one);
-- ``convolutions.i``: the same ``Conv1d`` layout;
-- ``highways._layers.i``: the transform rows, then the gate rows; their gate multiplies the
-  input (``g * x + (1 - g) * relu(t)``) where ours multiplies the transform, so the gate's rows
-  and bias change sign (``1 - sigmoid(z) = sigmoid(-z)``);
-- ``projection``: input is the word vector, then the char features (their concatenation order);
-- ``{forward|backward}_layer_k``: ``input_linearity`` (no bias), ``state_linearity`` (with the
-  bias, forget bias included: our config's run-time ``forget_bias`` is 0) and
-  ``state_projection``; gates in the order input, forget, candidate, output, where ours are
-  input, candidate, forget, output. Layers above the first add their input (skip connections).
+Their ``config.json`` names the model config by ``config_path``, often an absolute path on the
+authors' machine; only files inside the directory are read (that path if relative and inside,
+then its base name), else the values their package bundles (:data:`BUNDLED_CONFIGS`), as their
+``Embedder`` does. ``char.dic`` and ``word.dic`` hold ``entry<TAB>id`` lines; the two ``.pkl``
+files are ``torch.save`` state dicts (:mod:`.torch_pickle`). The mapping of each tensor is the
+table in docs/weights.md.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
@@ -42,7 +19,7 @@ import numpy
 
 from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
 from .hdf5_arrays import finite_float32
-from .regular_files import read_regular_file
+from .regular_files import parse_json, read_regular_file
 from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
@@ -54,10 +31,8 @@ WORD_DIC = "word.dic"
 TOKEN_EMBEDDER = "token_embedder.pkl"
 ENCODER = "encoder.pkl"
 _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
-#: Bounds on what is read: their configs are a few hundred bytes, a dictionary of a million
-#: words some 15 MB.
+#: Bounds on what is read (their configs are a few hundred bytes, a dictionary some MB).
 MAX_JSON_BYTES = 1 << 20
-MAX_JSON_DEPTH = 16  # theirs nest 3 deep; deeper values would overflow repr() in an error message
 MAX_DICTIONARY_BYTES = 1 << 26
 
 _SAMPLE = {
@@ -88,12 +63,9 @@ def is_elmoformanylangs_dir(path: PathLike) -> bool:
 
 
 def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexicon]:
-    """The config, state-dict arrays and dictionaries of the model in directory ``path``.
-
-    Every problem is one ``ValueError`` (``FileNotFoundError`` for a missing file) naming the
-    file, and the line or key; the tensors' shapes are checked against the config and the
-    dictionaries before any tensor is read, and every value must be finite in float32.
-    """
+    """The config, state-dict arrays and dictionaries of the model in directory ``path``. Every
+    problem is one ``ValueError`` naming the file and the line or key; shapes are checked before
+    any tensor is read."""
     directory = Path(path)
     if not directory.is_dir():
         raise FileNotFoundError(f"ELMoForManyLangs model directory not found: {directory}")
@@ -135,31 +107,7 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
 
 
 def _read_json_object(path: Path, what: str) -> dict[str, Any]:
-    raw = read_regular_file(path, what, MAX_JSON_BYTES)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-        too_deep = _depth(data) > MAX_JSON_DEPTH
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a readable JSON file: {err}") from None
-    except RecursionError:  # json's parser recurses; the depth limit of Python's stack stops it
-        too_deep = True
-    if too_deep:
-        raise ValueError(f"{path} is not a readable JSON file: it is nested more than {MAX_JSON_DEPTH} deep")
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
-    return data
-
-
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in a JSON value (counted without recursing)."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (list, dict)):
-            deepest = max(deepest, depth)
-            if depth <= MAX_JSON_DEPTH:
-                pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
+    return parse_json(read_regular_file(path, what, MAX_JSON_BYTES), str(path), what, dict)
 
 
 def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
@@ -219,9 +167,8 @@ def _config(
 
 
 def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]:
-    """``char.dic`` or ``word.dic``: entry -> id, read line by line as their ``Embedder`` does
-    (a later line for the same entry wins). It must hold ``markers``, and ids from 0 to one
-    less than its number of entries (their table has a row per entry)."""
+    """``char.dic`` or ``word.dic``: entry -> id as their ``Embedder`` reads it (a later line wins;
+    an entry that is only whitespace is U+3000), holding ``markers`` and ids ``0..len - 1``."""
     raw = read_regular_file(path, "model's dictionary", MAX_DICTIONARY_BYTES)
     try:
         text = raw.decode("utf-8")
@@ -287,7 +234,7 @@ def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
 
 
 def _our_arrays(config: BiLMConfig, embedder: StateArrays, lstms: StateArrays) -> StateArrays:
-    """Their tensors under our names and conventions (see the module docstring)."""
+    """Their tensors under our names and conventions (the table in docs/weights.md)."""
     ours = "char_encoder."
     state = {ours + "char_embedding.weight": _after_padding_row(embedder["char_emb_layer.embedding.weight"])}
     if config.word_dim:

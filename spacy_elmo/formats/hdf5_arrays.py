@@ -1,14 +1,5 @@
-"""Checked reads from HDF5 files: every failure names the file, the dataset and the shapes.
-
-HDF5 can make a file read bytes from elsewhere: external links (another file's object), soft
-links (a path that may point anywhere in the file, or nowhere), datasets with external raw
-storage (bytes of any readable file) and virtual datasets (slices of other files). A weights
-file from the internet has no use for any of them, and their bytes would end up in a saved
-pipeline, so every file this package reads is refused if it holds one (:func:`check_hdf5_safe`).
-
-Every weight, from HDF5 or from ELMoForManyLangs' torch files, passes :func:`finite_float32`:
-finite in the float32 the model holds it in.
-"""
+"""Checked reads from HDF5 files: every failure names the file, the dataset and the shapes, and no
+file that links to or stores data outside itself is read (docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -24,8 +15,7 @@ import numpy
 PathLike = Union[str, Path]
 
 
-#: What h5py raises for a file whose structure is damaged (a flipped bit in an object header, a
-#: truncated B-tree): turned into one ``ValueError`` naming the file by :func:`named_damage`.
+#: What h5py raises for a damaged file (a flipped bit in a header, a truncated B-tree).
 H5PY_DAMAGE = (OSError, KeyError, RuntimeError, TypeError, IndexError, AttributeError, UnicodeDecodeError)
 
 
@@ -51,9 +41,8 @@ def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
 
 
 def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
-    """The bytes of an HDF5 file that ``write`` fills, built in memory: written to disk as plain
-    bytes afterwards, a full disk is an ordinary ``OSError`` and never reaches HDF5, which can
-    crash the process when its own writes fail."""
+    """The bytes of an HDF5 file that ``write`` fills, built in memory: a full disk while they are
+    written is then an ordinary ``OSError``, never a failed HDF5 write (which can crash the process)."""
     name = f"in-memory-{uuid.uuid4().hex}.hdf5"  # HDF5 refuses two open files of one name, even in memory
     with h5py.File(name, "w", driver="core", backing_store=False) as handle:
         write(handle)
@@ -63,8 +52,7 @@ def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
 
 @contextmanager
 def named_damage(where: str) -> Iterator[None]:
-    """Let every error of h5py reading a damaged file out as one ``ValueError`` naming ``where``
-    (errors that already name it, this module's own, pass unchanged)."""
+    """Every error of h5py reading a damaged file as one ``ValueError`` naming ``where``."""
     try:
         yield
     except (*H5PY_DAMAGE, ValueError) as err:
@@ -80,11 +68,8 @@ def open_safe_hdf5(
     check: Optional[Callable[[h5py.File], None]] = None,
     where: Optional[str] = None,
 ) -> h5py.File:
-    """``path`` opened read-only after :func:`check_hdf5_safe` and ``check`` accepted it.
-
-    ``unreadable(err)`` is the error raised when h5py cannot open the file; if a check fails,
-    the handle is closed before the error propagates.
-    """
+    """``path`` opened read-only once :func:`check_hdf5_safe` and ``check`` accept it;
+    ``unreadable(err)`` is raised when h5py cannot open it."""
     try:
         handle = h5py.File(path, "r")
     except OSError as err:
@@ -101,8 +86,7 @@ def open_safe_hdf5(
 
 
 def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
-    """Raise ``ValueError`` if the file links to or stores data outside itself (see above),
-    or uses soft links. Walks every group once, following hard links only."""
+    """Refuse a file that links to or stores data outside itself (every group once, by hard links)."""
     seen: set = set()
     pending: list[tuple[str, h5py.Group]] = [("", handle)]
     while pending:
@@ -129,24 +113,11 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
 
 class WeightArrays:
     """An open weights file whose datasets are checked against the shapes a config implies and
-    read as finite float32 arrays (:func:`finite_float32`). Every error names ``where``, and
-    h5py's errors on a damaged file come out as one ``ValueError`` too."""
+    read as finite float32 arrays; every error names ``where``."""
 
     def __init__(self, handle: h5py.File, where: str) -> None:
         self.handle = handle
         self.where = where
-
-    def datasets(self) -> dict[str, tuple[int, ...]]:
-        """Every dataset's name and shape (nothing is read)."""
-        found: dict[str, tuple[int, ...]] = {}
-
-        def visit(name: str, item: object) -> None:
-            if isinstance(item, h5py.Dataset):
-                found[name] = tuple(item.shape)
-
-        with named_damage(self.where):
-            self.handle.visititems(visit)
-        return found
 
     def check_shape(self, name: str, shape: tuple[int, ...], implied_by: str = "the options imply") -> h5py.Dataset:
         """The dataset ``name``, which must exist with exactly ``shape`` (nothing is read yet)."""
@@ -173,16 +144,17 @@ class WeightArrays:
         return finite_float32(stored, f"{self.where}: dataset {name!r}")
 
     def check_no_unused(self, used: set[str], what: str) -> None:
-        """Refuse datasets the options/config do not account for (e.g. a third LSTM layer when the
-        options say two): they mean the file and its options disagree."""
-        extra = sorted(set(self.datasets()) - used)
+        """Refuse datasets the options do not account for (a third LSTM layer where they say two)."""
+        found: list[str] = []
+        with named_damage(self.where):
+            self.handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
+        extra = sorted(set(found) - used)
         if extra:
             shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
             raise ValueError(f"{self.where} has datasets {what} does not use: {shown}; the file and {what} disagree")
 
     def read_all(self, shapes: Mapping[str, tuple[int, ...]], what: str, implied_by: str) -> dict[str, numpy.ndarray]:
-        """Exactly the datasets ``shapes`` names (which ``what``, e.g. the options file, implies):
-        every one checked before any is read."""
+        """Exactly the datasets ``shapes`` names (as ``what`` implies), all checked before any is read."""
         for name, shape in shapes.items():
             self.check_shape(name, shape, implied_by)
         self.check_no_unused(set(shapes), what)
@@ -190,10 +162,8 @@ class WeightArrays:
 
 
 def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:
-    """``stored`` as float32, the dtype of the model it is loaded into, refused if any value is
-    NaN or infinite there: the check comes after the cast, since a float64 1e300 would become
-    inf. Every weights reader uses it (HDF5 datasets here, ELMoForManyLangs' torch tensors);
-    ``what`` names the array (file and name) in the error."""
+    """``stored`` as float32, refused if any value is NaN or infinite there (after the cast: a
+    float64 1e300 becomes inf); ``what`` names the array in the error."""
     with numpy.errstate(over="ignore"):
         array = stored.astype(numpy.float32, copy=False)
     finite = numpy.isfinite(array)

@@ -1,20 +1,8 @@
-"""Our own model directory: ``config.json``, ``weights.hdf5`` (named float arrays) and, when the
-model has an output softmax, ``vocab.json`` (a JSON list, so any token string survives); a
-code-point model (ELMoForManyLangs') also has its dictionaries, ``chars.json`` and, with a word
-table, ``words.json`` (JSON objects string -> id). Nothing in it is executable: loading reads JSON,
-plain text and arrays only.
-
-This module knows the files, not the model: it reads and writes a :class:`BiLMConfig`, the
-vocabulary, the dictionaries (a :class:`Lexicon`) and arrays named as in ``BiLM.state_dict()``.
-The caller says which names and shapes the config implies (``BiLM.state_shapes``), so that
-every array is checked before any is read. The files come from a folder or, for a model packed
-into a saved pipeline, from bytes (:func:`packed_model`); errors name the file either way.
-
-Checksums: ``config.json`` records the SHA-256 of every other file of the model (weights,
-vocabulary, dictionaries) and of its own settings. A model whose files changed after they were
-written (a flipped bit, a file of another model, a hand edit, half of an interrupted copy) is
-refused before HDF5 parses anything. Models written before the checksums (code-point models
-included) load without that check.
+"""Our model directory: ``config.json``, ``weights.hdf5`` (arrays named as in ``BiLM.state_dict()``),
+``vocab.json`` with an output softmax, and a code-point model's ``chars.json``/``words.json``;
+JSON and arrays only. ``config.json`` records the SHA-256 of every other file and of its own
+settings, checked before HDF5 parses anything (models written before the checksums load
+unchecked). The files come from a folder or, packed in a saved pipeline, from bytes.
 """
 
 from __future__ import annotations
@@ -22,16 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 import h5py
 import numpy
 
-from ..config import BYTE_ENCODING, BiLMConfig, Lexicon
-from ..durable import write_files_atomically
+from ..config import ARCHITECTURE_FIELDS, BYTE_ENCODING, BiLMConfig, Lexicon
+from ..durable import file_sha256, write_files_atomically
 from .hdf5_arrays import WeightArrays, hdf5_image, open_hdf5, open_hdf5_bytes
+from .regular_files import parse_json
 
 PathLike = Union[str, Path]
+T = TypeVar("T")
 
 FORMAT_NAME = "spacy-elmo-bilm"
 FORMAT_VERSION = 1
@@ -43,23 +33,9 @@ WORDS_FILE = "words.json"
 #: The files besides ``config.json`` a model may have; it records the checksum of each it has.
 DATA_FILES = (WEIGHTS_FILE, VOCAB_FILE, CHARS_FILE, WORDS_FILE)
 CHECKSUMS = "sha256"  # config.json: file name (or "config" for the settings) -> SHA-256
-#: The settings of every config.json of format version 1; a setting added later may be absent
-#: from older files and then takes its default, these may not.
-REQUIRED_SETTINGS = (
-    "char_embed_dim",
-    "filters",
-    "n_highway",
-    "activation",
-    "lstm_dim",
-    "projection_dim",
-    "n_layers",
-    "cell_clip",
-    "proj_clip",
-    "use_skip_connections",
-    "vocab_size",
-    "forget_bias",
-)
-#: ... and of every code-point model's (its sizes are not the byte encoding's defaults).
+#: The settings every ``config.json`` has (later ones may be absent and take their defaults) ...
+REQUIRED_SETTINGS = (*ARCHITECTURE_FIELDS, "vocab_size", "forget_bias")
+#: ... and every code-point model's (its sizes are not the byte encoding's defaults).
 CODE_POINT_SETTINGS = ("max_characters_per_token", "n_characters", "word_dim", "n_words")
 
 
@@ -98,20 +74,16 @@ class _Folder(ModelSource):
         return (self.path / name).is_file()
 
     def read_bytes(self, name: str) -> bytes:
-        try:
-            return (self.path / name).read_bytes()
-        except OSError as err:
-            raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
+        return self._read(name, Path.read_bytes)
 
     def sha256(self, name: str) -> str:
-        digest = hashlib.sha256()
+        return self._read(name, file_sha256)
+
+    def _read(self, name: str, read: Callable[[Path], T]) -> T:
         try:
-            with open(self.path / name, "rb") as handle:  # in blocks: weights may be gigabytes
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
+            return read(self.path / name)
         except OSError as err:
             raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
-        return digest.hexdigest()
 
     def open_weights(self) -> h5py.File:
         return open_hdf5(self.path / WEIGHTS_FILE)
@@ -190,10 +162,8 @@ def write_model_dir(
     vocab: Optional[Sequence[str]] = None,
     lexicon: Optional[Lexicon] = None,
 ) -> None:
-    """Write the model directory: every file complete under a temporary name before any replaces
-    an old one (:func:`~spacy_elmo.durable.write_files_atomically`), so a full disk or a crash
-    while writing leaves an earlier model there as it was; then the files of an earlier model
-    that this one lacks (a vocabulary, dictionaries) go."""
+    """Write the model directory whole or not at all (an earlier model stays on a full disk or a
+    crash), then remove the files of an earlier model that this one lacks."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     files = model_files(config, state, vocab, lexicon)
@@ -213,10 +183,8 @@ def _settings_digest(settings: object) -> str:
 
 # ---------------------------------------------------------------------------- reading
 def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, Optional[list[str]]]:
-    """The config and vocabulary (None without ``vocab.json``) of :func:`write_model_dir`'s output,
-    checked against the recorded checksums (those of every file, the dictionaries included) and
-    against each other; the dictionaries are read by :func:`read_lexicon`, the weights by
-    :func:`read_model_weights`."""
+    """The config and vocabulary (None without ``vocab.json``), checked against the recorded
+    checksums of every file and against each other."""
     source = _source(path)
     meta = _read_meta(source)
     checksums = _verified_checksums(source, meta)
@@ -239,34 +207,20 @@ def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, O
 def read_model_weights(
     path: Union[PathLike, ModelSource], shapes: Mapping[str, tuple[int, ...]]
 ) -> dict[str, numpy.ndarray]:
-    """The arrays of the model's ``weights.hdf5``, which must hold exactly ``shapes`` (name ->
-    shape): all are checked before any is read, and every value must be finite in float32."""
+    """The arrays of ``weights.hdf5``: exactly ``shapes``, all checked before any is read."""
     source = _source(path)
     with source.open_weights() as handle:
         weights = WeightArrays(handle, source.label(WEIGHTS_FILE))
         return weights.read_all(shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 
-def _read_json(source: ModelSource, name: str, what: str) -> object:
-    raw = source.read_bytes(name)
-    where = source.label(name)
-    if not raw.strip():
-        raise ValueError(f"{where}: the {what} is empty (0 bytes or only whitespace)")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{where}: the {what} is not UTF-8 text (binary data at byte {err.start})") from err
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{where}: the {what} is not valid JSON ({err})") from err
-    except RecursionError as err:
-        raise ValueError(f"{where}: the {what} is not valid here: its JSON is nested too deeply") from err
+def _read_json(source: ModelSource, name: str, what: str, expected: Optional[type] = None) -> Any:
+    return parse_json(source.read_bytes(name), source.label(name), what, expected)
 
 
 def _read_meta(source: ModelSource) -> dict:
     where = source.label(CONFIG_FILE)
-    meta = _read_json(source, CONFIG_FILE, "model config")
-    if not isinstance(meta, dict):
-        raise ValueError(f"{where}: expected a JSON object, found {type(meta).__name__}")
+    meta = _read_json(source, CONFIG_FILE, "model config", dict)
     if meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{where} is not a spacy-elmo model config (its 'format' is not {FORMAT_NAME!r})")
     version = meta.get("version", 0)
@@ -326,27 +280,32 @@ def _read_vocab(source: ModelSource) -> list[str]:
         raise ValueError(f"{where}: the vocabulary must be a JSON list of strings")
     if not vocab:
         raise ValueError(f"{where}: the vocabulary is an empty list")
-    if len(set(vocab)) != len(vocab):
-        first: dict[str, int] = {}
-        for position, word in enumerate(vocab):
-            if word in first:
-                raise ValueError(f"{where}: the vocabulary lists {word!r} twice (entries {first[word]} and {position})")
-            first[word] = position
+    twice = first_repeat(vocab)
+    if twice is not None:
+        raise ValueError(f"{where}: the vocabulary lists {vocab[twice[1]]!r} twice (entries {twice[0]} and {twice[1]})")
     return vocab
 
 
+def first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
+    """The positions of the first word listed a second time, or None."""
+    seen: dict[str, int] = {}
+    for position, word in enumerate(words):
+        if word in seen:
+            return seen[word], position
+        seen[word] = position
+    return None
+
+
 def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:
-    """The dictionaries a model of ``config`` has: none in the byte encoding, ``chars.json`` in
-    the code-point one, and ``words.json`` with a word table."""
+
     if config.char_encoding == BYTE_ENCODING:
         return ()
     return (CHARS_FILE, WORDS_FILE) if config.word_dim else (CHARS_FILE,)
 
 
 def read_lexicon(path: Union[PathLike, ModelSource], config: BiLMConfig) -> Optional[Lexicon]:
-    """The dictionaries of a code-point model (None for a byte model), from a folder or packed
-    bytes, read after :func:`read_model_config` (which verifies their checksums) and checked
-    against ``config``: every problem is a ``ValueError`` naming the file."""
+    """A code-point model's dictionaries (None for a byte model), checked against ``config``;
+    read after :func:`read_model_config`, which verifies their checksums."""
     names = _dictionary_files(config)
     if not names:
         return None

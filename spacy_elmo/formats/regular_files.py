@@ -1,28 +1,22 @@
-"""Files of a downloaded model folder, opened only when they are regular files of a bounded size.
-
-A name in an unpacked archive may be a symlink to ``/dev/zero`` (read until memory runs out)
-or a FIFO (an ``open`` that waits forever for a writer): unzip and tar restore both. The file
-is opened without blocking, and what was opened is checked (``fstat`` of the descriptor, not
-of the name, which could change in between); only then is it read.
+"""Files from elsewhere: opened without blocking and checked by descriptor to be regular files of a
+bounded size before anything is read (not a link to ``/dev/zero``, not a FIFO that waits
+forever), and their JSON parsed with one error naming the file for whatever is wrong.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
+
+from ..durable import file_kind
 
 PathLike = Union[str, Path]
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+#: Deeper JSON is refused (theirs nest 3 deep; deeper values would overflow repr() in a message).
+MAX_JSON_DEPTH = 16
 
 
 def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None) -> BinaryIO:
@@ -40,8 +34,7 @@ def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None
     try:
         facts = os.fstat(descriptor)
         if not stat.S_ISREG(facts.st_mode):
-            kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
-            raise ValueError(f"{path}: the {what} must be a regular file, but it is {kind}")
+            raise ValueError(f"{path}: the {what} must be a regular file, but it is {file_kind(facts.st_mode)}")
         if max_bytes is not None and facts.st_size > max_bytes:
             raise ValueError(f"{path}: the {what} is {facts.st_size} bytes, more than the {max_bytes} it may have")
         return io.open(descriptor, "rb", closefd=True)
@@ -61,3 +54,36 @@ def read_regular_file(path: PathLike, what: str, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise ValueError(f"{path}: the {what} is more than the {max_bytes} bytes it may have")
     return data
+
+
+def parse_json(raw: bytes, where: str, what: str, expected: Optional[type] = None) -> Any:
+    """The JSON value of ``raw`` (the ``what`` at ``where``), of type ``expected`` when given."""
+    if not raw.strip():
+        raise ValueError(f"{where}: the {what} is empty (0 bytes or only whitespace)")
+    try:
+        value = json.loads(raw.decode("utf-8"))
+        too_deep = _depth(value) > MAX_JSON_DEPTH
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{where}: the {what} is not UTF-8 text (binary data at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where}: the {what} is not valid JSON ({err})") from None
+    except RecursionError:  # json's parser recurses: the depth limit of Python's stack stops it
+        too_deep = True
+    if too_deep:
+        raise ValueError(f"{where}: the {what} is nested more than {MAX_JSON_DEPTH} deep")
+    if expected is not None and not isinstance(value, expected):
+        name = "object" if expected is dict else expected.__name__
+        raise ValueError(f"{where}: expected a JSON {name}, found {type(value).__name__}")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in a JSON value (counted without recursing)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_JSON_DEPTH:
+                pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest

@@ -1,22 +1,7 @@
-"""Which biLM files a path holds, whichever of the supported layouts it is: the one set of
-path rules of every loader (the ``elmo`` component, ``spacy-elmo embed --weights``,
-pretraining's ``--init-from``).
-
-Accepted, in this order:
-
-1. a spacy-elmo model directory (``config.json`` + ``weights.hdf5``), or an ELMoForManyLangs
-   model directory (``config.json`` + ``token_embedder.pkl`` + ``encoder.pkl``, see
-   :mod:`.elmoformanylangs`): both are read whole;
-2. an AllenNLP/bilm-tf directory with ``options.json``; its weights are ``weights.hdf5`` when
-   it has one, else its only ``.hdf5`` file;
-3. an ``.hdf5`` weight file with ``options.json`` (or ``<stem>_options.json``, as AllenNLP's
-   downloads are named) in the same directory;
-4. an options ``.json`` file, its weights chosen in its directory as in 2.
-
-Anything else is refused with a message that names the path and what is missing. The wording
-is a table (:data:`MESSAGES`), which a caller may lead with the name of its own option or
-setting (:func:`messages_for`) or replace; the search is the same for every caller. Loading
-what is found is :func:`spacy_elmo.loading.load_bilm`'s job: this module reads no weights.
+"""Which biLM files a path holds: the one set of path rules of every loader (the rules, in
+order, are in docs/weights.md). Errors name the path and what is missing, worded by a table
+(:data:`MESSAGES`) that a caller may lead with its own option's name (:func:`messages_for`).
+Reading what is found is :func:`spacy_elmo.loading.load_bilm`'s job.
 """
 
 from __future__ import annotations
@@ -31,25 +16,9 @@ PathLike = Union[str, Path]
 OPTIONS_FILE = "options.json"
 HDF5_SUFFIXES = (".hdf5", ".h5")
 
-#: Problem name -> (exception type, message template). A template may use ``{path}`` (the path
-#: given), ``{parent}`` (the directory searched: the path itself, or the folder of a file),
-#: ``{found}`` (the .hdf5 files there, comma separated, or "none"), and ``{options}``,
-#: ``{config}``, ``{weights}`` (the file names above), ``{missing}`` (the files an incomplete
-#: ELMoForManyLangs directory lacks). The problems:
-#:
-#: - ``missing``: nothing at the path;
-#: - ``not_hdf5``: a file that is neither .hdf5/.h5 nor .json;
-#: - ``no_options_beside``: an .hdf5 file with no options file next to it;
-#: - directories without ``options.json`` that are not model directories:
-#:   ``incomplete_model_dir`` (``config.json`` without ``weights.hdf5``),
-#:   ``incomplete_elmoformanylangs`` (``config.json`` and some of their files), ``empty_dir`` (no
-#:   .hdf5 either), ``no_options`` (.hdf5 files only);
-#: - options found (a directory's or a .json given), weights not: ``no_weights`` (no .hdf5),
-#:   ``several_weights`` (2+ .hdf5, none of them ``weights.hdf5``);
-#: - directories that hold a biLM elsewhere, named with a hint: ``spacy_pipeline`` (a trained
-#:   spaCy pipeline: ``config.cfg`` + ``meta.json``), ``pretraining_run`` (a ``spacy-elmo
-#:   pretrain`` output folder: its biLM is ``model-best``), ``training_run`` (a ``spacy train``
-#:   output folder: its pipelines are ``model-best`` and ``model-last``).
+#: Problem name -> (exception type, message template). A template may use ``{path}``,
+#: ``{parent}`` (the folder searched), ``{found}`` (its .hdf5 files), ``{missing}`` (what an
+#: incomplete ELMoForManyLangs folder lacks), ``{options}``, ``{config}`` and ``{weights}``.
 Messages = Mapping[str, tuple[type[Exception], str]]
 
 
@@ -102,8 +71,7 @@ MESSAGES: Messages = {
 
 
 def messages_for(label: str, messages: Messages = MESSAGES) -> Messages:
-    """``messages`` with every error led by ``label``: the option or setting that gave the path
-    (e.g. ``"--init-from"``), so that a user with several paths learns which one is wrong."""
+    """``messages`` led by ``label``, the option that gave the path (e.g. ``"--init-from"``)."""
     lead = label.replace("{", "{{").replace("}", "}}")
     return {problem: (kind, f"{lead}: {template}") for problem, (kind, template) in messages.items()}
 
@@ -119,12 +87,8 @@ class _Unusable(Exception):
 
 
 def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
-    """AllenNLP's (options, weights) files for ``path``, or None when ``path`` is a directory
-    read whole: a spacy-elmo or an ELMoForManyLangs model directory (see the module docstring
-    for the layouts understood).
-
-    ``messages`` words the errors (see :data:`MESSAGES` for the problems it must cover).
-    """
+    """AllenNLP's (options, weights) files for ``path``, or None for a directory read whole (a
+    spacy-elmo or ELMoForManyLangs model directory); ``messages`` words the errors."""
     path = Path(path)
     try:
         return _locate(path)

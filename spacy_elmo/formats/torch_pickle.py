@@ -1,25 +1,10 @@
-"""State dicts written by ``torch.save``, read without running code, every shape checked first.
-
-``torch.save`` writes one of two containers, told apart as ``torch.load`` does, by the first
-bytes. The zip archive (torch 1.6 and later) holds the object as ``<name>/data.pkl`` and each
-storage's bytes as ``<name>/data/<key>`` (its layout is checked by :mod:`.torch_zip`). The
-legacy stream (torch 1.5 and before: ELMoForManyLangs' published models are torch 0.4 files)
-is five pickles in a row (a magic number, a protocol number, system facts, the object, the
-list of storage keys), then the storages' bytes, each after an 8-byte element count. In both,
-a tensor is the call ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)``,
-its storage a persistent id ``("storage", torch.<Type>Storage, key, location, numel[, view])``.
-
-:func:`stored_tensors` walks the object's pickle with an unpickler that knows an ordered dict
-and stand-ins for those two and refuses every other name: nothing is called, no tensor is
-allocated, and it returns each tensor's shape. It reads only the opcodes torch's weights-only
-unpickler reads. Every byte of the file must be accounted for
-(members and directory, or pickles and storages, with nothing after them): the checks and
-``torch.load`` then cannot read different pickles, and the storages, which ``torch.load``
-allocates, add up to no more than the file's size. The unpickler is Python's own, not the C
-one, so that no opcode can make it allocate more than the pickle's size (the C one sizes its
-memo by the largest index named) or recurse. :func:`read_state_dict` compares the shapes with
-those the caller expects, and only then lets ``torch.load(weights_only=True)`` read the data,
-from the very file handle that was checked.
+"""State dicts written by ``torch.save`` (a zip archive, or the legacy stream of ELMoForManyLangs'
+published models), walked without running or allocating anything, every shape and byte checked
+before ``torch.load(weights_only=True)`` reads the very file handle that was checked (the rules:
+docs/reliability.md). A tensor is ``torch._utils._rebuild_tensor_v2(storage, offset, size,
+stride, ...)``, its storage the persistent id ``("storage", torch.<Type>Storage, key, location,
+numel[, view])``; the legacy stream is five pickles (magic, protocol, system facts, the object,
+the storage keys), then each storage after an 8-byte element count.
 """
 
 from __future__ import annotations
@@ -96,7 +81,7 @@ class _Refused(Exception):
 
 def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> StoredTensor:
     """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built.
-    (``rest``: requires_grad, backward hooks and, since torch 1.12, metadata.)"""
+    (``rest``: requires_grad, backward hooks and, in newer torch, metadata.)"""
     if (
         not isinstance(storage, _Storage)
         or not all(isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride))
@@ -111,43 +96,15 @@ def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: A
     return StoredTensor(tuple(size), storage.kind)
 
 
-#: The opcodes torch's weights-only unpickler reads (protocol 2's, less the text and frame
-#: ones): every other is refused, so that both consume the same bytes of a legacy stream.
-_TORCH_OPCODES = (
-    pickle.APPEND,
-    pickle.APPENDS,
-    pickle.BINFLOAT,
-    pickle.BINGET,
-    pickle.BININT,
-    pickle.BININT1,
-    pickle.BININT2,
-    pickle.BINPERSID,
-    pickle.BINPUT,
-    pickle.BINUNICODE,
-    pickle.BUILD,
-    pickle.EMPTY_DICT,
-    pickle.EMPTY_LIST,
-    pickle.EMPTY_SET,
-    pickle.EMPTY_TUPLE,
-    pickle.GLOBAL,
-    pickle.LONG1,
-    pickle.LONG_BINGET,
-    pickle.LONG_BINPUT,
-    pickle.MARK,
-    pickle.NEWFALSE,
-    pickle.NEWOBJ,
-    pickle.NEWTRUE,
-    pickle.NONE,
-    pickle.PROTO,
-    pickle.REDUCE,
-    pickle.SETITEM,
-    pickle.SETITEMS,
-    pickle.SHORT_BINSTRING,
-    pickle.STOP,
-    pickle.TUPLE,
-    pickle.TUPLE1,
-    pickle.TUPLE2,
-    pickle.TUPLE3,
+#: The opcodes torch's weights-only unpickler reads: every other is refused, so that both
+#: consume the same bytes of a legacy stream.
+_TORCH_OPCODES = tuple(
+    getattr(pickle, name)
+    for name in (
+        "APPEND APPENDS BINFLOAT BINGET BININT BININT1 BININT2 BINPERSID BINPUT BINUNICODE BUILD EMPTY_DICT EMPTY_LIST "
+        "EMPTY_SET EMPTY_TUPLE GLOBAL LONG1 LONG_BINGET LONG_BINPUT MARK NEWFALSE NEWOBJ NEWTRUE NONE PROTO REDUCE "
+        "SETITEM SETITEMS SHORT_BINSTRING STOP TUPLE TUPLE1 TUPLE2 TUPLE3"
+    ).split()
 )
 
 
@@ -156,7 +113,7 @@ class _Opcodes(dict):
         raise pickle.UnpicklingError(f"pickle opcode {code:#04x}, which torch's weights-only reader refuses")
 
 
-class _Plain(pickle._Unpickler):  # Python's unpickler: see the module docstring
+class _Plain(pickle._Unpickler):  # Python's: the C one sizes its memo by the largest index named
     """Unpickles plain values only (the legacy stream's header and key list)."""
 
     stack: list[Any]  # the unpickler's value stack, set by load()
@@ -206,10 +163,9 @@ class _ShapeReader(_Plain):
 
 
 def stored_tensors(path: PathLike, handle: Optional[BinaryIO] = None) -> dict[str, StoredTensor]:
-    """The name, shape and type of every tensor of the state dict ``torch.save`` wrote to
-    ``path`` (either container), read without allocating any; a ``ValueError`` naming the file
-    says what else it holds, or how its bytes disagree with what it claims. ``handle``: the
-    file, already open (what is checked is then what the caller goes on to read)."""
+    """The name, shape and type of every tensor of the state dict at ``path``, read without
+    allocating any; a ``ValueError`` names the file and what else it holds. ``handle``: the file,
+    already open (so what is checked is what the caller goes on to read)."""
     path = Path(path)
     if handle is None:
         with open_regular_file(path, "torch.save file") as opened:
@@ -307,11 +263,9 @@ def _is_tar(handle: BinaryIO) -> bool:
 def read_state_dict(
     path: PathLike, expected: Mapping[str, tuple[int, ...]], convert: Callable[[numpy.ndarray, str], numpy.ndarray]
 ) -> dict[str, numpy.ndarray]:
-    """The tensors of ``path`` as numpy float arrays: exactly the names and shapes of ``expected``
-    (compared before any data is read), each as ``convert(array, what)`` returns it (e.g. cast to
-    the model's dtype and checked to be finite there; ``what`` names the file and the tensor).
-    Every problem is a ``ValueError`` naming the file and the tensor (``FileNotFoundError``
-    when there is no file)."""
+    """The tensors of ``path`` as numpy float arrays, exactly the names and shapes of ``expected``
+    (compared before any data is read), each passed through ``convert(array, what)``. Every
+    problem is a ``ValueError`` naming the file and the tensor."""
     import torch
 
     path = Path(path)

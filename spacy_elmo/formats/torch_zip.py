@@ -1,22 +1,7 @@
-"""The zip container of ``torch.save`` (torch 1.6 and later), checked to mean one thing.
-
-Our checks read the archive with Python's ``zipfile``; ``torch.load`` reads it with its own
-reader (miniz). The two differ where a zip file is ambiguous: a name twice (each may take
-another copy), names that differ only in case (torch looks records up case-insensitively),
-an entry count in the end record that disagrees with the directory, bytes before, between or
-after the members. So an archive is accepted only when nothing is left to differ on:
-
-- it starts with a member's local header (as torch decides zip vs legacy: by the first bytes)
-  and ends with the end-of-directory record, without a comment;
-- its members, then the central directory, then the end records fill the file exactly, each
-  member's local header naming it as the directory does;
-- every name is ``<folder>/...`` with the folder of the first entry (as torch requires), is
-  unique even ignoring case, and holds no NUL or backslash;
-- every member is stored, not compressed (``torch.save`` writes them so; a compressed member
-  could inflate to a thousand times its size) nor encrypted, and its bytes match its CRC-32
-  (torch does not check it: a flipped bit would load as a different weight).
-
-A member's size is then bounded by the file's, so nothing torch allocates for one can exceed it.
+"""The zip container of ``torch.save``, accepted only when Python's ``zipfile`` (our checks) and
+torch's own reader cannot read it differently (docs/reliability.md): the members, directory and
+end records fill the file exactly, names are unique ignoring case (torch looks them up so), and
+members are stored, unencrypted, with correct CRC-32s (torch does not check them).
 """
 
 from __future__ import annotations
@@ -38,7 +23,7 @@ _CRC_BLOCK = 1 << 20
 
 def open_torch_zip(handle: BinaryIO, size: int) -> tuple[zipfile.ZipFile, str]:
     """The archive in ``handle`` (``size`` bytes) and its folder (``"<name>/"``), once every
-    rule of the module docstring holds; else a ``ValueError`` saying which does not."""
+    rule above holds; else a ``ValueError`` saying which does not."""
     cd_offset, count = _end_records(handle, size)
     try:
         archive = zipfile.ZipFile(handle)

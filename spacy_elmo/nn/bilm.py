@@ -25,6 +25,7 @@ from .words.word_batch import BYTES, TokenEncoding, distinct_rows
 
 PathLike = Union[str, Path]
 
+
 @dataclass
 class BiLMStates:
     """Everything the biLM computes for a batch framed by BOS/EOS (pretraining needs it all).
@@ -214,7 +215,9 @@ class BiLM(nn.Module):
         backward = [reverse_padded(layer[1].transpose(0, 1), sorted_lengths)[restore] for layer in layers]
         return BiLMStates(token_vectors, forward, backward, lengths)
 
-    def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
+    def forward(
+        self, char_ids: torch.Tensor, lengths: torch.Tensor, precision: str = DEFAULT_PRECISION
+    ) -> torch.Tensor:
         """All layers ``(L+1, batch, time-2, 2P)`` for ids framed by BOS/EOS, boundaries dropped.
 
         Layer 0 is ``[x; x]``, layer j is ``[forward_j; backward_j]``; padding is zero.

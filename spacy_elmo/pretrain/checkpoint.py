@@ -1,23 +1,16 @@
-"""Training checkpoints: what one holds, and a file that loses nothing and executes nothing.
+"""Training checkpoints: what one holds (:class:`CheckpointState`, the only place its keys are
+written and read), in a file that loses nothing and executes nothing.
 
-What: :class:`CheckpointState`, one typed value (progress, data positions, random states,
-weights, optimizer), the only place the file's keys are written and read. The keys are the ones
-every earlier release wrote, so their checkpoints still resume; the counters that older
-checkpoints lack start at their defaults.
-
-How: one ``torch.save`` file of plain containers (dicts, lists, tuples, numbers, strings) and
-tensors: model and optimizer state, RNG states (Python, NumPy, torch, CUDA, the negative sampler)
-for every process, the data position of every shard, and counters. It is read back with
-``torch.load(..., weights_only=True)``, which refuses arbitrary objects, and written to a
-temporary file that is flushed to disk and then renamed over the old one, so a crash at any
-moment leaves either the old or the new checkpoint, never half of one.
-
-Failures are one :class:`~.errors.CheckpointError` naming the file: a full disk while saving (the
-old checkpoint is still there), and a missing, empty, truncated or foreign file when resuming.
+One ``torch.save`` file of plain containers and tensors, read back with
+``torch.load(..., weights_only=True)`` and written atomically (:mod:`spacy_elmo.durable`): a
+crash leaves the old or the new checkpoint, never half of one. Counters that older checkpoints
+lack start at their defaults. Every failure is one :class:`~.errors.CheckpointError` naming the
+file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,24 +34,17 @@ class Progress:
     step: int = 0
     tokens: int = 0
     best_score: Optional[float] = None  # the lowest dev (or train) perplexity so far: model-best's
-    since_eval: list[float] = field(
-        default_factory=lambda: [0.0, 0.0]
-    )  # summed loss and predictions since the last evaluation
+    since_eval: list[float] = field(default_factory=lambda: [0.0, 0.0])  # summed loss, predictions
     elapsed_seconds: float = 0.0  # wall seconds of training, all sessions (in the loop: the earlier ones)
     decay_start_tokens: Optional[int] = None  # tokens done when the warm-up ended
 
 
 @dataclass(frozen=True)
 class CheckpointState:
-    """A run's state after a step: progress, data positions, random states, weights, optimizer.
-
-    ``shards`` holds every shard's resume point and ``rng`` every process's random states, in
-    rank order; ``model`` and ``optimizer`` are state dicts on the CPU. ``train_files`` is the
-    fingerprint of the training text the shard positions point into (None in checkpoints of
-    releases before it; see :func:`.resume.fingerprint_training_text`), ``vocab_sha256`` that of
-    the vocabulary the model predicts (:meth:`.vocab.Vocabulary.digest`; None in older ones):
-    a resume checks both, and ``model_config``, against the run's own.
-    """
+    """A run's state after a step. ``shards`` and ``rng`` hold every shard's data position and
+    every process's random states; ``model`` and ``optimizer`` are state dicts on the CPU.
+    ``train_files`` and ``vocab_sha256`` fingerprint the training text and the vocabulary
+    (None in older checkpoints): a resume checks both, and ``model_config``, against its own."""
 
     progress: Progress
     n_shards: int
@@ -72,26 +58,10 @@ class CheckpointState:
 
     def save(self, path: Union[str, Path]) -> None:
         """Write atomically (see :func:`save_checkpoint`)."""
-        progress = self.progress
-        save_checkpoint(
-            path,
-            {
-                "step": progress.step,
-                "tokens": progress.tokens,
-                "best_score": progress.best_score,
-                "since_eval": list(progress.since_eval),
-                "elapsed_seconds": progress.elapsed_seconds,
-                "decay_start_tokens": progress.decay_start_tokens,
-                "n_shards": self.n_shards,
-                "shards": {str(shard): state.to_dict() for shard, state in self.shards.items()},
-                "rng": self.rng,
-                "model_config": self.model_config,
-                "model": self.model,
-                "optimizer": self.optimizer,
-                "train_files": self.train_files,
-                "vocab_sha256": self.vocab_sha256,
-            },
-        )
+        payload = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        progress = dataclasses.asdict(payload.pop("progress"))
+        payload["shards"] = {str(shard): state.to_dict() for shard, state in self.shards.items()}
+        save_checkpoint(path, {**progress, **payload})
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "CheckpointState":
@@ -150,8 +120,7 @@ def restore_rng(state: dict[str, Any], generator: Optional[torch.Generator] = No
 
 
 def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
-    """Write atomically (:mod:`spacy_elmo.durable`): the previous checkpoint stays until the new
-    one is complete on disk."""
+    """Write atomically: the previous checkpoint stays until the new one is complete on disk."""
     path = Path(path)
     writers: list[_RecordingWriter] = []
 
@@ -165,13 +134,11 @@ def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
     except (OSError, RuntimeError) as err:
         kept = f"; the previous checkpoint {path} is unchanged" if path.exists() else ""
         cause = writers[0].error if writers and writers[0].error is not None else err
-        raise CheckpointError(f"Could not write the checkpoint {path}: {_reason(cause)}{kept}") from err
+        raise CheckpointError(f"Could not write the checkpoint {path}: {io_error_reason(cause)}{kept}") from err
 
 
 def save_model(model: Any, path: Union[str, Path], checkpoint: Union[str, Path]) -> None:
-    """``model.to_disk(path)`` (model-best, model-last), where a full disk is one error naming the
-    file: the model directory is written whole or not at all (its files are built in memory and
-    renamed into place together), so its previous version and the ``checkpoint`` stay usable."""
+    """``model.to_disk(path)``, written whole or not at all; a full disk is one error naming the file."""
     try:
         model.to_disk(path)
     except OSError as err:
@@ -192,7 +159,7 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # a damaged zip or a refused object: torch raises many kinds
         raise CheckpointError(
-            f"{path} cannot be read as a checkpoint ({type(err).__name__}: {_reason(err)}); "
+            f"{path} cannot be read as a checkpoint ({type(err).__name__}: {io_error_reason(err)}); "
             "it is damaged or not a spacy-elmo checkpoint"
         ) from err
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -221,11 +188,3 @@ class _RecordingWriter:
 
     def flush(self) -> None:
         self.handle.flush()
-
-
-def _reason(err: BaseException) -> str:
-    """The first line of an error's message (torch's can run to dozens of lines)."""
-    if isinstance(err, OSError) and err.strerror:
-        return err.strerror
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__

@@ -1,8 +1,5 @@
-"""torch.distributed, only as much as pretraining needs: who am I, sum this, wait for rank 0.
-
-``torchrun`` sets ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``; without them (or with a world of
-one) everything here is a no-op, so the single-process path has no distributed code in it.
-"""
+"""torch.distributed, as much as pretraining needs: who am I, sum this, wait for rank 0. Without
+torchrun (``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK``) everything here is a no-op."""
 
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ T = TypeVar("T")
 class Distributed:
     rank: int = 0
     world_size: int = 1
-    local_rank: int = 0
     device: torch.device = torch.device("cpu")
 
     @property
@@ -50,14 +46,11 @@ class Distributed:
         dist.all_gather_object(values, value)
         return values
 
-    def barrier(self) -> None:
-        if self.enabled:
-            dist.barrier()
 
-
-def run_on_main(context: Distributed, work: Callable[[], T], others: Callable[[], T]) -> T:
-    """Run ``work`` on rank 0 while the others wait, then ``others`` elsewhere; an error on
-    rank 0 stops every process with the same message instead of leaving them hanging."""
+def run_on_main(context: Distributed, work: Callable[[], T], others: Optional[Callable[[], T]] = None) -> T:
+    """Run ``work`` on rank 0 while the others wait; they then run ``others``, or without it get
+    rank 0's result (small Python data). An error on rank 0 stops every process with its message
+    instead of leaving them hanging."""
     error: Optional[BaseException] = None
     result: Any = None
     if context.is_main:
@@ -65,12 +58,13 @@ def run_on_main(context: Distributed, work: Callable[[], T], others: Callable[[]
             result = work()
         except (PretrainError, OSError, ValueError) as err:
             error = err
-    messages = context.gather(None if error is None else f"{type(error).__name__}: {error}")
+    message = None if error is None else f"{type(error).__name__}: {error}"
+    message, shared = context.gather((message, None if others else result))[0]
     if error is not None:
         raise error
-    if messages[0] is not None:
-        raise PretrainError(f"rank 0 failed: {messages[0]}")
-    return result if context.is_main else others()
+    if message is not None:
+        raise PretrainError(f"rank 0 failed: {message}")
+    return result if context.is_main else (others() if others else shared)
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:
@@ -102,7 +96,7 @@ def setup_distributed(device_name: str) -> Distributed:
     if world_size > 1 and not dist.is_initialized():
         backend = "nccl" if device.type == "cuda" else "gloo"
         dist.init_process_group(backend, timeout=datetime.timedelta(minutes=30))
-    return Distributed(rank, world_size, local_rank, device)
+    return Distributed(rank, world_size, device)
 
 
 def teardown_distributed(context: Distributed) -> None:

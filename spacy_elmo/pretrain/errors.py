@@ -1,12 +1,7 @@
-"""Every error a pretraining run raises for a problem the user can fix, under one base class.
-
-``spacy-elmo pretrain`` catches :class:`PretrainError` alone and prints its message, which names
-the file (or the setting) at fault and says what to do. The errors of a file that cannot be read
-or written are raised where the file is opened (:func:`reading`, :func:`writing`), so nothing
-deeper down reaches the user as a bare ``OSError``. Each subclass keeps the built-in type its
-errors had before (``OSError`` for files, ``ValueError`` for content that cannot be used), so
-code that catches those still does.
-"""
+"""Every error a pretraining run raises for a problem the user can fix, under
+:class:`PretrainError`, which ``spacy-elmo pretrain`` prints as one line naming the file or
+setting. Each subclass is also the built-in type of its kind (``OSError`` for files,
+``ValueError`` for content), so code that catches those still does."""
 
 from __future__ import annotations
 
@@ -61,8 +56,7 @@ class ResumeSettingsError(PretrainError, ValueError):
 
 @contextmanager
 def reading(path: Union[str, Path]) -> Iterator[None]:
-    """Let an ``OSError`` of reading ``path`` out as :class:`InputFileError` (or
-    :class:`InputNotFoundError`) with the same message, naming the file if it did not."""
+    """An ``OSError`` of reading ``path`` as :class:`InputFileError` naming the file."""
     try:
         yield
     except PretrainError:
@@ -75,8 +69,7 @@ def reading(path: Union[str, Path]) -> Iterator[None]:
 
 @contextmanager
 def writing(path: Union[str, Path]) -> Iterator[None]:
-    """Let an ``OSError`` of writing ``path`` out as :class:`OutputFolderError` with the same
-    message, naming the file if it did not."""
+    """An ``OSError`` of writing ``path`` as :class:`OutputFolderError` naming the file."""
     try:
         yield
     except PretrainError:

@@ -1,19 +1,12 @@
-"""The model pretraining starts from: fresh, or existing weights (``--init-from``).
-
-Existing weights can be any path :func:`spacy_elmo.loading.load_bilm` accepts: our model
-directory or bilm-tf/AllenNLP's ``options.json`` + ``.hdf5`` (a folder holding both, or either
-file with the other beside it), as bilm-tf's restart continues pretraining on domain text.
-The output layer is kept when the vocabulary matches; otherwise it is rebuilt for the new
-vocabulary and everything below it is kept. Pretraining reads text in the byte encoding only:
-a code-point model (ELMoForManyLangs') is refused.
-"""
+"""The model pretraining starts from: fresh, or any byte-encoded biLM :func:`~spacy_elmo.loading.load_bilm`
+reads (``--init-from``), whose output layer is rebuilt when the vocabulary differs."""
 
 from __future__ import annotations
 
 import logging
 import math
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import torch
 
@@ -26,7 +19,6 @@ from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
-#: The path resolver's messages, led by the option that gave the path.
 INIT_FROM_MESSAGES = messages_for("--init-from")
 
 
@@ -88,8 +80,3 @@ def vocabulary_of(model: BiLM) -> Optional[Vocabulary]:
         return Vocabulary(model.vocab)
     except ValueError:
         return None
-
-
-def same_architecture(a: BiLMConfig, b: BiLMConfig, ignore: Sequence[str] = ("vocab_size",)) -> bool:
-    left, right = a.to_dict(), b.to_dict()
-    return all(left[k] == right[k] for k in left if k not in ignore)

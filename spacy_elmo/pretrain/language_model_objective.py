@@ -1,10 +1,9 @@
 """The biLM's training objective: two language models over one sentence, no peeking.
 
-For a framed sentence ``<S> w1 .. wn </S>`` the forward top layer at position k predicts the
-token at k+1 and has only read positions <= k; the backward top layer at k predicts the token at
-k-1 and has only read positions >= k. Both score their predictions with the shared output
-layer. The loss is the mean of the two directions' mean NLLs (bilm-tf's
-``0.5 * (loss_forward + loss_backward)``), so ``exp(loss)`` reads as a perplexity.
+In ``<S> w1 .. wn </S>`` the forward top layer at position k has read positions <= k and predicts
+token k+1; the backward one has read positions >= k and predicts token k-1. Both use the shared
+output layer; the loss is the mean of the two directions' mean NLLs (bilm-tf's), so
+``exp(loss)`` reads as a perplexity.
 """
 
 from __future__ import annotations
@@ -16,61 +15,25 @@ from ..nn.bilm import BiLM, BiLMStates
 from ..nn.lstm import TRAINING_DTYPES
 from ..nn.precision import DEFAULT_PRECISION
 from .data.step_inputs import PAD_TARGET
-from .softmax import SoftmaxLoss, exact_nll_sum, full_softmax_nll
+from .softmax import SoftmaxLoss, exact_nll_sum
 
 
 def directional_predictions(
     states: BiLMStates, targets: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens.
-
-    Forward position k (< length-1) predicts ``targets[k+1]``; backward position k (>= 1)
-    predicts ``targets[k-1]``. Both have exactly ``length - 1`` predictions per sentence, and
-    the same mask: the predicting position (or the target) lies inside the sentence.
-    """
+    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens:
+    ``length - 1`` predictions per sentence and direction."""
     valid = targets[:, 1:] != PAD_TARGET
     forward_hidden = states.forward[-1][:, :-1][valid]
     backward_hidden = states.backward[-1][:, 1:][valid]
     return forward_hidden, targets[:, 1:][valid], backward_hidden, targets[:, :-1][valid]
 
 
-def per_position_nll(
-    bilm: BiLM, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Exact NLL at every predicting position, ``(batch, time - 1)`` per direction, 0 at padding.
-
-    Column k of the forward result is the prediction made at position k (of token k+1);
-    column k of the backward result is the one made at position k+1 (of token k).
-    """
-    if bilm.softmax is None:
-        raise ValueError("The model has no output softmax")
-    states = bilm.contextualize(char_ids, lengths)
-    valid = targets[:, 1:] != PAD_TARGET
-    safe_next = targets[:, 1:].clamp(min=0)
-    safe_prev = targets[:, :-1].clamp(min=0)
-    batch, steps = safe_next.shape
-    forward = full_softmax_nll(
-        states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1)
-    )
-    backward = full_softmax_nll(
-        states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1)
-    )
-    zero = torch.zeros((), dtype=forward.dtype, device=forward.device)
-    return (
-        torch.where(valid, forward.reshape(batch, steps), zero),
-        torch.where(valid, backward.reshape(batch, steps), zero),
-    )
-
-
 class LanguageModelObjective(nn.Module):
-    """Wraps a :class:`BiLM` (and its shared output layer) so that ``forward`` returns the
-    summed training NLL of each direction, ``(2,)``: what DDP needs to see as one module.
-
-    In training mode ``dropout`` hits the char-CNN's token vectors (the first LSTM layer's
-    input) and the top layer's output before the softmax, ``lstm_dropout`` the input of every
-    LSTM layer above the first (bilm-tf drops every layer's input, and the top layer's output,
-    with one rate). ``precision`` (one that runs on the model's device: float32, or bfloat16 or
-    float16 on a GPU) sets the products' dtype, the softmax's included.
+    """A :class:`BiLM` whose ``forward`` returns the summed training NLL of each direction, ``(2,)``:
+    what DDP needs to see as one module. In training, ``dropout`` hits the token vectors and the
+    top layer's output, ``lstm_dropout`` the input of every LSTM layer above the first.
+    ``precision`` (one that runs on the model's device) sets the products' dtype, the softmax's too.
     """
 
     def __init__(

@@ -1,9 +1,6 @@
-"""The optimizer and its learning-rate schedule: warm-up, then an optional decay.
-
-Adagrad with an initial accumulator of 1.0 is bilm-tf's recipe (lr 0.2); Adam is there for
-small models and short runs. The learning rate is a pure function of the step and of how much
-of the budget is done, so resuming needs no scheduler state beyond the run's counters.
-"""
+"""The optimizer (bilm-tf's Adagrad, or Adam for small models) and its learning rate: a warm-up,
+then an optional decay, a pure function of the step and of how much of the budget is done (so a
+resume needs no scheduler state)."""
 
 from __future__ import annotations
 
@@ -15,12 +12,9 @@ from torch.autograd.graph import increment_version
 
 from .settings import TrainingSettings
 
-# torch's fused implementations: one kernel over every parameter (13 ms a step instead of 67
-# for Adam on a CPU at the small size, ~5% of a step). They update the parameters without
-# advancing their version counters, which the tensors derived from the weights for evaluation
-# (nn/derived_cache.py) watch: without the hook below, dev perplexity was computed with stale
-# weights (339 instead of ~249 after 600 steps of configs/bilm_small.cfg). So every step of a
-# fused optimizer ends by advancing the counters itself.
+# torch's fused optimizers (one kernel over every parameter) do not advance the parameters'
+# version counters, which the tensors derived from the weights for evaluation watch
+# (nn/derived_cache.py): every step of a fused optimizer advances them itself.
 USE_FUSED = True
 
 
@@ -46,9 +40,8 @@ def make_optimizer(parameters: Iterable[torch.nn.Parameter], settings: TrainingS
 
 
 def learning_rate_at(step: int, settings: TrainingSettings, progress: float = 0.0) -> float:
-    """The rate of step ``step`` (counted from 0): a linear warm-up over ``warmup_steps``,
-    then ``lr_decay`` from ``learning_rate`` to ``min_learning_rate`` as ``progress`` (the
-    share of the decay span done before this step, :func:`decay_progress`) goes from 0 to 1."""
+    """The rate of step ``step`` (from 0): a linear warm-up over ``warmup_steps``, then ``lr_decay``
+    to ``min_learning_rate`` as ``progress`` (:func:`decay_progress`) goes from 0 to 1."""
     if settings.warmup_steps > 0 and step < settings.warmup_steps:
         return settings.learning_rate * (step + 1) / settings.warmup_steps
     if settings.lr_decay == "none":
@@ -62,13 +55,9 @@ def learning_rate_at(step: int, settings: TrainingSettings, progress: float = 0.
 
 
 def decay_progress(step: int, tokens: int, settings: TrainingSettings, decay_start_tokens: Optional[int]) -> float:
-    """How much of the decay span is done before step ``step``, in [0, 1].
-
-    The span runs from the end of the warm-up to the end of the budget: in tokens when
-    ``max_tokens`` is set (from ``decay_start_tokens``, the tokens done when the warm-up
-    ended), else in steps. Counted in tokens, it is the same on every machine and every number
-    of processes, like the budget itself.
-    """
+    """How much of the span from the end of the warm-up to the end of the budget is done before
+    step ``step``, in [0, 1]: in tokens when ``max_tokens`` is set (the same on any number of
+    processes, like the budget), else in steps."""
     if step < settings.warmup_steps:
         return 0.0
     if settings.max_tokens > 0:

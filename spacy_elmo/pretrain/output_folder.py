@@ -1,17 +1,6 @@
-"""What a pretraining run writes into its ``OUTPUT_DIR``: the file names, ``metrics.jsonl`` and
-``run.json``.
-
-The run, ``--resume``, ``--auto-resume``, ``spacy-elmo perplexity`` and ``plot-training`` all
-find these files by the names defined here; nothing else spells them.
-
-- ``metrics.jsonl``: one JSON object per evaluation, appended (and flushed) as training goes, so
-  a killed run keeps every finished evaluation; a resume cuts it back to its checkpoint
-  (:func:`.resume.truncate_metrics`).
-- ``run.json`` (:class:`RunSummary`): how the run ended, in numbers and in one plain sentence.
-  Written at the end of every session (a resumed one rewrites it), so that a report can say
-  whether the biLM got the budget it was asked for or was cut short by the wall-clock guard or
-  a signal.
-"""
+"""What a pretraining run writes into its ``OUTPUT_DIR``: the file names (spelled nowhere else),
+``metrics.jsonl`` (one line per evaluation, flushed, so a killed run keeps them) and ``run.json``
+(how the last session ended, so a report can say whether the biLM got its budget)."""
 
 from __future__ import annotations
 
@@ -20,10 +9,10 @@ import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from ..durable import remove_leftover_temporaries, write_bytes_atomically
-from .errors import InputError, reading, writing
+from .errors import writing
 from .settings import TrainingSettings
 
 CONFIG_FILE = "config.cfg"  # the config of the run's first session, as run
@@ -39,8 +28,6 @@ MODEL_BEST = "model-best"
 # Files that only a pretraining run writes: a folder holding one of them is a run's folder.
 RUN_MARKERS = (INPUTS_FILE, CHECKPOINT_FILE, METRICS_FILE, RUN_FILE, STATS_FILE)
 
-STOP_REASONS = ("max_tokens", "max_steps", "max_minutes", "signal")
-
 
 def is_run_folder(folder: Path) -> bool:
     """Whether ``folder`` holds a pretraining run (finished, interrupted or just started)."""
@@ -48,18 +35,21 @@ def is_run_folder(folder: Path) -> bool:
 
 
 def remove_leftover_temporaries_of_run(folder: Path) -> int:
-    """Delete the temporary files (``NAME.<16 hex>.tmp``, :mod:`spacy_elmo.durable`) that a run
-    killed while writing its checkpoint, records or models left in ``folder`` and its model
-    folders; return how many. Only the run writes there, so no other writer's file can go."""
+    """Delete the temporary files a killed run left in ``folder`` and its model folders (only the
+    run writes there); return how many."""
     with writing(folder):
         return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
 
 
+def write_file(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, complete or not at all; an error names the file."""
+    with writing(path):
+        write_bytes_atomically(path, data)
+
+
 # ---------------------------------------------------------------- metrics.jsonl
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
-    """Append one line and flush it, so that a killed run keeps every finished evaluation. A
-    failed write (a full disk) names the file; a resume drops the line it may have cut short.
-    A symlink at ``path`` is refused, not followed."""
+    """Append one line and flush it (a resume drops a line cut short); a symlink is refused."""
     line = (json.dumps(_finite(record)) + "\n").encode("utf8")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     with writing(path):
@@ -93,6 +83,8 @@ def _finite(record: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- run.json
 @dataclass(frozen=True)
 class RunSummary:
+    """How a session ended: ``stopped_by`` is max_tokens, max_steps, max_minutes or signal."""
+
     stopped_by: str
     steps: int
     tokens: int
@@ -101,16 +93,11 @@ class RunSummary:
     max_minutes: float
     minutes: float  # wall minutes of training, all sessions of the run together
 
-    def __post_init__(self) -> None:
-        if self.stopped_by not in STOP_REASONS:
-            raise ValueError(f"stopped_by must be one of {STOP_REASONS}, not {self.stopped_by!r}")
-
     @classmethod
     def of_session(
         cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float
     ) -> "RunSummary":
-        """The summary of a session that ended at ``steps``/``tokens``: a signal, else the budget
-        that was used up, else the time guard (the only other way a session ends)."""
+        """A signal, else the budget that was used up, else the time guard (the only other end)."""
         if signalled:
             reason = "signal"
         elif training.max_tokens > 0 and tokens >= training.max_tokens:
@@ -122,26 +109,10 @@ class RunSummary:
         return cls(reason, steps, tokens, training.max_steps, training.max_tokens, training.max_minutes, minutes)
 
     def to_disk(self, folder: Path) -> None:
-        path = Path(folder) / RUN_FILE
-        with writing(path):
-            write_bytes_atomically(path, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
+        write_file(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
-    @classmethod
-    def from_disk(cls, folder: Path) -> "RunSummary":
-        path = Path(folder) / RUN_FILE
-        try:
-            with reading(path):
-                data: dict[str, Any] = json.loads(path.read_text(encoding="utf8"))
-            return cls(**data)
-        except (ValueError, TypeError) as err:
-            raise InputError(f"{path} is not a pretraining run record: {err}") from err
-
-    def describe(self) -> Optional[str]:
-        """One line for a run that the guard or a signal cut short; None for a full run."""
-        if self.stopped_by not in ("max_minutes", "signal"):
-            return None
+    def time_guard_line(self) -> str:
+        """The plain line that says the time guard cut the run short."""
         steps = f"step {self.steps:,}" + (f" of {self.max_steps:,}" if self.max_steps else "")
         tokens = f"{self.tokens:,}" + (f" of {self.max_tokens:,}" if self.max_tokens else "") + " tokens"
-        if self.stopped_by == "max_minutes":
-            return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"
-        return f"Stopped by a signal at {steps} ({tokens}); continue with --resume"
+        return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"

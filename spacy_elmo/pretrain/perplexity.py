@@ -1,25 +1,79 @@
-"""The exact dev perplexity of a saved biLM, measured apart from any training run.
-
-A check of a run's own ``metrics.jsonl``: the dev text is read as the run read it (its
-``config.cfg`` says how, where the text is and how many sentences count) and the saved weights
-are scored with the full softmax, as the run's evaluations are. What ``spacy-elmo perplexity``
-runs.
-"""
+"""Dev perplexity of each direction, with the exact full softmax: during training, and of a saved
+biLM afterwards (``spacy-elmo perplexity``, a check of a run's own ``metrics.jsonl``)."""
 
 from __future__ import annotations
 
+import contextlib
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
-from .data.passes import read_dev_sentences
-from .data.sentences import SentenceSplitter
-from .data.step_inputs import StepInputBuilder
+import torch
+
+from ..embedding.batching import length_sorted_batches
+from ..nn.bilm import BiLM
+from .data.sentences import SentenceSplitter, Tokens, read_dev_sentences
+from .data.step_inputs import StepInputBuilder, StepInputs
 from .distributed import Distributed
-from .evaluate import DevScores, dev_batches, dev_perplexity
 from .initialization import load_existing_model, vocabulary_of
+from .language_model_objective import exact_direction_nll
 from .output_folder import CONFIG_FILE, MODEL_BEST, is_run_folder
 from .settings import CorpusSettings, TrainingSettings, load_config, settings_from_config
+
+
+@dataclass(frozen=True)
+class DevScores:
+    perplexity_forward: float
+    perplexity_backward: float
+    n_tokens: int
+
+    @property
+    def perplexity(self) -> float:
+        """The mean of the two directions' perplexities: what ``model-best`` is chosen by."""
+        return 0.5 * (self.perplexity_forward + self.perplexity_backward)
+
+
+def exp(value: float) -> float:
+    """``math.exp`` that overflows to infinity (a perplexity early in training)."""
+    return math.exp(value) if value < 700 else float("inf")
+
+
+def dev_batches(
+    sentences: Sequence[Tokens],
+    encoder: StepInputBuilder,
+    training: TrainingSettings,
+    rank: int = 0,
+    world_size: int = 1,
+) -> list[StepInputs]:
+    """This process's share of the dev sentences (every ``world_size``-th from ``rank``), grouped
+    by length into batches of twice the training token budget (no gradients to hold)."""
+    mine = sentences[rank::world_size]
+    lengths = [len(s) + 2 for s in mine]
+    groups = length_sorted_batches(lengths, training.max_batch_sentences, 2 * training.batch_tokens)
+    return [encoder.encode([mine[i] for i in group]) for group in groups]
+
+
+def dev_perplexity(
+    bilm: BiLM,
+    batches: Sequence[StepInputs],
+    context: Distributed,
+    autocast: Callable[[], ContextManager] = contextlib.nullcontext,
+) -> Optional[DevScores]:
+    """Each process scores its own batches and the sums are added up; None when none has any."""
+    was_training = bilm.training
+    bilm.eval()
+    totals = torch.zeros(3, dtype=torch.float64)
+    with torch.no_grad():
+        for batch in batches:
+            batch = batch.to(context.device)
+            with autocast():
+                sums = exact_direction_nll(bilm, batch.char_ids, batch.lengths, batch.targets)
+            totals += torch.tensor([float(sums[0]), float(sums[1]), batch.n_tokens], dtype=torch.float64)
+    bilm.train(was_training)
+    context.all_reduce_sum(totals)
+    nll_forward, nll_backward, n = totals.tolist()
+    return DevScores(exp(nll_forward / n), exp(nll_backward / n), int(n)) if n else None
 
 
 @dataclass(frozen=True)
@@ -48,13 +102,9 @@ def saved_model_perplexity(
     model_name: Optional[str] = None,
     config: Optional[Union[str, Path]] = None,
 ) -> SavedModelScores:
-    """Score a saved biLM on dev text.
-
-    ``path`` is a pretraining run's folder (``model_name`` inside it is scored, ``model-best``
-    by default) or a model folder. The reading settings (``[corpus]``, and ``[training]``'s dev-sentence cap and batch
-    sizes) and the default ``dev`` come from ``config``, else from the run's ``config.cfg``
-    (beside the model for a model folder inside a run), else from the defaults.
-    """
+    """Score a saved biLM (``path``: a run's folder, whose ``model_name`` is scored, or a model
+    folder) on dev text read as the run read it: the reading settings and the default ``dev`` come
+    from ``config``, else from the run's ``config.cfg``, else from the defaults."""
     path = Path(path)
     if is_run_folder(path) and (path / CONFIG_FILE).is_file():
         model_path, run_config = path / (model_name or MODEL_BEST), path / CONFIG_FILE
@@ -76,7 +126,7 @@ def saved_model_perplexity(
     vocab = vocabulary_of(model)
     if vocab is None:
         raise ValueError(f"{model_path} holds no output vocabulary to score (an AllenNLP model?)")
-    sentences, _ = read_dev_sentences(dev_text, corpus, SentenceSplitter(corpus), training.max_dev_sentences)
+    sentences = read_dev_sentences(dev_text, corpus, SentenceSplitter(corpus), training.max_dev_sentences)
     scores = dev_perplexity(model, dev_batches(sentences, StepInputBuilder(vocab), training), Distributed())
     if scores is None:
         raise ValueError(f"The dev text {dev_text} has no sentences")

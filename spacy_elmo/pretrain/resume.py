@@ -1,49 +1,15 @@
-"""Resuming a pretraining run: ``--resume`` and ``--auto-resume``, and what they check first.
+"""``--resume`` and ``--auto-resume``: what a run checks before it trusts the folder it continues.
 
-``--resume`` (:func:`open_output`) continues the run saved in ``OUTPUT_DIR`` exactly where its
-checkpoint stopped: weights, optimizer, data positions and every process's random states
-(:func:`restore_random_states`) come from the checkpoint, the vocabulary from the folder
-(:func:`saved_vocabulary`), and ``metrics.jsonl`` is cut back to the checkpoint's step
-(:func:`truncate_metrics`), since the steps after it are trained again.
+``--resume`` continues the run in ``OUTPUT_DIR`` from its checkpoint (weights, optimizer, data
+positions, every process's random states). It first refuses what the checkpoint cannot honour:
+another run's checkpoint (other model sizes or vocabulary), other model sizes or training text
+in the settings, and training files rewritten since the run began, since the saved data
+positions (file, byte offset) would then point into other text. Other changed settings are
+ignored or applied, with a warning (:data:`REFUSED`, :data:`IGNORED`).
 
-Another run's checkpoint. A ``checkpoint.pt`` copied from elsewhere would otherwise resume with
-its own sizes, silently, or fail deep in ``load_state_dict``. Before anything is loaded, the
-checkpoint's model config is compared with the architecture the run began with (its
-``config.cfg``'s ``[model]``, or the ``--init-from`` model's) and its vocabulary (size, and the
-words' SHA-256 in checkpoints that record it) with the run's ``vocab.json``; a mismatch is
-refused with both files named (:func:`check_checkpoint_fits`).
-
-Changed settings. The run's folder keeps the config of its first session (``config.cfg``). On
-resume the current settings are compared with it, key by key (:func:`compare_resumed_settings`):
-
-- refused: the model's sizes (the checkpoint's weights have the old ones) and the training
-  text (the saved data positions point into the old files);
-- ignored, with a warning saying so: the seed (random states come from the checkpoint), the
-  vocabulary settings (the vocabulary saved in the folder is used), ``paths.init_from`` (the
-  weights come from the checkpoint) and ``training.shards`` (the saved data positions fix it);
-- anything else applies from the resumed step on, with a warning that the run will no longer
-  equal an uninterrupted one. ``max_steps``, ``max_minutes``, ``device`` and ``threads`` are
-  expected to change between sessions and are not reported.
-
-Changed text. A checkpoint remembers where each shard stopped as (file number, byte offset). If
-the files are rewritten in place (same path, other content), those positions mean nothing: a
-resume would silently skip or repeat text. So a run records every training file's name, size
-and SHA-256 in its checkpoints (:func:`fingerprint_training_text`), and ``--resume`` refuses to
-continue when any differs (:func:`compare_training_text`). Hashing reads the whole text once
-per session, about a second per GB; rank 0 does it and tells the others.
-
-``--auto-resume`` (:func:`resume_or_start_over`): continue an interrupted run of the same
-settings, else start over. A run started this way first records what identifies it in
-``OUTPUT_DIR/inputs.json`` (:func:`describe_run`): every setting after the config and the
-command line are parsed and resolved, and the SHA-256 of the content of every file or folder a
-``paths.*`` setting names (so the config's own path, the order of the options, ``--key=value``
-for ``--key value`` and a relative for an absolute path change nothing). The next call resumes
-when these are equal and a checkpoint is there. Otherwise an earlier run is never deleted: it
-is moved aside to ``OUTPUT_DIR.previous-N`` (the first free N), with a warning naming each
-setting that differs, and a fresh run starts (only a run of the very same settings that never
-reached its first checkpoint is cleared). A folder that does not look like a pretraining run
-(none of the files only a run writes) is left alone: that is an error. A workflow can therefore
-rerun its pretraining step blindly.
+``--auto-resume`` resumes when ``OUTPUT_DIR`` holds a run of the same parsed settings and file
+contents (its ``inputs.json``); otherwise that run is moved aside to ``OUTPUT_DIR.previous-N``,
+never deleted, and a new run starts: a workflow can rerun its pretraining step blindly.
 """
 
 from __future__ import annotations
@@ -61,7 +27,7 @@ from typing import Any, Optional, Union
 
 from ..config import BiLMConfig
 from ..corpora.files import list_corpus_files
-from ..durable import write_bytes_atomically
+from ..durable import file_sha256
 from .checkpoint import CheckpointState, restore_rng
 from .distributed import Distributed, run_on_main
 from .errors import CheckpointMismatchError, PretrainError, ResumeSettingsError, reading, writing
@@ -75,6 +41,7 @@ from .output_folder import (
     is_run_folder,
     read_metrics,
     remove_leftover_temporaries_of_run,
+    write_file,
 )
 from .settings import PretrainSettings, load_config, settings_from_config
 from .softmax import SoftmaxLoss
@@ -84,6 +51,25 @@ logger = logging.getLogger("spacy_elmo.pretrain")
 
 FileFingerprint = dict[str, object]  # {"file": relative name, "size": bytes, "sha256": hex}
 RunInputs = dict[str, Any]  # what identifies a run for --auto-resume (see describe_run)
+#: Settings that name files: compared as absolute paths, and by content for --auto-resume.
+FILE_SETTINGS = ("paths.train", "paths.dev", "paths.vocab", "paths.init_from")
+RUN_RECORD_FORMAT = 2
+
+#: Changed settings a resume refuses, and why ...
+REFUSED = {
+    "model": "the checkpoint's weights have the sizes the run began with",
+    "paths.train": "the saved data positions point into the files the run began with",
+}
+#: ... the ones it ignores; any other applies from the resumed step on.
+IGNORED = {
+    "system.seed": "random states are restored from the checkpoint",
+    "vocab": "the vocabulary saved in the run's folder is used",
+    "paths.vocab": "the vocabulary saved in the run's folder is used",
+    "paths.init_from": "the weights come from the checkpoint",
+    "training.shards": "the number of data shards is fixed by the checkpoint",
+}
+#: Settings expected to change between sessions.
+NOT_REPORTED = {"training.max_steps", "training.max_minutes", "system.device", "system.threads"}
 
 
 # ---------------------------------------------------------------- --resume
@@ -99,10 +85,10 @@ def open_output(
             remove_leftover_temporaries_of_run(out)
         resumed = CheckpointState.load(checkpoint_path)
         step = resumed.progress.step
-        for message in compare_resumed_settings(out / CONFIG_FILE, settings, step):
-            logger.warning(message)
-        if context.is_main:
-            truncate_metrics(out / METRICS_FILE, step)
+        _compare_settings(out / CONFIG_FILE, settings, step)
+        if context.is_main and (out / METRICS_FILE).is_file():  # the steps after it are logged again
+            metrics = [r for r in read_metrics(out / METRICS_FILE) if int(r.get("step", 0)) <= step]
+            write_file(out / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in metrics).encode("utf8"))
         logger.info("Resuming from step %d of %s", step, checkpoint_path)
         return resumed
     if checkpoint_path.exists():
@@ -117,9 +103,33 @@ def open_output(
         with writing(out / METRICS_FILE):
             (out / METRICS_FILE).unlink(missing_ok=True)
         if config_text:
-            with writing(out / CONFIG_FILE):
-                write_bytes_atomically(out / CONFIG_FILE, config_text.encode("utf8"))
+            write_file(out / CONFIG_FILE, config_text.encode("utf8"))
     return None
+
+
+def check_resumed(
+    resumed: CheckpointState,
+    out: Path,
+    settings: PretrainSettings,
+    vocab: Vocabulary,
+    train_files: list[FileFingerprint],
+) -> None:
+    """Refuse another run's checkpoint, or one whose training text was rewritten since."""
+    checkpoint = out / CHECKPOINT_FILE
+    if resumed.train_files is None:
+        logger.warning(
+            "%s records no fingerprint of the training text (an older spacy-elmo wrote it): "
+            "rewritten training files cannot be detected on this resume",
+            checkpoint,
+        )
+    elif (change := describe_change(resumed.train_files, train_files)) is not None:
+        raise ResumeSettingsError(
+            f"--resume cannot continue {checkpoint}: the training text changed since the run began ({change}), "
+            "so its saved data positions no longer mean anything. Restore the text the run began with, "
+            "or start a new run in another folder"
+        )
+    architecture, source = _run_architecture(out, settings)
+    check_checkpoint_fits(resumed, checkpoint, vocab, out / VOCAB_FILE, architecture, source)
 
 
 def restore_random_states(resumed: CheckpointState, loss: SoftmaxLoss, rank: int) -> None:
@@ -130,46 +140,13 @@ def restore_random_states(resumed: CheckpointState, loss: SoftmaxLoss, rank: int
         logger.warning("The checkpoint has no random state for process %d: reseeded", rank)
 
 
-def saved_vocabulary(out: Path) -> Vocabulary:
-    """The vocabulary the run began with (its folder's ``vocab.json``)."""
-    return Vocabulary.from_disk(out / VOCAB_FILE)
-
-
-def truncate_metrics(path: Union[str, Path], last_step: int) -> None:
-    """Drop records after ``last_step``: a resumed run redoes those steps and logs them again."""
-    path = Path(path)
-    if not path.is_file():
+def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) -> None:
+    """Warn about the changes a resume accepts; raise :class:`ResumeSettingsError` for the others."""
+    saved, problem = _saved_settings(saved_config)
+    if saved is None:
+        logger.warning("%s %s: changed settings cannot be detected on this resume", saved_config, problem)
         return
-    kept = [r for r in read_metrics(path) if int(r.get("step", 0)) <= last_step]
-    with writing(path):
-        write_bytes_atomically(path, "".join(json.dumps(r) + "\n" for r in kept).encode("utf8"))
-
-
-# ---------------------------------------------------------------- changed settings
-REFUSED = {
-    "model": "the checkpoint's weights have the sizes the run began with",
-    "paths.train": "the saved data positions point into the files the run began with",
-}
-IGNORED = {
-    "system.seed": "random states are restored from the checkpoint",
-    "vocab": "the vocabulary saved in the run's folder is used",
-    "paths.vocab": "the vocabulary saved in the run's folder is used",
-    "paths.init_from": "the weights come from the checkpoint",
-    "training.shards": "the number of data shards is fixed by the checkpoint",
-}
-NOT_REPORTED = {"training.max_steps", "training.max_minutes", "system.device", "system.threads"}
-
-
-def compare_resumed_settings(saved_config: Path, current: PretrainSettings, step: int) -> list[str]:
-    """Warnings for the changes a resume accepts; raise :class:`ResumeSettingsError` for the
-    ones it cannot honour. A folder without its saved config gets one warning."""
-    if not saved_config.is_file():
-        return [f"{saved_config} is missing: changed settings cannot be detected on this resume"]
-    try:
-        saved = settings_from_config(load_config(saved_config))
-    except (ValueError, OSError) as err:
-        return [f"{saved_config} cannot be read ({err}): changed settings cannot be detected on this resume"]
-    old, new = _resolved(_flatten(dataclasses.asdict(saved))), _resolved(_flatten(dataclasses.asdict(current)))
+    old, new = _resolved(_flat_settings(saved)), _resolved(_flat_settings(current))
     changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key) and key not in NOT_REPORTED)
     refused = [key for key in changed if _rule(key, REFUSED)]
     if refused:
@@ -178,29 +155,26 @@ def compare_resumed_settings(saved_config: Path, current: PretrainSettings, step
             f"--resume cannot honour changed settings: {details}. Resume with the settings in {saved_config}, "
             "or start a new run in another folder"
         )
-    warnings = []
     for key in changed:
-        reason = _rule(key, IGNORED)
+        change, reason = f"{old.get(key)!r} -> {new.get(key)!r}", _rule(key, IGNORED)
         if reason:
-            warnings.append(f"--resume ignores the changed {key} ({old.get(key)!r} -> {new.get(key)!r}): {reason}")
+            logger.warning("--resume ignores the changed %s (%s): %s", key, change, reason)
         else:
-            warnings.append(
-                f"--resume: {key} changed ({old.get(key)!r} -> {new.get(key)!r}); it applies from step {step} on, "
-                "so the run will not equal an uninterrupted one"
+            logger.warning(
+                "--resume: %s changed (%s); it applies from step %d on, so the run will not equal an uninterrupted one",
+                key,
+                change,
+                step,
             )
-    return warnings
 
 
-# ---------------------------------------------------------------- another run's checkpoint
-def run_architecture(out: Path, settings: PretrainSettings) -> tuple[Optional[BiLMConfig], str]:
-    """The model sizes the run in ``out`` began with and where they are written: its
-    ``config.cfg``'s ``[model]``, or the ``--init-from`` model's config (None, with a warning,
-    when that model can no longer be read)."""
-    saved_config = out / CONFIG_FILE
-    saved = _saved_settings(saved_config)
+def _run_architecture(out: Path, settings: PretrainSettings) -> tuple[Optional[BiLMConfig], str]:
+    """The model sizes the run in ``out`` began with (its ``config.cfg``'s ``[model]`` or its
+    ``--init-from`` model's) and where they are written; None when that model cannot be read."""
+    saved, _ = _saved_settings(out / CONFIG_FILE)
     began = saved or settings
     if not began.paths.init_from:
-        return began.model, f"{saved_config if saved is not None else 'the config'} [model]"
+        return began.model, f"{out / CONFIG_FILE if saved is not None else 'the config'} [model]"
     try:
         return load_existing_model(began.paths.init_from).config, f"the --init-from model {began.paths.init_from}"
     except PretrainError as err:
@@ -221,9 +195,8 @@ def check_checkpoint_fits(
     architecture: Optional[BiLMConfig],
     architecture_source: str,
 ) -> None:
-    """Refuse, with :class:`CheckpointMismatchError`, a checkpoint whose model has other sizes
-    than ``architecture`` (the run's; None: not known) or predicts another vocabulary than
-    ``vocab``: it was copied from another run."""
+    """Refuse a checkpoint whose model has other sizes than ``architecture`` (None: not known) or
+    predicts another vocabulary than ``vocab``: it was copied from another run."""
     try:
         found = BiLMConfig.from_dict(resumed.model_config)
     except (TypeError, ValueError) as err:
@@ -233,8 +206,7 @@ def check_checkpoint_fits(
         theirs, ours = found.to_dict(), architecture.to_dict()
         problems += [
             f"{key} {theirs.get(key)!r} where {architecture_source} has {ours.get(key)!r}"
-            for key in sorted(theirs.keys() | ours.keys())
-            if key != "vocab_size" and theirs.get(key) != ours.get(key)
+            for key in found.differences(architecture)
         ]
     if found.vocab_size != len(vocab):
         problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")
@@ -247,90 +219,54 @@ def check_checkpoint_fits(
         )
 
 
-def _saved_settings(saved_config: Path) -> Optional[PretrainSettings]:
-    """The settings of a run's ``config.cfg``; None when it is missing or unreadable (the
-    settings comparison warns about that)."""
+def _saved_settings(saved_config: Path) -> tuple[Optional[PretrainSettings], str]:
+    """The settings of a run's ``config.cfg``, or None and what is wrong with it."""
     if not saved_config.is_file():
-        return None
+        return None, "is missing"
     try:
-        return settings_from_config(load_config(saved_config))
-    except (ValueError, OSError):
-        return None
-
-
-def compare_training_text(
-    recorded: Optional[list[FileFingerprint]], current: list[FileFingerprint], checkpoint: Path
-) -> list[str]:
-    """Refuse a resume whose training files changed since the checkpoint's run began; a warning
-    when the checkpoint is too old to say."""
-    if recorded is None:
-        return [
-            f"{checkpoint} records no fingerprint of the training text (an older spacy-elmo wrote it): "
-            "rewritten training files cannot be detected on this resume"
-        ]
-    change = describe_change(recorded, current)
-    if change is not None:
-        raise ResumeSettingsError(
-            f"--resume cannot continue {checkpoint}: the training text changed since the run began ({change}), "
-            "so its saved data positions no longer mean anything. Restore the text the run began with, "
-            "or start a new run in another folder"
-        )
-    return []
+        return settings_from_config(load_config(saved_config)), ""
+    except (ValueError, OSError) as err:
+        return None, f"cannot be read ({err})"
 
 
 def _rule(key: str, rules: dict[str, str]) -> str:
-    section = key.split(".", 1)[0]
-    return rules.get(key) or rules.get(section) or ""
+    return rules.get(key) or rules.get(key.split(".", 1)[0]) or ""
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, name + "."))
-        else:
-            flat[name] = _plain(value)
-    return flat
+def _flat_settings(settings: PretrainSettings) -> dict[str, Any]:
+    """Every setting under its dotted name, as JSON reads it back (lists for tuples)."""
+    sections = dataclasses.asdict(settings)
+    return json.loads(
+        json.dumps({f"{name}.{key}": v for name, values in sections.items() for key, v in values.items()})
+    )
 
 
 def _resolved(flat: dict[str, Any]) -> dict[str, Any]:
-    """The settings with the paths of :data:`FILE_SETTINGS` made absolute: ``corpus/train.txt``
-    and its absolute spelling are one setting."""
+    """``corpus/train.txt`` and its absolute spelling are one setting."""
     return {
         key: str(Path(value).expanduser().resolve()) if key in FILE_SETTINGS and value else value
         for key, value in flat.items()
     }
 
 
-def _plain(value: Any) -> Any:
-    """Tuples and lists compare equal when their items do (configs give lists, code tuples)."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
 # ---------------------------------------------------------------- changed text
-def fingerprint_training_text(path: Union[str, Path]) -> list[FileFingerprint]:
-    """Every file read from ``path`` (a file or a folder), in reading order."""
+def fingerprint(path: Union[str, Path]) -> list[FileFingerprint]:
+    """Name, size and SHA-256 of every file read from ``path`` (a file or a folder), in reading order."""
     root = Path(path)
-    prints = []
     with reading(root):
-        files = list_corpus_files(root)
-    for file in files:
-        digest = hashlib.sha256()
-        with reading(file):
-            _add_file(digest, file)
-            size = file.stat().st_size
-        name = file.name if file == root else str(file.relative_to(root))
-        prints.append({"file": name, "size": size, "sha256": digest.hexdigest()})
-    return prints
+        return [
+            {
+                "file": file.name if file == root else str(file.relative_to(root)),
+                "size": file.stat().st_size,
+                "sha256": file_sha256(file),
+            }
+            for file in list_corpus_files(root)
+        ]
 
 
 def shared_fingerprint(context: Distributed, path: Union[str, Path]) -> list[FileFingerprint]:
-    """:func:`fingerprint_training_text` computed once, on rank 0, and given to every process."""
-    value = run_on_main(context, lambda: fingerprint_training_text(path), lambda: None)
-    return context.gather(value)[0]
+    """:func:`fingerprint` computed once, on rank 0, and given to every process."""
+    return run_on_main(context, lambda: fingerprint(path))
 
 
 def describe_change(recorded: list[FileFingerprint], current: list[FileFingerprint]) -> Optional[str]:
@@ -351,33 +287,39 @@ def describe_change(recorded: list[FileFingerprint], current: list[FileFingerpri
     return "the training files are read in another order"
 
 
+def content_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes; for a folder, of each file's path inside it (sorted) and bytes."""
+    with reading(path):
+        if path.is_file():
+            return file_sha256(path)
+        digest = hashlib.sha256()
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+            file_sha256(file, digest)
+        return digest.hexdigest()
+
+
 # ---------------------------------------------------------------- --auto-resume
-RUN_RECORD_FORMAT = 2  # inputs.json of releases before it held the command's words (format 1, unmarked)
-FILE_SETTINGS = ("paths.train", "paths.dev", "paths.vocab", "paths.init_from")  # compared by content
-
-
 def describe_run(settings: PretrainSettings) -> RunInputs:
-    """What identifies a run for ``--auto-resume``: every parsed setting, except that the files
-    and folders named by ``paths.*`` are given by their content (SHA-256) and absolute path,
-    and an existing ``corpus.pipeline`` folder by its absolute path."""
-    flat = _flatten(dataclasses.asdict(settings))
+    """What identifies a run for ``--auto-resume``: every parsed setting, the files and folders of
+    ``paths.*`` by their absolute path and content, and an existing ``corpus.pipeline`` folder by
+    its absolute path."""
+    flat = _flat_settings(settings)
     files: dict[str, Any] = {}
     for key in FILE_SETTINGS:
-        value = flat.pop(key, None)
+        value = flat.pop(key)
         if value is not None:
             path = Path(value).expanduser()
-            digest = content_digest(path) if path.exists() else None
-            files[key] = {"path": str(path.resolve()), "sha256": digest}
-    pipeline = flat.get("corpus.pipeline")
+            files[key] = {"path": str(path.resolve()), "sha256": content_digest(path) if path.exists() else None}
+    pipeline = flat["corpus.pipeline"]
     if pipeline is not None and Path(pipeline).expanduser().exists():
         flat["corpus.pipeline"] = str(Path(pipeline).expanduser().resolve())
-    record = {"format": RUN_RECORD_FORMAT, "settings": flat, "files": files}
-    return json.loads(json.dumps(record))  # as it reads back from inputs.json (lists for tuples)
+    return {"format": RUN_RECORD_FORMAT, "settings": flat, "files": files}
 
 
 def describe_differences(recorded: Optional[RunInputs], current: RunInputs) -> list[str]:
-    """One line per setting in which the run ``recorded`` differs from ``current`` (empty: the
-    same run); one line saying why when the record cannot be compared."""
+    """One line per setting in which the run ``recorded`` differs from ``current`` (none: the same
+    run); one line saying why when the record cannot be compared."""
     if recorded is None:
         return [f"it has no readable {INPUTS_FILE} (it was not started with --auto-resume)"]
     if not isinstance(recorded, dict) or recorded.get("format") != RUN_RECORD_FORMAT:
@@ -386,23 +328,19 @@ def describe_differences(recorded: Optional[RunInputs], current: RunInputs) -> l
     lines = [
         f"{key}: {_shown(old, key)} -> {_shown(new, key)}"
         for key in sorted(old.keys() | new.keys())
-        if old.get(key, _ABSENT) != new.get(key, _ABSENT)
+        if key not in old or key not in new or old[key] != new[key]
     ]
     old_files, new_files = recorded.get("files") or {}, current["files"]
     for key in sorted(old_files.keys() | new_files.keys()):
         before, now = old_files.get(key) or {}, new_files.get(key) or {}
         if before.get("sha256") == now.get("sha256") and bool(before) == bool(now):
             continue
-        if before and now and before.get("sha256") and now.get("sha256"):
-            same_place = before.get("path") == now.get("path")
-            where = f"{now.get('path')}" if same_place else f"{before.get('path')} -> {now.get('path')}"
+        if before.get("sha256") and now.get("sha256"):
+            where = now["path"] if before.get("path") == now["path"] else f"{before.get('path')} -> {now['path']}"
             lines.append(f"{key}: other content ({where})")
         else:
             lines.append(f"{key}: {_file_shown(before)} -> {_file_shown(now)}")
     return lines
-
-
-_ABSENT = object()
 
 
 def _shown(values: dict[str, Any], key: str) -> str:
@@ -410,36 +348,21 @@ def _shown(values: dict[str, Any], key: str) -> str:
 
 
 def _file_shown(entry: dict[str, Any]) -> str:
-    if not entry:
-        return "(not set)"
-    return str(entry.get("path")) + ("" if entry.get("sha256") else " (missing)")
-
-
-def content_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes; for a folder, of each file's path inside it (sorted) and bytes."""
-    digest = hashlib.sha256()
-    with reading(path):
-        if path.is_file():
-            _add_file(digest, path)
-            return digest.hexdigest()
-        for file in sorted(p for p in path.rglob("*") if p.is_file()):
-            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
-            _add_file(digest, file)
-    return digest.hexdigest()
+    return f"{entry.get('path')}{'' if entry.get('sha256') else ' (missing)'}" if entry else "(not set)"
 
 
 def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
     """True when ``output_dir`` holds an interrupted run of ``run`` (:func:`describe_run`) to
-    resume. Otherwise False, once the folder is ready for a new run with ``inputs.json`` in
-    it: an earlier run of other settings is moved aside (:func:`move_aside`), with a warning
-    naming each difference; one of the same settings without a checkpoint is cleared."""
+    resume. Otherwise False, once the folder is ready for a new run with ``inputs.json`` in it: a
+    run of other settings is moved aside with a warning naming each difference; one of the same
+    settings without a checkpoint is cleared."""
     differences = describe_differences(recorded_inputs(output_dir), run) if output_dir.exists() else []
     if not differences and (output_dir / CHECKPOINT_FILE).is_file():
         return True
     _make_room(output_dir, differences)
-    with writing(output_dir / INPUTS_FILE):
+    with writing(output_dir):
         output_dir.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomically(output_dir / INPUTS_FILE, (json.dumps(run, indent=2) + "\n").encode("utf-8"))
+    write_file(output_dir / INPUTS_FILE, (json.dumps(run, indent=2) + "\n").encode("utf-8"))
     return False
 
 
@@ -452,8 +375,8 @@ def recorded_inputs(output_dir: Path) -> Optional[RunInputs]:
 
 
 def move_aside(output_dir: Path) -> Path:
-    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first number whose name is free;
-    never onto anything that exists (the name is claimed with ``mkdir`` first)."""
+    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first free number; never onto
+    anything that exists (the name is claimed with ``mkdir`` first)."""
     for number in itertools.count(1):
         aside = output_dir.with_name(f"{output_dir.name}.previous-{number}")
         try:
@@ -472,8 +395,8 @@ def move_aside(output_dir: Path) -> Path:
 
 
 def _make_room(output_dir: Path, differences: list[str]) -> None:
-    """Empty ``output_dir`` for a new run: a run of other settings is moved aside, a run of the
-    same settings that never reached a checkpoint is deleted, anything else is refused."""
+    """Empty ``output_dir`` for a new run: a run of other settings is moved aside, one of the same
+    settings that never reached a checkpoint is deleted, anything else is refused."""
     if not output_dir.exists():
         return
     if not output_dir.is_dir():
@@ -497,9 +420,3 @@ def _make_room(output_dir: Path, differences: list[str]) -> None:
     )
     for line in differences:
         logger.warning("  %s", line)
-
-
-def _add_file(digest: Any, path: Path) -> None:
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)

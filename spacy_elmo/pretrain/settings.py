@@ -1,8 +1,6 @@
-"""The pretraining config: a thinc/spaCy ``.cfg`` read into typed, checked settings.
-
-The ``.cfg`` has the sections ``[paths]``, ``[system]``, ``[corpus]``, ``[vocab]``, ``[softmax]``,
-``[training]`` and ``[model]`` (the :class:`BiLMConfig` fields, minus ``vocab_size``, which
-comes from ``[vocab]``). Unknown keys are errors, so a typo never silently becomes a default.
+"""The pretraining config: a thinc/spaCy ``.cfg`` read into typed, checked settings, one section
+per dataclass below and ``[model]`` the :class:`BiLMConfig` (less ``vocab_size``: ``[vocab]``).
+Unknown keys are errors, so a typo never silently becomes a default.
 """
 
 from __future__ import annotations
@@ -86,15 +84,12 @@ LR_DECAYS = ("none", "linear", "cosine")
 
 @dataclass(frozen=True)
 class TrainingSettings:
-    # The run stops after the step at which either budget is reached (0 = no limit; at least
-    # one of them must be set). max_tokens counts real training tokens over all processes, so
-    # the same config and data stop at the same step on any machine.
+    # The run stops after the step at which either budget is reached (0: none; one is needed).
+    # max_tokens counts training tokens over all processes: the same stop on any machine.
     max_steps: int = 1000
     max_tokens: int = 0
-    # A time budget in minutes of training (all resumed sessions together), 0 for none. When it
-    # runs out, training ends as at max_steps (evaluation, checkpoint, models): a guard that
-    # keeps a demo run near its intended length on a slower machine. Runs that stop on time
-    # are not reproducible step for step; max_steps alone is.
+    # Minutes of training (all sessions), 0 for none: a guard that keeps a demo run near its
+    # length on a slower machine, ending it as max_steps would (not reproducible step for step).
     max_minutes: float = 0.0
     batch_tokens: int = 2000  # padded tokens (BOS/EOS included) per step, over all processes
     max_batch_sentences: int = 256
@@ -104,8 +99,7 @@ class TrainingSettings:
     adam_beta1: float = 0.9
     adam_beta2: float = 0.999
     warmup_steps: int = 0
-    # After the warm-up: "none" keeps learning_rate; "linear"/"cosine" bring it down to
-    # min_learning_rate at the end of the budget (max_tokens when set, else max_steps).
+    # After the warm-up: "linear"/"cosine" bring the rate to min_learning_rate at the end of the budget.
     lr_decay: str = "none"
     min_learning_rate: float = 0.0
     grad_clip: float = 10.0
@@ -156,14 +150,7 @@ class PretrainSettings:
     training: TrainingSettings = field(default_factory=TrainingSettings)
 
 
-_SECTIONS = {
-    "paths": PathSettings,
-    "system": SystemSettings,
-    "corpus": CorpusSettings,
-    "vocab": VocabSettings,
-    "softmax": SoftmaxSettings,
-    "training": TrainingSettings,
-}
+_SECTIONS = {name: hint for name, hint in get_type_hints(PretrainSettings).items() if name != "model"}
 
 
 def load_config(path: PathLike, overrides: Optional[dict[str, Any]] = None) -> Config:

@@ -1,14 +1,7 @@
 """A run made ready to train: output folder, vocabulary, model, objective, optimizer and data.
 
-A new run writes its config into ``OUTPUT_DIR``; a resumed one (``--resume``) is opened by
-:mod:`.resume`, which checks the current settings against that config and restores the
-checkpoint. The steps run in the order of the random draws they make (the model's initial
-weights, then the dropout seed, then the sampler's): keep that order, or a run no longer
-reproduces.
-
-The output vocabulary (:func:`run_vocabulary`) is a given word list, the initial model's, or
-one built from the training text (with ``corpus_stats.json`` beside it); under torchrun rank 0
-counts the text and writes ``vocab.json``, the others read it.
+The steps run in the order of the random draws they make (the model's initial weights, then the
+dropout seed, then the sampler's): keep that order, or a run no longer reproduces.
 """
 
 from __future__ import annotations
@@ -23,35 +16,23 @@ from typing import Callable, ContextManager, Iterator, Optional
 import torch
 
 from ..config import BiLMConfig
-from ..corpora.record_stream import ReadStats
-from ..durable import write_bytes_atomically
 from ..nn.bilm import BiLM
 from ..nn.precision import running_precision
 from .checkpoint import CheckpointState, Progress, save_model
 from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
-from .data.passes import count_words, make_reader, read_dev_sentences
-from .data.sentences import SentenceSplitter
+from .data.sentences import SentenceSplitter, count_words, make_reader, read_dev_sentences
 from .data.step_inputs import StepInputBuilder, StepInputs
 from .distributed import Distributed, run_on_main
-from .errors import CheckpointMismatchError, EmptyCorpusError, PretrainError, writing
-from .evaluate import dev_batches
-from .initialization import fresh_model, load_existing_model, same_architecture, vocabulary_of, with_vocabulary
+from .errors import CheckpointMismatchError, EmptyCorpusError, PretrainError
+from .initialization import fresh_model, load_existing_model, vocabulary_of, with_vocabulary
 from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
-from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE
-from .resume import (
-    FileFingerprint,
-    check_checkpoint_fits,
-    compare_training_text,
-    open_output,
-    restore_random_states,
-    run_architecture,
-    saved_vocabulary,
-    shared_fingerprint,
-)
+from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
+from .perplexity import dev_batches
+from .resume import FileFingerprint, check_resumed, open_output, restore_random_states, shared_fingerprint
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
-from .vocab import Vocabulary, WordCounter, build_vocabulary, with_counts
+from .vocab import Vocabulary, build_vocabulary, with_counts
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -76,31 +57,29 @@ class TrainingRun:
     stream: RankStream
     dev_batches: list[StepInputs]
     progress: Progress
-    train_files: list[FileFingerprint]  # what the data positions point into (resume.py)
+    train_files: list[FileFingerprint]  # what the data positions point into
 
 
 def set_up_run(
     settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str, show_progress: bool
 ) -> TrainingRun:
     """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
-    train = _train_text(settings)
+    train = settings.paths.train
+    if not train:
+        raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
     resumed = open_output(settings, out, context, resume, config_text)
     train_files = shared_fingerprint(context, train)
-    if resumed is not None:
-        for message in compare_training_text(resumed.train_files, train_files, out / CHECKPOINT_FILE):
-            logger.warning(message)
     splitter = SentenceSplitter(settings.corpus)
-    initial = None
-    if resumed is None and settings.paths.init_from:
-        initial = load_existing_model(settings.paths.init_from)
-        if not same_architecture(initial.config, settings.model):
-            logger.info("Architecture taken from %s; the [model] section is not used", settings.paths.init_from)
     show_progress = show_progress and context.is_main
+    initial = None
     if resumed is not None:
-        vocab = saved_vocabulary(out)
-        architecture, source = run_architecture(out, settings)
-        check_checkpoint_fits(resumed, out / CHECKPOINT_FILE, vocab, out / VOCAB_FILE, architecture, source)
+        vocab = Vocabulary.from_disk(out / VOCAB_FILE)
+        check_resumed(resumed, out, settings, vocab, train_files)
     else:
+        if settings.paths.init_from:
+            initial = load_existing_model(settings.paths.init_from)
+            if initial.config.differences(settings.model):
+                logger.info("Architecture taken from %s; the [model] section is not used", settings.paths.init_from)
         vocab = run_vocabulary(settings, out, context, splitter, initial, show_progress)
     model = _start_model(settings, vocab, resumed, initial, context.rank, out / CHECKPOINT_FILE)
     loss = SoftmaxLoss(len(vocab), settings.softmax.n_negatives, settings.system.seed * 7919 + context.rank)
@@ -116,7 +95,12 @@ def set_up_run(
         trainable = DistributedDataParallel(objective, device_ids=ids)
     autocast = contextlib.nullcontext  # the objective runs its products in its precision
     optimizer = make_optimizer(objective.parameters(), training)
-    n_shards = _n_shards(settings, context, resumed)
+    n_shards = resumed.n_shards if resumed is not None else (training.shards or context.world_size)
+    if n_shards % context.world_size:
+        raise PretrainError(
+            f"{n_shards} data shards cannot be split over {context.world_size} processes: "
+            "use a number of processes that divides training.shards"
+        )
     progress = Progress()
     if resumed is not None:
         with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
@@ -127,33 +111,25 @@ def set_up_run(
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
     encoder = StepInputBuilder(vocab)
-    stream = _stream(settings, context, splitter, n_shards, resumed.shards if resumed is not None else {})
     return TrainingRun(
-        settings,
-        out,
-        context,
-        show_progress,
-        vocab,
-        model,
-        loss,
-        objective,
-        trainable,
-        optimizer,
-        autocast,
-        n_shards,
-        encoder,
-        stream,
-        _dev_batches(settings, context, splitter, encoder),
-        progress,
-        train_files,
+        settings=settings,
+        out=out,
+        context=context,
+        show_progress=show_progress,
+        vocab=vocab,
+        model=model,
+        loss=loss,
+        objective=objective,
+        trainable=trainable,
+        optimizer=optimizer,
+        autocast=autocast,
+        n_shards=n_shards,
+        encoder=encoder,
+        stream=_stream(settings, train, context, splitter, n_shards, resumed.shards if resumed is not None else {}),
+        dev_batches=_dev_batches(settings, context, splitter, encoder),
+        progress=progress,
+        train_files=train_files,
     )
-
-
-def _train_text(settings: PretrainSettings) -> str:
-    """``paths.train``, which a run cannot do without."""
-    if not settings.paths.train:
-        raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
-    return settings.paths.train
 
 
 def run_vocabulary(
@@ -164,36 +140,31 @@ def run_vocabulary(
     initial: Optional[BiLM],
     show_progress: bool,
 ) -> Vocabulary:
-    """The vocabulary a new run predicts, written to ``OUTPUT_DIR/vocab.json`` (by rank 0)."""
+    """The vocabulary a new run predicts, written to ``OUTPUT_DIR/vocab.json`` (by rank 0): a given
+    word list, the initial model's, or one built from the training text by rank 0."""
     if settings.paths.vocab:
         vocab = Vocabulary.from_disk(settings.paths.vocab)
         if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
-            vocab = with_counts(vocab, _count(settings, splitter, show_progress)[0])
+            vocab = with_counts(vocab, count_words(settings, splitter, show_progress)[0])
     elif initial is not None and (initial_vocab := vocabulary_of(initial)) is not None:
         vocab = initial_vocab
         logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
     else:
         return run_on_main(
             context,
-            lambda: _build(settings, out, splitter, show_progress),
+            lambda: _build_vocabulary(settings, out, splitter, show_progress),
             lambda: Vocabulary.from_disk(out / VOCAB_FILE),
         )
     if context.is_main:
-        with writing(out / VOCAB_FILE):
-            vocab.to_disk(out / VOCAB_FILE)
+        vocab.to_disk(out / VOCAB_FILE)
     return vocab
 
 
-def _count(
-    settings: PretrainSettings, splitter: SentenceSplitter, show_progress: bool
-) -> tuple[WordCounter, ReadStats]:
-    return count_words(
-        _train_text(settings), settings.corpus, splitter, settings.vocab.max_tracked_types, show_progress
-    )
-
-
-def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool) -> Vocabulary:
-    counter, stats = _count(settings, splitter, show_progress)
+def _build_vocabulary(
+    settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool
+) -> Vocabulary:
+    """The most frequent words of the training text, with what the pass read in ``corpus_stats.json``."""
+    counter, stats = count_words(settings, splitter, show_progress)
     if counter.sentences == 0:
         raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
     vocab = build_vocabulary(counter, settings.vocab.size, settings.vocab.min_count)
@@ -202,8 +173,7 @@ def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, sh
     logger.info(
         "Vocabulary: %d words, covering %.1f%% of %s training tokens", len(vocab), 100 * coverage, f"{counter.tokens:,}"
     )
-    with writing(out / VOCAB_FILE):
-        vocab.to_disk(out / VOCAB_FILE)
+    vocab.to_disk(out / VOCAB_FILE)
     summary = {
         "sentences": counter.sentences,
         "tokens": counter.tokens,
@@ -214,8 +184,7 @@ def _build(settings: PretrainSettings, out: Path, splitter: SentenceSplitter, sh
         "cut_tokens": splitter.stats.cut_tokens,
         "split_sentences": splitter.stats.split_sentences,
     }
-    with writing(out / STATS_FILE):
-        write_bytes_atomically(out / STATS_FILE, json.dumps(summary, indent=2).encode("utf8"))
+    write_file(out / STATS_FILE, json.dumps(summary, indent=2).encode("utf8"))
     return vocab
 
 
@@ -245,7 +214,7 @@ def _start_model(
 
 @contextlib.contextmanager
 def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
-    """torch's errors of a state that does not fit (a size mismatch, a missing key), as one
+    """torch's errors of a state that does not fit (a size mismatch, a missing key) as one
     :class:`CheckpointMismatchError` naming the checkpoint instead of a traceback."""
     try:
         yield
@@ -271,6 +240,7 @@ def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optiona
 
 def _stream(
     settings: PretrainSettings,
+    train: str,
     context: Distributed,
     splitter: SentenceSplitter,
     n_shards: int,
@@ -281,12 +251,12 @@ def _stream(
         max_sentences=max(1, settings.training.max_batch_sentences // n_shards),
         chunk_sentences=settings.corpus.chunk_sentences,
     )
-    reader = make_reader(_train_text(settings), settings.corpus, splitter)
-    shards = shards_of_rank(context.rank, context.world_size, n_shards)
+    reader = make_reader(train, settings.corpus, splitter)
+    seed = settings.system.seed
     return RankStream(
         [
-            ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
-            for shard in shards
+            ShardStream(reader, splitter, plan, shard, n_shards, seed, states.get(shard, ShardState()))
+            for shard in shards_of_rank(context.rank, context.world_size, n_shards)
         ]
     )
 
@@ -294,18 +264,10 @@ def _stream(
 def _dev_batches(
     settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: StepInputBuilder
 ) -> list[StepInputs]:
-    if not settings.paths.dev:
-        logger.warning(
-            "No dev text (paths.dev): dev perplexity is not computed and model-best follows the training loss"
-        )
-        return []
-    sentences, _ = read_dev_sentences(
-        settings.paths.dev, settings.corpus, splitter, settings.training.max_dev_sentences
-    )
+    dev, training = settings.paths.dev, settings.training
+    sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []
     if not sentences:
-        logger.warning(
-            "The dev text %s has no sentences: dev perplexity is not computed and model-best follows the training loss",
-            settings.paths.dev,
-        )
+        where = f"The dev text {dev} has no sentences" if dev else "No dev text (paths.dev)"
+        logger.warning("%s: dev perplexity is not computed and model-best follows the training loss", where)
         return []
-    return dev_batches(sentences, encoder, settings.training, context.rank, context.world_size)
+    return dev_batches(sentences, encoder, training, context.rank, context.world_size)

@@ -1,11 +1,10 @@
-"""The output softmax over the vocabulary: full, or sampled with a log-uniform proposal.
+"""The output softmax over the vocabulary (``BiLM.softmax``, shared by both directions): full,
+or sampled with a log-uniform proposal.
 
-Both read the model's own output layer (``BiLM.softmax``, an ``nn.Linear(P, V)``), which the two
-directions share. The sampled softmax (Jean et al. 2015, as bilm-tf trains with
-``tf.nn.sampled_softmax_loss``) scores the true word against ``n_negatives`` words drawn from a
-Zipf-like distribution, with each logit corrected by the log of its expected count so that the
-estimate is consistent; accidental hits (a negative equal to the target) are removed. Its loss
-is only a training surrogate: perplexity is always measured with the exact full softmax.
+The sampled softmax (Jean et al. 2015, bilm-tf's ``tf.nn.sampled_softmax_loss``) scores the true
+word against ``n_negatives`` words drawn from a Zipf-like distribution, each logit corrected by
+the log of its expected count, accidental hits removed. It is a training surrogate only:
+perplexity is always the exact full softmax's.
 """
 
 from __future__ import annotations
@@ -49,14 +48,9 @@ def full_softmax_nll(hidden: torch.Tensor, output: nn.Linear, targets: torch.Ten
 
 
 class _FusedSoftmaxNllSum(torch.autograd.Function):
-    """Summed full-softmax NLL whose gradients are computed in the forward pass, chunk by chunk.
-
-    The loss is the end of the graph, so its gradient with respect to the logits is known as
-    soon as they are: ``softmax - onehot``. Doing the backward matmuls right there, on a block
-    of rows whose logits are still in cache, avoids materialising (and re-reading) the
-    ``(N, V)`` logits, log-probabilities and their gradients: on a CPU this halves the cost of
-    a full softmax. The backward pass only scales the stored gradients by the incoming scalar.
-    """
+    """Summed full-softmax NLL whose gradients are computed in the forward pass: the loss ends the
+    graph, so the logits' gradient (``softmax - onehot``) is known with them, and each block of rows
+    is done while in cache, never materialising ``(N, V)``. The backward pass only scales."""
 
     @staticmethod
     def forward(ctx, hidden, weight, bias, targets):  # type: ignore[override]
@@ -124,11 +118,7 @@ def log_expected_counts(
 
 
 def sampled_softmax_nll(
-    hidden: torch.Tensor,
-    output: nn.Linear,
-    targets: torch.Tensor,
-    negatives: torch.Tensor,
-    sampler: LogUniformSampler,
+    hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler
 ) -> torch.Tensor:
     """Sampled-softmax NLL of each row's target against the shared ``negatives``, ``(N,)``."""
     n_rows = targets.shape[0]
@@ -145,13 +135,9 @@ def sampled_softmax_nll(
 
 
 class _FusedSampledNllSum(torch.autograd.Function):
-    """:func:`sampled_softmax_nll` summed, with its gradients computed in the forward pass.
-
-    The same math, written out: the gradient of the summed loss with respect to the logits is
-    ``softmax - onehot(true)``, so the three matmuls of the backward pass run right after the
-    forward's one, and the weight gradient is two ``index_add_`` calls (targets, negatives)
-    instead of the gathers' generic backward. About 1.3x faster on a CPU (1024 negatives, 20k words).
-    """
+    """:func:`sampled_softmax_nll` summed, with its gradients computed in the forward pass (as in
+    :class:`_FusedSoftmaxNllSum`); the weight gradient is two ``index_add_`` calls instead of the
+    gathers' generic backward."""
 
     @staticmethod
     def forward(ctx, hidden, weight, bias, targets, negatives, log_expected_true, log_expected_neg):  # type: ignore[override]
@@ -181,8 +167,7 @@ class _FusedSampledNllSum(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_total):  # type: ignore[override]
-        # Scaled in place: the (V, P) weight gradient is not copied (10 MB a direction and step
-        # at 20k words). The stored gradients are used up, so a second backward pass is refused.
+        # Scaled in place, not copied: the stored gradients are used up, so a second pass is refused.
         if ctx.used:
             raise RuntimeError("The sampled softmax's backward pass runs once (retain_graph is not supported)")
         ctx.used = True
@@ -199,11 +184,7 @@ class _FusedSampledNllSum(torch.autograd.Function):
 
 
 def fused_sampled_nll_sum(
-    hidden: torch.Tensor,
-    output: nn.Linear,
-    targets: torch.Tensor,
-    negatives: torch.Tensor,
-    sampler: LogUniformSampler,
+    hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor, negatives: torch.Tensor, sampler: LogUniformSampler
 ) -> torch.Tensor:
     """``sampled_softmax_nll(...).sum()`` with a hand-written backward (same dtype throughout)."""
     log_expected_true, log_expected_neg = log_expected_counts(sampler, targets, negatives, hidden.device, hidden.dtype)
@@ -221,7 +202,6 @@ class SoftmaxLoss:
         self.n_negatives = n_negatives
         self.sampler = LogUniformSampler(vocab_size) if self.sampled else None
         self.generator = torch.Generator().manual_seed(seed)
-        self.fused = True  # the hand-written sampled softmax (False: the autograd-recorded one)
 
     def training_nll_sum(self, hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor) -> torch.Tensor:
         """Summed training loss of the rows: the sampled surrogate (fresh negatives on every
@@ -230,6 +210,6 @@ class SoftmaxLoss:
             return fused_full_softmax_nll_sum(hidden, output, targets)
         negatives = self.sampler.sample(self.n_negatives, self.generator).to(hidden.device)
         same_dtype = hidden.dtype == output.weight.dtype
-        if self.fused and same_dtype and not torch.is_autocast_enabled(hidden.device.type):
+        if same_dtype and not torch.is_autocast_enabled(hidden.device.type):
             return fused_sampled_nll_sum(hidden, output, targets, negatives, self.sampler)
         return sampled_softmax_nll(hidden, output, targets, negatives, self.sampler).sum()

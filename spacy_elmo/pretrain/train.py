@@ -1,29 +1,38 @@
-"""One pretraining run: set up (or resume), train for ``max_steps``/``max_tokens``, save.
-
-Layout of ``OUTPUT_DIR`` (names in :mod:`.output_folder`): ``config.cfg`` (as run), ``vocab.json``,
-``corpus_stats.json``, ``checkpoint.pt``, ``metrics.jsonl``, ``run.json`` (why and where it
-stopped), ``model-last/`` and ``model-best/``, and ``inputs.json`` with ``--auto-resume``.
-Set-up is :mod:`.setup`, resuming :mod:`.resume`, the loop :mod:`.loop`, the checkpoint
-:mod:`.checkpoint`. Under torchrun only rank 0 writes; every process reads its own shards and
-all of them take every step together.
+"""One pretraining run: set up (:mod:`.setup`) or resume (:mod:`.resume`), then the training loop:
+one optimizer step on the global batch (every process's part together) at a time until a budget
+is used up or a signal asks to stop; every ``eval_every`` steps a line in ``metrics.jsonl`` and
+``model-best`` when it improved, every ``checkpoint_every`` steps (and at the end) the checkpoint
+and ``model-last``. Under torchrun only rank 0 writes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
+import math
+import signal
+import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import torch
+from tqdm import tqdm
 
+from ..progress import progress_bar
+from .checkpoint import CheckpointState, capture_rng, save_model
+from .data.batches import ShardState
+from .data.step_inputs import StepInputs
 from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
-from .loop import TrainingLoop
+from .optim import decay_progress, learning_rate_at, set_learning_rate
+from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
+from .perplexity import DevScores, dev_perplexity, exp
 from .resume import describe_run, resume_or_start_over
 from .settings import PretrainSettings
-from .setup import set_up_run
-from .stop_signals import catch_stop_signals
+from .setup import TrainingRun, set_up_run
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -46,12 +55,8 @@ def pretrain(
     progress: bool = True,
     auto_resume: bool = False,
 ) -> RunResult:
-    """Pretrain a biLM as ``settings`` say; see the module docstring for what is written.
-
-    ``resume`` continues the run saved in ``output_dir``. ``auto_resume`` decides that itself:
-    resume when the saved run has these settings (:func:`~.resume.describe_run`), else move it
-    aside and start over.
-    """
+    """Pretrain a biLM as ``settings`` say into ``output_dir``. ``resume`` continues the run saved
+    there; ``auto_resume`` resumes it when it has these settings, else moves it aside and starts over."""
     if resume and auto_resume:
         raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)
@@ -68,9 +73,8 @@ def pretrain(
             summary = loop.run_summary()
             if context.is_main:
                 summary.to_disk(out)
-                message = summary.describe()
-                if message and summary.stopped_by == "max_minutes":
-                    logger.warning(message)
+                if summary.stopped_by == "max_minutes":
+                    logger.warning(summary.time_guard_line())
             return RunResult(
                 out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by
             )
@@ -80,8 +84,244 @@ def pretrain(
 
 def _decide_resume(context: Distributed, out: Path, settings: PretrainSettings) -> bool:
     """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
-    decision = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)), lambda: None)
-    resume = bool(context.gather(decision)[0])
+    resume = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)))
     if resume:
         logger.info("Same settings as the run in %s: resuming it", out)
     return resume
+
+
+class StopRequest:
+    """Set by a signal handler, read by the training loop between steps."""
+
+    def __init__(self) -> None:
+        self.signum: Optional[int] = None
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+
+@contextlib.contextmanager
+def catch_stop_signals() -> Iterator[StopRequest]:
+    """SIGINT and SIGTERM ask for a checkpoint and a stop after the current step (a second SIGINT
+    stops at once), from the start of the run on (main thread only)."""
+    request = StopRequest()
+
+    def request_stop(signum: int, frame: Any) -> None:
+        if request.signum is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        request.signum = signum
+        logger.warning("Received %s: stopping after this step with a checkpoint", signal.Signals(signum).name)
+
+    previous = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, request_stop)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        yield request
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class TrainingLoop:
+    """Trains ``run`` from ``run.progress`` on; ``stop`` is how a signal asks it to end early."""
+
+    def __init__(self, run: TrainingRun, stop: StopRequest) -> None:
+        self.run = run
+        self.stop = stop
+        self.progress = run.progress
+        self.learning_rate = 0.0  # the rate of the last step taken
+        self.session_start: Optional[float] = None
+        self.trained_parameters = [p for p in run.objective.parameters() if p.requires_grad]  # what grad_clip clips
+
+    def train(self) -> None:
+        """Step until the budget is used up, the time guard fires or a signal asks to stop."""
+        run, progress, training = self.run, self.progress, self.run.settings.training
+        batches = iter(run.stream)
+        shard_states: dict[int, ShardState] = {s.shard: s.state for s in run.stream.streams}
+        window: deque[tuple[float, float]] = deque(maxlen=50)
+        session_tokens, train_seconds = 0, 0.0
+        self.session_start = time.perf_counter()
+        by_tokens = bool(training.max_tokens)
+        bar = self._progress_bar(by_tokens)
+        epoch = 0
+        try:
+            while not training.budget_reached(progress.step, progress.tokens):
+                tick = time.perf_counter()
+                sentences, shard_states = next(batches)
+                epoch = min(state.epoch for state in shard_states.values())
+                n_tokens, step_loss, stopping, time_up = self._step(run.encoder.encode(sentences))
+                progress.step += 1
+                progress.tokens += n_tokens
+                session_tokens += n_tokens
+                train_seconds += time.perf_counter() - tick
+                window.append((step_loss * n_tokens, n_tokens))
+                progress.since_eval[0] += step_loss * n_tokens
+                progress.since_eval[1] += n_tokens
+                running = sum(a for a, _ in window) / sum(b for _, b in window)
+                bar.update(n_tokens if by_tokens else 1)
+                bar.set_postfix(
+                    {
+                        "step": progress.step,
+                        "tok/s": f"{session_tokens / max(train_seconds, 1e-9):,.0f}",
+                        "loss": f"{running:.3f}",
+                        "ppl": f"{exp(running):.1f}",
+                    },
+                    refresh=False,
+                )
+                finished = training.budget_reached(progress.step, progress.tokens) or time_up
+                if progress.step % training.eval_every == 0 or finished:
+                    record = self._evaluate(epoch, session_tokens / max(train_seconds, 1e-9))
+                    progress.since_eval = [0.0, 0.0]
+                    if run.context.is_main:
+                        bar.write(_describe(record))
+                if progress.step % training.checkpoint_every == 0 or finished or stopping:
+                    self._checkpoint(shard_states)
+                if time_up and not stopping:
+                    return
+                if stopping:
+                    self.stop.signum = self.stop.signum or signal.SIGTERM
+                    logger.warning("Stopped at step %d; resume with --resume", progress.step)
+                    return
+        finally:
+            bar.close()
+
+    def _progress_bar(self, by_tokens: bool) -> tqdm:
+        """The bar counts what the budget counts: tokens when max_tokens is set, else steps."""
+        training, progress = self.run.settings.training, self.progress
+        return progress_bar(
+            total=(training.max_tokens if by_tokens else training.max_steps) or None,
+            initial=progress.tokens if by_tokens else progress.step,
+            unit="tok" if by_tokens else "step",
+            unit_scale=by_tokens,
+            disable=not self.run.show_progress,
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
+
+    def elapsed(self) -> float:
+        """Wall seconds of training in all sessions of this run so far."""
+        if self.session_start is None:
+            return self.progress.elapsed_seconds
+        return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
+
+    def run_summary(self) -> RunSummary:
+        """How this session ended, for ``run.json``."""
+        progress = self.progress
+        return RunSummary.of_session(
+            self.run.settings.training, progress.step, progress.tokens, self.stop.requested, self.elapsed() / 60.0
+        )
+
+    def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
+        """One optimizer step on this process's part of the global batch: the global number of
+        predictions, the mean loss, whether any process was asked to stop, and whether rank 0's
+        time budget is used up (every process then stops after this same step)."""
+        run, progress, training = self.run, self.progress, self.run.settings.training
+        context = run.context
+        batch = batch.to(context.device)
+        if progress.decay_start_tokens is None and progress.step >= training.warmup_steps:
+            progress.decay_start_tokens = progress.tokens
+        decay = decay_progress(progress.step, progress.tokens, training, progress.decay_start_tokens)
+        self.learning_rate = learning_rate_at(progress.step, training, decay)
+        set_learning_rate(run.optimizer, self.learning_rate)
+        run.objective.train()
+        with run.autocast():
+            sums = run.trainable(batch.char_ids, batch.lengths, batch.targets)
+        detached = sums.detach()
+        budget = training.max_minutes * 60.0
+        time_up = context.is_main and budget > 0 and self.elapsed() >= budget
+        totals = torch.tensor(
+            [batch.n_tokens, float(self.stop.requested), float(detached[0]), float(detached[1]), float(time_up)],
+            dtype=torch.float64,
+        )
+        context.all_reduce_sum(totals)
+        n_tokens = int(totals[0])
+        step_loss = float(totals[2] + totals[3]) / (2.0 * n_tokens)
+        if not math.isfinite(step_loss):
+            raise PretrainError(
+                f"The training loss is not finite at step {progress.step + 1}; the weights were not updated. "
+                "Lower training.learning_rate or training.grad_clip, and --resume from the last checkpoint"
+            )
+        # Mean over all processes' predictions; DDP averages gradients, so undo its 1/N.
+        loss = sums.sum() * (context.world_size / (2.0 * n_tokens))
+        run.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if training.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.trained_parameters, training.grad_clip)
+        run.optimizer.step()
+        return n_tokens, step_loss, bool(totals[1] > 0), bool(totals[4] > 0)
+
+    def _evaluate(self, epoch: int, tokens_per_second: float) -> dict[str, Any]:
+        run, progress = self.run, self.progress
+        loss_sum, n_tokens = progress.since_eval
+        train_loss = loss_sum / n_tokens if n_tokens else float("nan")
+        scores: Optional[DevScores] = dev_perplexity(run.model, run.dev_batches, run.context, run.autocast)
+        record = {
+            "step": progress.step,
+            "epoch": epoch,
+            "tokens": progress.tokens,
+            "train_loss": train_loss,  # with a sampled softmax, the sampled surrogate's loss
+            "softmax": "sampled" if run.loss.sampled else "full",
+            "train_perplexity": exp(train_loss),
+            "dev_perplexity_forward": scores.perplexity_forward if scores else None,
+            "dev_perplexity_backward": scores.perplexity_backward if scores else None,
+            "dev_perplexity": scores.perplexity if scores else None,
+            "learning_rate": self.learning_rate,
+            "tokens_per_second": tokens_per_second,
+            "elapsed_seconds": self.elapsed(),
+            "processes": run.context.world_size,
+        }
+        score = scores.perplexity if scores else exp(train_loss)
+        improved = math.isfinite(score) and (progress.best_score is None or score < progress.best_score)
+        if improved:
+            progress.best_score = score
+        if run.context.is_main:
+            append_metrics(run.out / METRICS_FILE, record)
+            if improved:
+                save_model(run.model, run.out / MODEL_BEST, run.out / CHECKPOINT_FILE)
+        return record
+
+    def _checkpoint(self, shard_states: dict[int, ShardState]) -> None:
+        """Every process contributes its random states and shard positions; rank 0 writes."""
+        run = self.run
+        gathered = run.context.gather({"rng": capture_rng(run.loss.generator), "shards": shard_states})
+        if not run.context.is_main:
+            return
+        shards: dict[int, ShardState] = {}
+        for part in gathered:
+            shards.update(part["shards"])
+        state = CheckpointState(
+            progress=dataclasses.replace(
+                self.progress, since_eval=list(self.progress.since_eval), elapsed_seconds=self.elapsed()
+            ),
+            n_shards=run.n_shards,
+            shards=shards,
+            rng=[part["rng"] for part in gathered],
+            model_config=run.model.config.to_dict(),
+            model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
+            optimizer=_to_cpu(run.optimizer.state_dict()),
+            train_files=run.train_files,
+            vocab_sha256=run.vocab.digest(),
+        )
+        state.save(run.out / CHECKPOINT_FILE)
+        save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)
+
+
+def _to_cpu(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_cpu(v) for v in value)
+    return value
+
+
+def _describe(record: dict[str, Any]) -> str:
+    text = f"step {record['step']:>7}  tokens {record['tokens']:>12,}  train ppl {record['train_perplexity']:.2f}"
+    if record["dev_perplexity"] is not None:
+        text += f"  dev ppl fwd {record['dev_perplexity_forward']:.2f} bwd {record['dev_perplexity_backward']:.2f}"
+    return text

@@ -10,11 +10,12 @@ import hashlib
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
-from ..durable import write_bytes_atomically
+from ..formats.native import first_repeat
 from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
 from .errors import ConfigError, InputError, InputNotFoundError, reading
+from .output_folder import write_file
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -28,7 +29,7 @@ class Vocabulary:
         missing = [s for s in SPECIALS if s not in words]
         if missing:
             raise ValueError(f"A vocabulary needs {SPECIALS}; missing {missing}")
-        twice = _first_repeat(words)
+        twice = first_repeat(words)
         if twice is not None:
             raise ValueError(f"The vocabulary lists {words[twice[1]]!r} twice (entries {twice[0]} and {twice[1]})")
         self.words = words
@@ -52,14 +53,12 @@ class Vocabulary:
 
     def to_disk(self, path: Union[str, Path]) -> None:
         """A JSON list of words (the format of a model directory's ``vocab.json``), atomically."""
-        write_bytes_atomically(Path(path), json.dumps(self.words, ensure_ascii=False).encode("utf8"))
+        write_file(Path(path), json.dumps(self.words, ensure_ascii=False).encode("utf8"))
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "Vocabulary":
-        """A JSON list, or bilm-tf's text format (one word per line, anything after a tab ignored).
-
-        The specials are added in front if the file lacks them.
-        """
+        """A JSON list, or bilm-tf's text format (a word per line, anything after a tab ignored);
+        the specials are added in front if the file lacks them."""
         path = Path(path)
         if not path.is_file():
             raise InputNotFoundError(f"Vocabulary file not found: {path}")
@@ -75,30 +74,16 @@ class Vocabulary:
                 raise InputError(f"{path} must hold a JSON list of strings")
         else:
             words = [line.split("\t")[0] for line in text.splitlines() if line.strip()]
-        twice = _first_repeat(words)
+        twice = first_repeat(words)
         if twice is not None:  # two ids for one word: the softmax could not say which is right
             where = "entries" if path.suffix == ".json" else "word lines"
             raise InputError(f"{path} lists {words[twice[1]]!r} twice ({where} {twice[0] + 1} and {twice[1] + 1})")
         return cls([s for s in SPECIALS if s not in words] + words)
 
 
-def _first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
-    """The positions of the first word listed a second time, or None."""
-    seen: dict[str, int] = {}
-    for position, word in enumerate(words):
-        if word in seen:
-            return seen[word], position
-        seen[word] = position
-    return None
-
-
 class WordCounter:
-    """Counts words in one streaming pass, in bounded memory.
-
-    When more than ``max_types`` distinct words are tracked, the rarest are dropped (they could
-    not make a useful vocabulary anyway); the counts of frequent words are then exact or
-    very nearly so.
-    """
+    """Counts words in one streaming pass, in bounded memory: beyond ``max_types`` distinct words
+    the rarest are dropped (they could not make the vocabulary anyway)."""
 
     def __init__(self, max_types: int = 5_000_000) -> None:
         self.counts: Counter[str] = Counter()
@@ -134,22 +119,11 @@ def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Voc
 
 
 def with_counts(vocab: Vocabulary, counter: WordCounter) -> Vocabulary:
-    """``vocab``'s words with their counts in ``counter``, the specials counted as
-    :func:`build_vocabulary` counts them.
-
-    A word list read from a file carries no counts; with them, its output layer starts from the
-    text's unigram frequencies as a built vocabulary's does (from zeros, the same budget ended
-    at a dev perplexity 40% higher after 200 steps: 578 vs 410).
-    """
+    """``vocab``'s words with their counts in ``counter`` (the specials as :func:`build_vocabulary`
+    counts them), so that a given word list's output layer starts from the unigram frequencies
+    as a built vocabulary's does, not from zeros (which trains markedly worse early on)."""
     counts = [counter.counts.get(word, 0) if word not in SPECIALS else 0 for word in vocab.words]
     covered = sum(counts)
     counts[vocab.bos_id] = counts[vocab.eos_id] = counter.sentences
     counts[vocab.unk_id] = counter.tokens - covered
     return Vocabulary(vocab.words, counts)
-
-
-def count_sentences(sentences: Iterable[Sequence[str]], max_types: int = 5_000_000) -> WordCounter:
-    counter = WordCounter(max_types)
-    for sentence in sentences:
-        counter.add(sentence)
-    return counter

@@ -1,18 +1,7 @@
-"""Embedding a whole corpus into one HDF5 file, laid out as ``allennlp elmo`` wrote it.
-
-The driver behind ``spacy-elmo embed``: it reads the sentences in chunks of about
-``chunk_tokens`` tokens, has the :class:`~spacy_elmo.embedding.embedder.Embedder` plan each
-chunk into groups (sentences batched by length; a sentence over ``max_tokens`` tokens read as
-windows and stored as one dataset), skips the groups whose sentences are already stored with the
-same tokens, and hands each finished group to the crash-safe parts folder (:mod:`.parts`) as one
-part. Resuming is the parts folder's, the file layout and the join :mod:`.join`'s; what the
-vectors depend on (the weights' content hash, the settings) is recorded here in the manifest.
-
-Scaling out: with ``shard=(k, n)`` a process computes only the groups whose number is ``k``
-modulo ``n``. Groups depend on the input only, so the split is the same in every process, and
-so are the vectors: each group is computed exactly as one process would. The shard that
-finishes last joins the parts (see :mod:`.parts`); any scheduler can run the shards (torchrun,
-Slurm arrays, Ray, Spark), and a shard that dies is rerun alone.
+"""``spacy-elmo embed``'s driver: sentences in chunks of about ``chunk_tokens`` tokens, planned into
+groups by the :class:`~spacy_elmo.embedding.embedder.Embedder`; groups already stored with the same
+tokens are skipped, each other becomes one part (:mod:`.parts`). With ``shard=(k, n)`` a process
+computes the groups numbered ``k`` modulo ``n``: the groups depend on the input only.
 """
 
 from __future__ import annotations
@@ -24,10 +13,11 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Protocol, Sequence, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy
 
+from ..corpora.keyed_sentences import Sentence
 from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
 from ..embedding.word_cache import WordCacheStats
@@ -39,20 +29,6 @@ from .parts import PartStore
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")
 DEFAULT_CHUNK_TOKENS = 100_000
-
-
-class Sentence(Protocol):
-    """What the driver needs of a sentence (``spacy_elmo.corpora`` reads them): its dataset
-    name, its text (for ``sentence_to_index``) and its tokens."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def tokens(self) -> Sequence[str]: ...
 
 
 @dataclass
@@ -94,8 +70,7 @@ def tokens_hash(tokens: Sequence[str]) -> str:
 
 
 def weights_digest(bilm: BiLM) -> str:
-    """A content hash of the sizes, the dictionaries and of every weight the vectors depend on
-    (the softmax is left out): equal for equal weights in any model, unlike ``BiLM.weights_version``."""
+    """A content hash of the sizes, dictionaries and weights the vectors depend on (not the softmax)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
     if bilm.lexicon is not None:  # a code-point model's ids depend on its dictionaries too
@@ -120,10 +95,8 @@ def embed_corpus(
     progress: bool = True,
     shard: tuple[int, int] = (0, 1),
 ) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist) the way
-    ``embedder`` turns sentences into layers (its windows, batches and word cache).
-
-    ``shard=(k, n)``: compute only this process's share (see the module docstring)."""
+    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist) as
+    ``embedder`` turns sentences into layers; ``shard=(k, n)``: only this process's share."""
     from ..progress import progress_bar
 
     bilm, max_tokens = embedder.bilm, embedder.max_tokens

@@ -1,24 +1,10 @@
-"""The result of ``spacy-elmo embed``: one HDF5 file, its layout, and the join that writes it.
+"""The result of ``spacy-elmo embed`` (one HDF5 file: a float32 dataset per sentence key carrying
+a hash of its tokens, ``sentence_to_index``, and the manifest as the root attribute
+``spacy_elmo_embed``, without which a file is never written into) and the join that writes it.
 
-Layout: one float32 dataset per sentence, named by its key (see
-:mod:`spacy_elmo.corpora.keyed_sentences`), shaped ``(L+1, n_tokens, 2P)`` for ``layers="all"``
-and ``(n_tokens, 2P)`` otherwise; plus ``sentence_to_index``, a one-element string dataset
-holding the JSON map from sentence text to key. The root attribute ``spacy_elmo_embed`` (JSON)
-marks the file as ours and records the manifest: a hash of the weights and the settings that
-change the vectors (see :mod:`.job`); each dataset's attribute ``spacy_elmo_tokens`` is a hash of
-the sentence's tokens. Another manifest (other weights or settings) is refused, with the message
-saying how to start over; so is an existing HDF5 file without the ``spacy_elmo_embed``
-attribute, which is never written into.
-
-The join (:class:`Join`): the finished parts (:mod:`.parts`) and the still valid datasets of an
-earlier ``OUTPUT`` are copied into a temporary file (a new file of an unguessable name, see
-:mod:`spacy_elmo.durable`; one left by a join that was killed is deleted first) that replaces
-``OUTPUT`` in one rename, and the parts folder is removed; ``OUTPUT`` is thus always either the previous complete result or
-the new one. Every dataset copied must still carry the token hash of the sentence it is stored
-for, so vectors of another run can never end up under this run's sentences. A full disk: the
-join reserves the space it needs before HDF5 writes into the file (HDF5 handles failed writes
-badly, up to crashing the process), and stops with one line naming the file, removing its
-temporary file; the finished parts stay for the next run.
+The join copies the parts and an earlier output's still valid datasets into a temporary file that
+replaces ``OUTPUT`` in one rename, checking every token hash, so another run's vectors never end up
+under this run's sentences. It reserves its disk space first: HDF5 handles failed writes badly.
 """
 
 from __future__ import annotations
@@ -34,7 +20,14 @@ from typing import Union
 
 import h5py
 
-from ..durable import io_error_reason, new_temporary_file, remove_leftover_temporaries, sync_file, sync_folder
+from ..durable import (
+    file_kind,
+    io_error_reason,
+    new_temporary_file,
+    remove_leftover_temporaries,
+    sync_file,
+    sync_folder,
+)
 from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 from ..nn.precision import DEFAULT_PRECISION
 
@@ -43,7 +36,6 @@ SENTENCE_INDEX = "sentence_to_index"
 MARKER_ATTR = "spacy_elmo_embed"
 TOKENS_ATTR = "spacy_elmo_tokens"
 FORMAT_VERSION = 2
-_OLD_OPTIONS_ATTR = "spacy_elmo_embed_options"  # files from before the fingerprints
 _JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
 
 
@@ -135,9 +127,8 @@ class Join:
         sync_file(staging)
 
     def _reserve(self, staging: Path, needed: int) -> None:
-        """Claim the disk space of the joined file before HDF5 writes into it: another process
-        filling the disk meanwhile then cannot make an HDF5 write fail (HDF5 gives the unused
-        rest back when it closes the file). Skipped where the file system cannot reserve."""
+        """Claim the joined file's disk space before HDF5 writes into it (HDF5 gives the unused rest
+        back when it closes the file); skipped where the file system cannot reserve."""
         descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
         try:
             os.posix_fallocate(descriptor, 0, needed)
@@ -171,26 +162,17 @@ class Join:
         )
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def check_output_kind(path: Path) -> None:
-    """Refuse an output path that names something other than a file (a directory, a device):
-    HDF5 would answer with a message of several lines about a failed read."""
+    """Refuse an output path that is not a file, which HDF5 would answer with a page of messages."""
     try:
         facts = os.stat(path)
     except OSError:
         return  # nothing there (or unreachable): creating the output says what is wrong
     if not stat.S_ISREG(facts.st_mode):
-        kind = next((name for test, name in _KINDS if test(facts.st_mode)), "not a regular file")
         hint = f" (e.g. {path / 'vectors.hdf5'})" if stat.S_ISDIR(facts.st_mode) else ""
-        raise EmbedError(f"the output {path} is {kind}, not an HDF5 file: give the path of a file to write{hint}")
+        raise EmbedError(
+            f"the output {path} is {file_kind(facts.st_mode)}, not an HDF5 file: give the path of a file to write{hint}"
+        )
 
 
 def open_output_file(path: Path, manifest: dict) -> h5py.File:
@@ -206,11 +188,6 @@ def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
     """Refuse a file that embed did not write, or wrote with other settings."""
     found = handle.attrs.get(MARKER_ATTR)
     if found is None:
-        if _OLD_OPTIONS_ATTR in handle.attrs:
-            raise EmbedError(
-                f"{path} was written by an older spacy-elmo embed, which recorded neither the weights "
-                f"nor the sentences' tokens, so it cannot be resumed safely: move it away (or delete it) to start over"
-            )
         raise EmbedError(
             f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
             "refusing to write into it: choose another output file"

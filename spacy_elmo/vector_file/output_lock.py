@@ -1,22 +1,7 @@
-"""One ``spacy-elmo embed`` run per output and shard at a time.
-
-Two runs writing the same parts would overwrite each other's files under the same names, and
-the one that joins first would store the other's vectors under its own sentences. So a run holds
-an exclusive lock (``flock``) on ``OUTPUT.embed-K.lock`` from before it reads anything until it
-is done; a second run of the same shard stops at once with an error naming the first one's
-process. Runs of different shards of one output still go on side by side (each locks its own
-file), and ``flock`` locks belong to open files, so two threads of one process exclude each other
-too. A lock dies with its process: a run killed with ``kill -9`` blocks nothing.
-
-The lock's name is predictable, so it is never followed: it is opened with ``O_NOFOLLOW`` and
-must be a regular file (:func:`open_lock_file`); a symlink or anything else there (a FIFO, a
-device) is refused with an error naming it, instead of truncating what it points to.
-
-The holder removes the file when it is done. A run that opened the file just before it was
-removed would lock a file no other run can find; it notices (the path then names another file or
-none) and tries again, so the removal is safe. On a file system without locks (some network
-mounts) the run goes on unlocked, with a warning: the join's check of every token hash still
-keeps another run's vectors out.
+"""One ``spacy-elmo embed`` run per output and shard: two runs writing the same parts would mix
+their vectors. A run holds an exclusive ``flock`` on ``OUTPUT.embed-K.lock`` (it dies with its
+process); the lock's predictable name is never followed. Without locks (some network mounts)
+the run goes on with a warning: the join's token hashes still keep another run's vectors out.
 """
 
 from __future__ import annotations
@@ -29,6 +14,8 @@ import stat
 from pathlib import Path
 from typing import Optional
 
+from ..durable import file_kind
+
 logger = logging.getLogger("spacy_elmo")
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
 
@@ -39,9 +26,6 @@ class OutputBusy(RuntimeError):
 
 class UnsafeLockFile(ValueError):
     """The lock's path is a symlink or not a regular file; the message names it."""
-
-
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"))
 
 
 def open_lock_file(path: Path) -> int:
@@ -67,8 +51,7 @@ def open_lock_file(path: Path) -> int:
 
 
 def _not_a_lock_file(path: Path, mode: int) -> UnsafeLockFile:
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return UnsafeLockFile(f"{path} is {kind}, not a lock file: move it away and run again")
+    return UnsafeLockFile(f"{path} is {file_kind(mode)}, not a lock file: move it away and run again")
 
 
 def lock_path(output: Path, shard: int) -> Path:

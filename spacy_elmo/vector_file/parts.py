@@ -1,25 +1,7 @@
-"""The parts folder behind ``spacy-elmo embed``: finished batches kept safe until the join.
-
-Crash safety: while a run is under way, every finished group goes into its own small HDF5 file
-in ``OUTPUT.parts/``, built in memory, written under a temporary name, flushed to disk and only
-then renamed into place; a kill, a crash or a full disk at any moment therefore loses at most
-the group in flight, and never touches what is already there. At the end the parts are joined
-into ``OUTPUT`` (:mod:`.join`, which also describes the result's layout).
-
-Resuming: the driver (:mod:`.job`) forms the same groups on a rerun and skips every sentence
-stored with the same tokens. A sentence whose tokens changed (an edited line) is computed again;
-sentences no longer in the input are dropped at the join. A folder begun with another manifest
-(other weights or settings) is refused, with the message saying how to start over (delete
-``OUTPUT`` and ``OUTPUT.parts``, or choose another output file).
-
-Shards: each shard ``k`` of ``n`` writes and resumes its own parts and, when done, leaves
-``done-K-of-N`` in the folder; the shard that finds all ``n`` of them joins the parts (an
-exclusive lock makes sure only one does), so the result is the same single file. Nothing but
-the file system is shared. The folder records ``n``: a shard of another count is refused.
-
-One run per output and shard: a run locks ``OUTPUT.embed-K.lock`` for its whole length
-(:mod:`.output_lock`). Whatever fails, the command stops with one line naming the file, and
-removes its temporary files; the finished parts stay for the next run.
+"""The parts folder behind ``spacy-elmo embed``: each finished group is its own HDF5 file, written
+atomically, so a kill loses at most the group in flight. Each shard K of N writes its own parts
+and then ``done-K-of-N``; the shard that finds all N joins them (under a lock). The folder
+records the manifest and N: a run of other settings or another shard count is refused.
 """
 
 from __future__ import annotations
@@ -107,10 +89,8 @@ class PartStore:
                     self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
 
     def _read_parts(self, own_cleanup: bool = False) -> None:
-        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers
-        (the temporary file of a part or ``done`` mark a run was writing when it stopped, a part
-        damaged on disk): never another shard's, which may be running now, and never a file
-        whose name is not one this shard writes."""
+        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers (the
+        temporary files of a killed run, parts damaged on disk), never another shard's."""
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))

@@ -64,8 +64,8 @@ def test_jsonl_reads_the_text_field_and_counts_bad_lines(tmp_path):
 
 
 def test_jsonl_lone_surrogates_are_skipped_and_counted(tmp_path, caplog):
-    """json.loads accepts "\\ud800"; the text could never be encoded, so the line is skipped
-    (it used to abort the whole run)."""
+    """json.loads accepts "\\ud800"; the text could never be encoded, so the line is skipped, not
+    the run aborted."""
     path = tmp_path / "docs.jsonl"
     path.write_text('{"text": "One."}\n{"text": "bad \\ud800 here"}\n{"text": "Two."}\n', encoding="utf8")
     stats = ReadStats(warn=True)

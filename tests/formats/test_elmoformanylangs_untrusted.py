@@ -91,7 +91,8 @@ def test_deeply_nested_json_is_one_error_naming_the_file(copy, which):
         path.write_text('{"a": ' + "[" * depth + "]" * depth + "}")
         with pytest.raises(ValueError) as error:
             load_bilm(copy)
-        assert str(error.value) == f"{path} is not a readable JSON file: it is nested more than 16 deep"
+        what = "trainer's config" if which == "config.json" else "model config"
+        assert str(error.value) == f"{path}: the {what} is nested more than 16 deep"
         assert error.value.__cause__ is None and (error.value.__suppress_context__ or error.value.__context__ is None)
 
 

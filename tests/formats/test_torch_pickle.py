@@ -100,7 +100,7 @@ def test_published_containers_load_bit_identical(name, file):
         assert arrays[key].dtype == numpy.float32 and arrays[key].tobytes() == tensor.numpy().tobytes(), key
 
 
-# ------------------------------------------------------------------ item 2: compressed members
+# ------------------------------------------------------------------ compressed members
 def test_a_compressed_storage_that_inflates_a_thousandfold_is_refused_before_torch_reads_it(tmp_path, monkeypatch):
     members = saved_members({"w": torch.zeros(4)})
     n = 1 << 24  # 64 MiB of float32 zeros, 65 kB compressed
@@ -123,7 +123,7 @@ def test_storages_bigger_than_their_member_are_refused(tmp_path):
     refused(write_zip(tmp_path / "short.pkl", members), "storage '0' needs 16 bytes", "holds 8")
 
 
-# ------------------------------------------------------------------ item 3: one reading only
+# ------------------------------------------------------------------ one reading only
 def two_pickles(tmp_path: Path, second_name: str) -> Path:
     """torch.save's members plus a second object pickle under ``second_name``: a state dict
     whose tensor has another shape (or a tensor that would not pass the checks)."""
@@ -220,7 +220,7 @@ def test_an_entry_count_the_directory_does_not_have_is_refused(tmp_path, records
     refused(path, fragment)
 
 
-# ------------------------------------------------------------------ item 8: one error each
+# ------------------------------------------------------------------ one error each
 def flip_bit(raw: bytes, at: int) -> bytes:
     return raw[:at] + bytes([raw[at] ^ 0x10]) + raw[at + 1 :]
 

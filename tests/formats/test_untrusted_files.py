@@ -45,7 +45,7 @@ def replace_dataset(path: Path, name: str, **create) -> None:
         handle.create_dataset(name, **create)
 
 
-# ------------------------------------------------------------------ item 5: finite values
+# ------------------------------------------------------------------ finite values
 @pytest.mark.parametrize("bad", [numpy.nan, numpy.inf])
 def test_a_non_finite_allennlp_weight_is_refused(allennlp_files, bad):
     options, weights = allennlp_files
@@ -66,7 +66,7 @@ def test_a_non_finite_native_weight_is_refused(native_dir):
         BiLM.from_disk(native_dir)
 
 
-# ------------------------------------------------------------------ item 6: options vs file
+# ------------------------------------------------------------------ options vs file
 @pytest.mark.parametrize(
     "key, value, dataset",
     [
@@ -85,7 +85,7 @@ def test_options_that_use_fewer_datasets_than_the_file_has_are_refused(tmp_path,
         BiLM.from_allennlp(options, weights)
 
 
-# ------------------------------------------------------------------ item 12: sizes first
+# ------------------------------------------------------------------ sizes first
 def no_reading(*args, **kwargs):
     raise AssertionError("a weight array was read before every shape was checked")
 
@@ -123,7 +123,7 @@ def test_native_claimed_sizes_are_checked_before_the_model_is_allocated(native_d
         BiLM.from_disk(native_dir)
 
 
-# ------------------------------------------------------------------ item 11: other files
+# ------------------------------------------------------------------ other files
 def make_external_storage(weights: Path, tmp_path: Path, name: str, shape) -> None:
     secret = tmp_path / "secret.bin"
     secret.write_bytes(numpy.arange(int(numpy.prod(shape)), dtype=numpy.float32).tobytes())
@@ -179,7 +179,7 @@ def test_hdf5_that_reads_other_files_is_refused_in_both_formats(allennlp_files, 
         BiLM.from_disk(native_dir)
 
 
-# ------------------------------------------------------------------ item 14: malformed JSON
+# ------------------------------------------------------------------ malformed JSON
 @pytest.mark.parametrize(
     "content, message",
     [

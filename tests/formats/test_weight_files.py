@@ -132,7 +132,7 @@ def test_missing_files_and_bad_options(weight_files, tmp_path):
         BiLM.from_allennlp(options, tmp_path / "nowhere.hdf5")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    with pytest.raises(ValueError, match="not a valid options.json"):
+    with pytest.raises(ValueError, match="broken.json: the options file is not valid JSON"):
         BiLM.from_allennlp(broken, weights)
     broken.write_text(json.dumps({"lstm": {}}))
     with pytest.raises(ValueError, match="required field"):

@@ -171,7 +171,7 @@ def command(out, *overrides, config=str(TINY_CONFIG)):
 
 
 def test_the_same_command_spelled_differently_resumes(corpus_dir, tmp_path, monkeypatch):
-    """Issue 33 item 6: the paths swapped, --key=value for --key value, the config by its
+    """The paths swapped, --key=value for --key value, the config by its
     absolute or relative path, a training file by a relative path: the same run each time."""
     train = tmp_path / "train.txt"
     shutil.copy(corpus_dir / "train.txt", train)

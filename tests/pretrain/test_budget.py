@@ -8,11 +8,15 @@ import torch
 
 from spacy_elmo.nn import BiLM
 from spacy_elmo.pretrain import pretrain
-from spacy_elmo.pretrain.output_folder import RunSummary, read_metrics
+from spacy_elmo.pretrain.output_folder import read_metrics
 
 from .conftest import tiny_settings
 
 FAST = {"training__eval_every": 1000, "training__checkpoint_every": 1000, "softmax__n_negatives": 16}
+
+
+def run_json(out):
+    return json.loads((out / "run.json").read_text())
 
 
 def _tokens_per_step(corpus_dir, tmp_path, steps):
@@ -45,7 +49,7 @@ def test_max_tokens_stops_after_the_step_that_reaches_it(corpus_dir, tmp_path):
     settings, _ = tiny_settings(corpus_dir, training__max_steps=2, training__max_tokens=tokens[4], **FAST)
     result = pretrain(settings, tmp_path / "steps-first", progress=False)
     assert (result.step, result.stopped_by) == (2, "max_steps")
-    assert RunSummary.from_disk(tmp_path / "steps-first").stopped_by == "max_steps"
+    assert run_json(tmp_path / "steps-first")["stopped_by"] == "max_steps"
     # No step limit at all.
     settings, _ = tiny_settings(corpus_dir, training__max_steps=0, training__max_tokens=tokens[1], **FAST)
     assert pretrain(settings, tmp_path / "tokens-only", progress=False).step == 2
@@ -57,12 +61,11 @@ def test_the_time_guard_is_named_in_run_json_and_in_a_plain_line(corpus_dir, tmp
     )
     with caplog.at_level(logging.WARNING, logger="spacy_elmo.pretrain"):
         result = pretrain(settings, tmp_path / "out", progress=False)
-    record = RunSummary.from_disk(tmp_path / "out")
-    assert result.stopped_by == record.stopped_by == "max_minutes"
-    assert record.steps == result.step and 1 <= result.step < 100000 and record.max_minutes == 0.0005
+    record = run_json(tmp_path / "out")
+    assert result.stopped_by == record["stopped_by"] == "max_minutes"
+    assert record["steps"] == result.step and 1 <= result.step < 100000 and record["max_minutes"] == 0.0005
     line = f"Stopped by the 0.0005-minute guard (max_minutes) at step {result.step:,} of 100,000 ({result.tokens:,} of 1,000,000,000 tokens)"
     assert line in caplog.messages
-    assert RunSummary("max_steps", 5, 100, 5, 0, 25.0, 1.0).describe() is None
 
 
 def test_resume_with_lstm_dropout_and_decay_matches_an_uninterrupted_run_exactly(corpus_dir, tmp_path):
@@ -99,7 +102,7 @@ def test_resume_with_lstm_dropout_and_decay_matches_an_uninterrupted_run_exactly
             assert other[key] == record[key], (record["step"], key)
     rates = [r["learning_rate"] for r in read_metrics(tmp_path / "straight" / "metrics.jsonl")]
     assert rates == sorted(rates, reverse=True) and rates[-1] < 0.01
-    assert RunSummary.from_disk(tmp_path / "cut").stopped_by == "max_tokens"
+    assert run_json(tmp_path / "cut")["stopped_by"] == "max_tokens"
 
 
 class _RecordingBar:
@@ -125,7 +128,7 @@ class _RecordingBar:
 
 
 def test_the_progress_bar_counts_what_the_budget_counts(corpus_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr("spacy_elmo.pretrain.loop.progress_bar", _RecordingBar)
+    monkeypatch.setattr("spacy_elmo.pretrain.train.progress_bar", _RecordingBar)
     _RecordingBar.made = []
     settings, _ = tiny_settings(corpus_dir, training__max_steps=1000, training__max_tokens=2000, **FAST)
     by_tokens = pretrain(settings, tmp_path / "tokens", progress=True)

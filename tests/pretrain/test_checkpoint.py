@@ -168,7 +168,7 @@ def test_shard_positions_keep_their_numbers(tmp_path):
     assert CheckpointState.load(tmp_path / "c.pt").shards == states
 
 
-# ------------------------------------------------------------------ issue 33 item 5: links at predictable names
+# ------------------------------------------------------------------ links at predictable names
 def test_links_at_the_old_temporary_names_of_a_run_change_nothing(corpus_dir, tmp_path):
     out = tmp_path / "out"
     (out / "model-last").mkdir(parents=True)

@@ -6,14 +6,13 @@ import pytest
 import torch
 
 from spacy_elmo.nn import TINY_CONFIG, BiLM
-from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder
+from spacy_elmo.pretrain.data.step_inputs import PAD_TARGET, StepInputBuilder
 from spacy_elmo.pretrain.language_model_objective import (
     LanguageModelObjective,
     directional_predictions,
     exact_direction_nll,
-    per_position_nll,
 )
-from spacy_elmo.pretrain.softmax import SoftmaxLoss
+from spacy_elmo.pretrain.softmax import SoftmaxLoss, full_softmax_nll
 from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary
 
 WORDS = "the cat sat on a mat and dog ran".split()
@@ -27,6 +26,30 @@ def model_and_batch():
     vocab = Vocabulary(list(SPECIALS) + WORDS)
     model = BiLM(TINY_CONFIG, vocab=vocab.words).eval()
     return model, StepInputBuilder(vocab).encode(SENTENCES)
+
+
+def per_position_nll(bilm, char_ids, lengths, targets):
+    """Exact NLL at every predicting position, ``(batch, time - 1)`` per direction, 0 at padding.
+
+    Column k of the forward result is the prediction made at position k (of token k+1);
+    column k of the backward result is the one made at position k+1 (of token k).
+    """
+    states = bilm.contextualize(char_ids, lengths)
+    valid = targets[:, 1:] != PAD_TARGET
+    safe_next = targets[:, 1:].clamp(min=0)
+    safe_prev = targets[:, :-1].clamp(min=0)
+    batch, steps = safe_next.shape
+    forward = full_softmax_nll(
+        states.forward[-1][:, :-1].reshape(batch * steps, -1), bilm.softmax, safe_next.reshape(-1)
+    )
+    backward = full_softmax_nll(
+        states.backward[-1][:, 1:].reshape(batch * steps, -1), bilm.softmax, safe_prev.reshape(-1)
+    )
+    zero = torch.zeros((), dtype=forward.dtype, device=forward.device)
+    return (
+        torch.where(valid, forward.reshape(batch, steps), zero),
+        torch.where(valid, backward.reshape(batch, steps), zero),
+    )
 
 
 def token_vector_gradients(model, batch, pick, monkeypatch):
@@ -122,7 +145,9 @@ def test_the_char_encoder_runs_once_per_distinct_word(monkeypatch):
     model.char_encoder.register_forward_pre_hook(lambda module, args: seen.append(args[0].shape[0]))
     forward, backward = per_position_nll(model, batch.char_ids, batch.lengths, batch.targets)
     (forward.sum() + backward.sum()).backward()
-    distinct = {tuple(row) for row, length in zip(batch.char_ids.tolist(), batch.lengths.tolist()) for row in row[:length]}
+    distinct = {
+        tuple(row) for row, length in zip(batch.char_ids.tolist(), batch.lengths.tolist()) for row in row[:length]
+    }
     assert seen == [len(distinct)] and len(distinct) < int(batch.lengths.sum())
     assert all(p.grad is not None for p in model.char_encoder.parameters())
 

@@ -245,7 +245,7 @@ def test_a_full_disk_while_writing_model_best_is_one_line(corpus_dir, tmp_path, 
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
 
 
-# ------------------------------------------------------------------ issue 33 item 7: another run's checkpoint
+# ------------------------------------------------------------------ another run's checkpoint
 @pytest.fixture(scope="module")
 def bigger_run(corpus_dir, tmp_path_factory):
     """A run of the same text with twice the LSTM and a smaller vocabulary: its checkpoint is another run's."""

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary, WordCounter, build_vocabulary, count_sentences, with_counts
+from spacy_elmo.pretrain.vocab import SPECIALS, Vocabulary, WordCounter, build_vocabulary, with_counts
+
+
+def count_sentences(sentences):
+    counter = WordCounter()
+    for sentence in sentences:
+        counter.add(sentence)
+    return counter
 
 
 def test_most_frequent_words_after_the_specials():

@@ -44,7 +44,7 @@ def test_without_locks_the_run_goes_on_with_a_warning(tmp_path, monkeypatch, cap
     assert "cannot be locked (No locks available)" in caplog.text
 
 
-# ------------------------------------------------------------------ issue 33 item 5: the lock's name is predictable
+# ------------------------------------------------------------------ the lock's name is predictable
 def test_a_symlink_at_the_lock_name_is_refused_and_its_target_left_alone(tmp_path):
     output, victim = tmp_path / "out.hdf5", tmp_path / "victim.txt"
     victim.write_text("someone else's file\n")
@@ -70,7 +70,7 @@ def test_a_lock_name_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     output = tmp_path / "out.hdf5"
     path = lock_path(output, 0)
     os.mkfifo(path) if kind == "fifo" else path.mkdir()
-    expected = "a FIFO" if kind == "fifo" else "a directory"
+    expected = r"a FIFO \(named pipe\)" if kind == "fifo" else "a directory"
     with pytest.raises(UnsafeLockFile, match=f"^{path} is {expected}, not a lock file: move it away and run again$"):
         OutputLock(output, 0, 1)
     assert path.exists()

@@ -41,7 +41,7 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".lock")))
 
 
-# ------------------------------------------------------------------ item 1: two runs at once
+# ------------------------------------------------------------------ two runs at once
 def test_two_runs_on_one_output_never_mix_their_vectors(tmp_path, bilm):
     """Both runs start together (a barrier in their input); the second is refused at once, and
     the output holds exactly the first one's vectors under its own sentences."""
@@ -112,7 +112,7 @@ def test_the_join_refuses_a_part_that_another_run_overwrote(tmp_path, bilm, monk
     assert not output.exists() and leftovers(tmp_path) == []
 
 
-# ------------------------------------------------------------------ item 9: shard counts
+# ------------------------------------------------------------------ shard counts
 def test_shards_of_different_counts_are_refused(tmp_path, bilm):
     source = write_lines(tmp_path / "in.txt", [f"line {i} says {i % 4}" for i in range(30)])
     output = tmp_path / "out.hdf5"
@@ -140,7 +140,7 @@ def test_shard_numbers_may_have_spaces():
     assert parse_shard(" 1 / 3 ") == (1, 3)
 
 
-# ------------------------------------------------------------------ item 3: a full disk
+# ------------------------------------------------------------------ a full disk
 def test_a_full_disk_at_the_start_is_one_line_and_leaves_nothing(tmp_path, bilm, monkeypatch):
     source = write_lines(tmp_path / "in.txt", ["a line", "another line"])
     output = tmp_path / "out" / "vectors.hdf5"

@@ -114,7 +114,7 @@ def test_a_file_from_the_old_layout_is_refused(tmp_path, bilm):
     old = tmp_path / "old.hdf5"
     with h5py.File(old, "w") as handle:
         handle.attrs["spacy_elmo_embed_options"] = json.dumps({"layers": "all"})
-    with pytest.raises(EmbedError, match="older spacy-elmo embed"):
+    with pytest.raises(EmbedError, match="did not write"):
         embed_corpus(Embedder(bilm), read_sentences(source), old, progress=False)
 
 
@@ -247,7 +247,7 @@ def save(bilm: BiLM, tmp_path: Path) -> Path:
     return path
 
 
-# ------------------------------------------------------------------ issue 33 item 5: links at predictable names
+# ------------------------------------------------------------------ links at predictable names
 def plant_link(at: Path, victim: Path) -> Path:
     victim.write_text("someone else's file\n")
     at.symlink_to(victim)

@@ -200,9 +200,9 @@ def score_one(
     if precision is not None:
         import torch
 
-        from spacy_elmo.nn.precision import effective_precision
+        from spacy_elmo.nn.precision import running_precision
 
-        provenance.update(precision=precision, elmo_precision=effective_precision(precision, torch.device("cpu")))
+        provenance.update(precision=precision, elmo_precision=running_precision(precision, torch.device("cpu")))
     docs = {
         "task": task,
         "fields": list(fields_of(task)),

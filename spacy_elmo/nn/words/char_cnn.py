@@ -94,7 +94,9 @@ class CharEncoder(nn.Module):
         grad = torch.is_grad_enabled() and any(p.requires_grad for p in [embedding, *weights])
         if not uses_full_table(self.config.n_characters, self.config.filters):
             used, chars = used_chars(chars)
-            return pooled_features(chars, conv_tables(self._frozen_padding(embedding)[used], weights), len(used), biases)
+            return pooled_features(
+                chars, conv_tables(self._frozen_padding(embedding)[used], weights), len(used), biases
+            )
         if grad:
             tables = conv_tables(self._frozen_padding(embedding), weights)
         else:

@@ -1,12 +1,9 @@
 """An endless, sharded, resumable stream of training batches.
 
-The corpus is read in chunks of about ``chunk_sentences`` sentences; a chunk is shuffled,
-grouped by length under a token budget, and its batches are visited in a shuffled order. All
-randomness comes from the seed, the shard, the epoch and where the chunk starts, so the stream
-state is just "which chunk, and how many of its batches are used": a resumed run re-reads that
-chunk and continues with the very next batch, without replaying the corpus.
-
-Record ``i`` of a pass belongs to shard ``i % n_shards``; each process reads only its shards.
+The text is read in chunks of ``chunk_sentences`` sentences, each shuffled, grouped by length and
+its batches visited in a shuffled order, all drawn from the seed, shard, epoch and chunk start:
+so a shard's state is "which chunk, how many of its batches used", and a resume re-reads one
+chunk, not the corpus. Record ``i`` of a pass belongs to shard ``i % n_shards``.
 """
 
 from __future__ import annotations
@@ -120,10 +117,8 @@ class ShardStream:
 
 
 class RankStream:
-    """The batches of one process: at each step, the next batch of each of its shards, joined.
-
-    With ``n_shards`` fixed, N processes together see exactly the batches one process sees.
-    """
+    """The batches of one process: at each step, the next batch of each of its shards, joined (so
+    with ``n_shards`` fixed, N processes together see exactly the batches one process sees)."""
 
     def __init__(self, streams: Sequence[ShardStream]) -> None:
         if not streams:

@@ -1,25 +1,28 @@
-"""Pretraining's raw records (texts or Docs) to sentences of tokens, within length limits.
+"""Raw text (records: texts or Docs) to sentences of tokens within length limits, and the whole
+passes over a text that the vocabulary and the dev set need.
 
-Not the component's sentences: the ``elmo`` component reads sentences off the Docs it is given;
-pretraining has only raw text, so it tokenizes and splits it here, with the spaCy pipeline named in
-the config.
-
-The default is ``spacy.blank(lang)`` plus a ``sentencizer``: fast, rule-based, and the
-tokenization a user's spaCy pipeline will see downstream. Tokens are cut to
-``max_token_chars`` (the char-CNN reads only the first 48 bytes anyway, and a megabyte-long
-"word" must not reach the vocabulary), whitespace tokens are dropped, and sentences longer than
-``max_sentence_tokens`` are split, which bounds the LSTM's time loop.
+Texts are tokenized and split by ``spacy.blank(lang)`` and a ``sentencizer`` (the tokenization a
+user's spaCy pipeline sees downstream) or the pipeline the config names. Tokens are cut to
+``max_token_chars`` (the char-CNN reads 48 bytes, and a megabyte-long "word" must not reach the
+vocabulary), whitespace tokens are dropped, and sentences over ``max_sentence_tokens`` are split,
+which bounds the LSTM's time loop.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, TypeVar
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TypeVar, Union
 
+from ...corpora.files import guess_format, list_corpus_files
 from ...corpora.pipelines import blank_with_sentencizer, sentence_spans, splits_sentences
+from ...corpora.record_stream import ReadStats, RecordReader
+from ...progress import progress_bar
 from ..errors import reading
-from ..settings import CorpusSettings
+from ..settings import CorpusSettings, PretrainSettings
+from ..vocab import WordCounter
 
 logger = logging.getLogger("spacy_elmo.pretrain")
 
@@ -47,10 +50,8 @@ class SentenceStats:
 
 
 def load_sentence_pipeline(settings: CorpusSettings) -> Any:
-    """The spaCy ``Language`` that tokenizes and splits sentences.
-
-    A named pipeline is used as it is: without a sentence splitter each record is one sentence
-    (a warning says so), where ``embed`` would add a sentencizer."""
+    """The spaCy pipeline that tokenizes and splits sentences; a named one without a sentence
+    splitter is used as it is (each record one sentence, with a warning)."""
     import spacy
 
     if settings.pipeline:
@@ -81,11 +82,8 @@ class SentenceSplitter:
         return (self.nlp if self.nlp is not None else self._load()).vocab
 
     def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
-        """Yield each record's context with its sentences, in input order.
-
-        Texts go through ``nlp.pipe`` in groups; a ``Doc`` that already has sentence boundaries
-        (e.g. from a ``.spacy`` file) keeps them and its tokens.
-        """
+        """Each record's context with its sentences, in input order; a ``Doc`` with sentence
+        boundaries (from a ``.spacy`` file) keeps them and its tokens."""
         waiting: list[tuple[Any, Context]] = []
         for context, payload in records:
             if self.settings.pretokenized and isinstance(payload, str):
@@ -135,3 +133,53 @@ class SentenceSplitter:
                 self.stats.sentences += 1
                 self.stats.tokens += len(piece)
         return result
+
+
+def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter) -> RecordReader:
+    """A reader of the text at ``path`` (a file or a folder); a missing path is an error naming it."""
+    with reading(path):
+        files = list_corpus_files(path)
+    needs_spacy = any(guess_format(f) == "spacy" for f in files)
+    return RecordReader(
+        files,
+        max_line_bytes=settings.max_line_bytes,
+        jsonl_field=settings.jsonl_field,
+        spacy_vocab=splitter.vocab if needs_spacy else None,
+    )
+
+
+def _sentences(reader: RecordReader, splitter: SentenceSplitter, stats: ReadStats) -> Iterator[Tokens]:
+    for _, sentences in splitter.split(reader.records(stats=stats)):
+        yield from sentences
+
+
+def count_words(
+    settings: PretrainSettings, splitter: SentenceSplitter, progress: bool = True
+) -> tuple[WordCounter, ReadStats]:
+    """One pass over the training text: word counts, and what was skipped (with warnings)."""
+    path = settings.paths.train
+    assert path is not None  # set_up_run checks it
+    stats = ReadStats(warn=True)
+    splitter.stats = SentenceStats()
+    counter = WordCounter(settings.vocab.max_tracked_types)
+    sentences = _sentences(make_reader(path, settings.corpus, splitter), splitter, stats)
+    with (
+        reading(path),
+        progress_bar(sentences, desc="Counting words", unit=" sent", disable=not progress, mininterval=1.0) as bar,
+    ):
+        for sentence in bar:
+            counter.add(sentence)
+    logger.info("Training text: %s; %s", stats.summary(), splitter.stats.summary())
+    return counter, stats
+
+
+def read_dev_sentences(
+    path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter, limit: int
+) -> list[Tokens]:
+    """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
+    stats = ReadStats(warn=True)
+    reader = make_reader(path, settings, splitter)
+    with reading(path):
+        sentences = list(itertools.islice(_sentences(reader, splitter, stats), limit))
+    logger.info("Dev text: %s; %d sentences used", stats.summary(), len(sentences))
+    return sentences

@@ -243,7 +243,7 @@ def test_precision_scores_each_seed_as_setting_at_precision(pipelines, run_comma
 
     from scripts.workflow.report import data as report_data
     from scripts.workflow.report import low_precision
-    from spacy_elmo.nn.precision import effective_precision
+    from spacy_elmo.nn.precision import running_precision
 
     loaded = []
     load_model = spacy.util.load_model
@@ -264,7 +264,7 @@ def test_precision_scores_each_seed_as_setting_at_precision(pipelines, run_comma
     assert sorted(p.name for p in low.iterdir()) == [
         f"ner-elmo@int8.seed{seed}{suffix}" for seed in (0, 1) for suffix in (".docs.json", ".json")
     ]
-    ran = effective_precision("int8", torch.device("cpu"))
+    ran = running_precision("int8", torch.device("cpu"))
     for seed in (0, 1):
         for name in (f"ner-elmo@int8.seed{seed}.json", f"ner-elmo@int8.seed{seed}.docs.json"):
             stored = read(low / name)
