@@ -1,26 +1,16 @@
 """Plain PyTorch modules of the biLM: no spaCy or Thinc imports here.
 
-Where each step of :meth:`BiLM.forward` (via ``BiLM.contextualize``) lives:
+:meth:`BiLM.contextualize` is the one way from char ids to layers; its steps live in:
 
-1. words -> id rows ``(batch, time, ids_per_token)`` framed by BOS/EOS in the model's encoding
-   (``BiLM.encoding``: UTF-8 bytes, :mod:`.words.char_ids`, or code points, :mod:`.words.code_points`),
-   each distinct word once (:mod:`.words.word_batch`); callers do this step;
-2. layer 0, char ids -> one vector per token: the char-CNN, highway and projection of
-   :mod:`.words.char_cnn` (:mod:`.words.char_cnn_tables` without autograd,
-   :mod:`.words.char_cnn_training` with autograd on a CPU, :mod:`.words.highway`);
-3. the backward direction's rows reversed and both directions stacked: :mod:`.bilm`;
-4. the forward and backward LSTM stacks in one time loop: :mod:`.lstm` (its ``dispatch`` module
-   picks the loop: in place, CUDA graphs, autograd-safe fused, the reference, or, for the
-   inference ``precision`` setting of :mod:`.precision`, the bfloat16/int8 products of
-   :mod:`.reduced_products`);
-5. rows put back in input order, BOS/EOS dropped, layer 0 doubled: :mod:`.bilm`.
+1. :mod:`.words`: words to id rows (UTF-8 bytes or code points), and the char-CNN, highway and
+   projection that make layer 0, once per distinct id row of a batch;
+2. :mod:`.lstm`: the forward and backward stacks in one time loop (inference, training or the
+   reference loop);
+3. :mod:`.precision` and :mod:`.reduced_products`: the products' precision.
 
-Parameters and forward only: :mod:`spacy_elmo.embedding` runs the same steps per batch of
-sentences without autograd (batching by length, windows, a word cache of layer 0). Tensors
-derived from the weights (stacked LSTM weights, char-CNN tables, CUDA graphs) are rebuilt only
-when a weight changes (:mod:`.derived_cache`).
-:mod:`spacy_elmo.config` holds the sizes; reading and writing weight files is
-:mod:`spacy_elmo.formats`' job (plain configs and arrays), which ``BiLM``'s file methods call.
+Tensors derived from the weights (converted LSTM weights, char-CNN tables) are rebuilt only
+when a weight changes (:mod:`.derived_cache`). Reading and writing weight files is
+:mod:`spacy_elmo.formats`' job; batching sentences is :mod:`spacy_elmo.embedding`'s.
 """
 
 from ..config import TINY_CONFIG, BiLMConfig
