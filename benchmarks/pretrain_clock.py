@@ -2,7 +2,7 @@
 
 The child process of :mod:`benchmarks.bench_pretrain_command`; it works with any commit of the
 project that has ``spacy_elmo.pretrain.data.step_inputs.StepInputBuilder`` (called
-``spacy_elmo.pretrain.encoding.BatchEncoder`` before issue 29) and a torch optimizer, so the same
+``spacy_elmo.pretrain.encoding.BatchEncoder`` in older checkouts) and a torch optimizer, so the same
 measurement runs on today's code and on an old checkout side by side::
 
     python benchmarks/pretrain_clock.py TREE OUT.json -- pretrain configs/bilm_small.cfg OUT_DIR ...
@@ -42,7 +42,7 @@ def main() -> None:
     try:
         from spacy_elmo.pretrain.data.step_inputs import StepInputBuilder as inputs_builder
     except ImportError:  # an older checkout
-        from spacy_elmo.pretrain.encoding import BatchEncoder as inputs_builder  # its name before issue 29
+        from spacy_elmo.pretrain.encoding import BatchEncoder as inputs_builder
 
     record: dict = {"tree": tree, "module": spacy_elmo.__file__, "args": args, "steps": []}
     state = {"tokens": 0, "encode_cpu": 0.0}
