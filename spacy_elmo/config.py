@@ -191,6 +191,22 @@ class BiLMConfig:
         )
 
 
+#: The fields that describe a biLM's architecture (weights of one fit only that architecture);
+#: the rest are the softmax, the character encoding and settings of training.
+ARCHITECTURE_FIELDS = (
+    "char_embed_dim",
+    "filters",
+    "n_highway",
+    "activation",
+    "lstm_dim",
+    "projection_dim",
+    "n_layers",
+    "cell_clip",
+    "proj_clip",
+    "use_skip_connections",
+)
+
+
 # ---------------------------------------------------------------------------- validation
 # Kept apart from the class so that new settings add their checks here, one function per kind:
 # types first; then values and the encoding's settings; then sizes (only of valid values).

@@ -1,6 +1,5 @@
-"""The biLMs inside a trained pipeline: each ``elmo`` component's, and the copy a component got
-from ``nlp.replace_listeners``. ``spacy-elmo export-allennlp`` writes one of them out, so a biLM
-fine-tuned inside a pipeline (``grad_factor > 0``) can leave it."""
+"""The biLMs inside a trained pipeline (each ``elmo`` component's, each copy from
+``nlp.replace_listeners``), for ``spacy-elmo export-allennlp``."""
 
 from __future__ import annotations
 

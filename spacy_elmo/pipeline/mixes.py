@@ -6,10 +6,9 @@ ELMo's paper reads these to see which layers a task uses (syntax low, semantics 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from spacy.language import Language
 from thinc.api import Model
@@ -64,49 +63,23 @@ def mix_node(component: Any, elmo_name: str, mix_from: Optional[str]) -> Model:
     return mixes[0]
 
 
-def checked_layer_weights(name: str, layer_weights: Optional[Sequence[float]]) -> Optional[list[float]]:
-    """The ``elmo`` component ``name``'s ``layer_weights`` as floats (their number is checked
-    by :func:`check_layer_count` once the biLM is known)."""
-    if layer_weights is None:
-        return None
-    values = [float(w) for w in layer_weights]
-    if not values or not all(math.isfinite(w) for w in values):
-        raise ValueError(
-            f"The '{name}' component's layer_weights must be one finite number per biLM layer (or null), "
-            f"not {list(layer_weights)}"
-        )
-    return values
-
-
-def check_layer_count(name: str, layer_weights: Optional[Sequence[float]], n_layers: int) -> None:
-    """One weight per biLM layer, or an error naming the component: before any Doc is mixed."""
-    if layer_weights is not None and len(layer_weights) != n_layers:
-        raise ValueError(
-            f"The '{name}' component's layer_weights has {len(layer_weights)} values but its biLM has "
-            f"{n_layers} layers (the char-CNN layer and {n_layers - 1} LSTM layers): give one weight per "
-            "layer, or null for their average"
-        )
-
-
 def learned_mixes(nlp: Language) -> list[LearnedMix]:
     """One entry per ELMo listener in the pipeline, in pipeline order (uninitialized ones skipped)."""
-    found = []
-    for name, component in nlp.pipeline:
-        model = getattr(component, "model", None)
-        if not isinstance(model, Model):
-            continue
-        for source, mix in elmo_mix_nodes(model):
-            if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
-                continue
-            weights = mix.ops.to_numpy(mix_softmax_weights(mix))
-            gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
-            weights = tuple(float(w) for w in weights)
-            fixed = mix.attrs.get("fixed_layer_weights") is not None
-            upstream = source.upstream_name if isinstance(source, ElmoLayersListener) else None
-            grad_factor = float(source.attrs["grad_factor"])
-            layer_norm = bool(mix.attrs.get("layer_norm", False))
-            found.append(LearnedMix(name, upstream, grad_factor, weights, gamma, fixed, layer_norm))
-    return found
+    return [
+        LearnedMix(
+            component=name,
+            upstream=source.upstream_name if isinstance(source, ElmoLayersListener) else None,
+            grad_factor=float(source.attrs["grad_factor"]),
+            weights=tuple(float(w) for w in mix.ops.to_numpy(mix_softmax_weights(mix))),
+            gamma=float(mix.ops.to_numpy(mix.get_param("gamma"))[0]),
+            fixed=mix.attrs["fixed_layer_weights"] is not None,
+            layer_norm=bool(mix.attrs["layer_norm"]),
+        )
+        for name, component in nlp.pipeline
+        if isinstance(getattr(component, "model", None), Model)
+        for source, mix in elmo_mix_nodes(component.model)
+        if mix.has_param("gamma")  # initialized (fixed-weight mixes have no "a")
+    ]
 
 
 def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:

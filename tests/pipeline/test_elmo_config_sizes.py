@@ -12,19 +12,18 @@ from spacy.training import Example
 from spacy.util import load_config, load_model_from_config
 from thinc.api import Config
 
-from spacy_elmo.config import TINY_CONFIG
-from spacy_elmo.pipeline.config_sizes import SIZE_KEYS
+from spacy_elmo.config import ARCHITECTURE_FIELDS, TINY_CONFIG
 
 from .conftest import CONFIGS, toy_docs
 
 
 def tiny_sizes() -> dict:
     data = TINY_CONFIG.to_dict()
-    return {key: data[key] for key in SIZE_KEYS}
+    return {key: data[key] for key in ARCHITECTURE_FIELDS}
 
 
 def sizes(model_cfg) -> dict:
-    return {key: model_cfg[key] for key in SIZE_KEYS}
+    return {key: model_cfg[key] for key in ARCHITECTURE_FIELDS}
 
 
 def ner_elmo(overrides):
