@@ -9,7 +9,6 @@ import click
 import typer
 from typer.core import TyperGroup
 
-
 STOPS = (click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort)  # RuntimeErrors, not failures
 
 

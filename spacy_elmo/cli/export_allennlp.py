@@ -42,7 +42,7 @@ def _read(source: str, component: Optional[str]):
     if is_package(source) or ((path / "config.cfg").is_file() and (path / "meta.json").is_file()):
         import spacy
 
-        from ..pipeline.find_bilm import pipeline_bilm
+        from ..pipeline.mixes import pipeline_bilm
 
         return pipeline_bilm(spacy.load(source), component)
     if component is not None:

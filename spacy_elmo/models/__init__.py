@@ -1,16 +1,7 @@
-"""Thinc glue between spaCy and the biLM: Docs in, layers or mixed features out.
-
-- :mod:`.doc_layers`: ``spacy_elmo.BiLM.v1``, Docs to every biLM layer per token (sentences from
-  :mod:`.doc_sentences`), holding the PyTorch module through :mod:`.pytorch_wrapper`;
-- :mod:`.listener`: ``spacy_elmo.ElmoListener.v1``, a component's view of the ``elmo`` component's
-  layers, mixed by :mod:`.scalar_mix` (``spacy_elmo.scalar_mix.v1``);
-- :mod:`.standalone`: ``spacy_elmo.ElmoStandalone.v1``, a component's own biLM copy (what
-  ``nlp.replace_listeners`` builds);
-- :mod:`.tok2vec`: ``spacy_elmo.ElmoTok2Vec.v1``, ELMo features next to a task's own embedding;
-- :mod:`.tok2vec_objectives`: the ``spacy pretrain`` objectives ``spacy_elmo.PretrainCharacters.v1``
-  and ``spacy_elmo.PretrainElmo.v1`` (its targets: :mod:`.elmo_targets`; its losses:
-  :mod:`.vector_losses`);
-- :mod:`.feature_cache`: a frozen biLM's layers per Doc, kept for the next epoch.
+"""Thinc glue between spaCy and the biLM, one registered layer or architecture per module:
+``spacy_elmo.BiLM.v1`` (:mod:`.doc_layers`), ``ElmoListener.v1`` (:mod:`.listener`) and its
+``scalar_mix.v1``, ``ElmoStandalone.v1`` (:mod:`.standalone`), ``ElmoTok2Vec.v1``
+(:mod:`.tok2vec`), and the ``spacy pretrain`` objectives (:mod:`.tok2vec_objectives`).
 """
 
 from .doc_layers import build_bilm_model, get_bilm, set_bilm

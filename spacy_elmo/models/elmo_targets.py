@@ -1,20 +1,11 @@
-"""What ``spacy_elmo.PretrainElmo.v1`` teaches a tok2vec: the frozen biLM's vectors, per token.
+"""What ``spacy_elmo.PretrainElmo.v1`` teaches a tok2vec: the frozen biLM's vectors per token
+(``target``: their average, a given mix, or every layer), zero with weight 0 for whitespace.
 
-The biLM is read from ``weights`` when the objective is initialised (just before ``spacy
-pretrain``'s first batch), never when a config is resolved: ``spacy train`` resolves the same
-``[pretraining]`` block without the file. It runs through a ``spacy_elmo.BiLM.v1`` layer (the
-sentences, windows and whitespace rule of the ``elmo`` component) without gradients, outside
-the pretraining model's tree: no optimizer sees it and ``spacy pretrain`` never writes it.
-
-A token's target: ``"average"``, the mean of the L+1 layers; ``"mix"``, ``sum_j
-layer_weights[j] * layer_j``; ``"layers"``, every layer one after the other ((L+1) * D values,
-one head each). Whitespace tokens get a zero target and weight 0 in the loss.
-
-The biLM is frozen, so a Doc's target is the same every epoch: it is kept, keyed by the Doc's
-tokens and sentence starts, up to ``cache_mb`` (later Docs are recomputed), in float16 where it
-fits (twice the text in the budget; its rounding, 2^-11 relative, is far below what a tok2vec
-learns). The rounded target is used whether it was cached or not, so the budget never changes
-what is learned.
+The biLM is read when the objective is initialised, never when a config is resolved (``spacy
+train`` resolves the same block without the file), and lives outside the pretraining model,
+so no optimizer sees it and ``spacy pretrain`` never writes it. It is frozen, so each Doc's
+target is kept for the next epochs, in float16 where it fits (its rounding is far below what a
+tok2vec learns; the rounded target is used cached or not, so the budget changes nothing learned).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""The frozen-feature cache: a frozen biLM's layers per Doc, computed once and reused every epoch.
+"""The frozen-feature cache: a frozen biLM's layers per Doc, computed once and reused every epoch
+(recomputing them is most of the cost of training with ELMo).
 
-With every listener at ``grad_factor = 0`` the biLM never changes in ``spacy train``, and
-recomputing a training Doc's layers each epoch is most of the cost of training with ELMo. The
-cache keeps them within a memory budget, then (if configured) in files of a private folder.
-Entries stay in arrival order and are never evicted: training revisits the Docs every epoch,
-and least-recently-used eviction would drop each entry just before it is needed again. Entries
-are bound to the weights' version (``BiLM.weights_version``) and the precision, and keyed by
-the windowing too, so they never serve other weights. A lock makes each call atomic.
-
-Spill folders are named ``spacy-elmo-features-HOST-PID-*``. A process killed with SIGKILL
-never removes its own, so a new cache removes those in its folder whose owner, on this host,
-is gone.
+Entries are kept in memory, then in a private spill folder, in arrival order and never evicted:
+training revisits every Doc each epoch, so least-recently-used eviction would drop each entry
+just before its next use. They are bound to the weights' version and the precision, so they
+never serve other weights. A killed process cannot remove its spill folder
+(``spacy-elmo-features-HOST-PID-*``): the next cache in that folder removes those of dead
+processes of its host.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """``spacy_elmo.scalar_mix.v1``: ELMo's task-specific layer mix, ``gamma * sum_j softmax(a)_j * h_j``,
-learned (the arithmetic is :mod:`spacy_elmo.embedding.mix`'s).
+learned from ``a = 0`` (the average) and ``gamma = 1`` (the arithmetic: :mod:`spacy_elmo.embedding.mix`).
 
-``a`` starts at zeros (the average) and ``gamma`` at 1. Options from the ELMo literature:
-``layer_norm`` normalizes each layer per token before mixing (no learned scale: gamma and the
-weights give it); ``layer_dropout`` drops whole layers from the softmax in training (as UDify),
-so the mix cannot lean on one layer; ``fixed_layer_weights`` replaces ``softmax(a)`` by given
-weights (a one-hot vector probes one layer; gamma still learns); ``mix_dropout`` is dropout on
-the mixed vector in training (the paper's 0.5 for some tasks); ``weights_l2`` adds
-``weights_l2 * ||a||^2``, pulling the mix towards the average, as bilm-tf's ``l2_coef``.
-Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
+Options from the ELMo literature: ``layer_norm`` per token before mixing; ``layer_dropout`` of
+whole layers in training (UDify), so the mix cannot lean on one; ``fixed_layer_weights`` in place
+of ``softmax(a)`` (a one-hot vector probes one layer); ``mix_dropout`` on the mixed vector (the
+paper's recipe); ``weights_l2 * ||a||^2``, pulling the mix to the average (bilm-tf's ``l2_coef``).
 """
 
 from __future__ import annotations

@@ -100,9 +100,9 @@ def replace_listener_cfg(elmo_model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, 
     """The block that takes the place of the one listener block in ``tok2vec_cfg``: the elmo
     model's block as ``bilm`` and the listener's own mix settings."""
     _, listener_cfg = listener_block(tok2vec_cfg)
-    block: Dict[str, Any] = {"@architectures": STANDALONE_ARCHITECTURE, "bilm": plain(elmo_model_cfg)}
-    block.update({key: plain(listener_cfg[key]) for key in SHARED_SETTINGS if key in listener_cfg})
-    return block
+    block = {"@architectures": STANDALONE_ARCHITECTURE, "bilm": elmo_model_cfg}
+    block.update({key: listener_cfg[key] for key in SHARED_SETTINGS if key in listener_cfg})
+    return copy.deepcopy(block)  # shares nothing with the configs it came from
 
 
 def listener_block(tok2vec_cfg: Dict[str, Any]) -> Tuple[Location, Dict[str, Any]]:
@@ -131,16 +131,9 @@ def with_block(cfg: Dict[str, Any], location: Location, block: Dict[str, Any]) -
     """A copy of ``cfg`` with the block at ``location`` replaced."""
     if not location:
         return block
-    copied = plain(cfg)
+    copied = copy.deepcopy(cfg)
     parent = copied
     for key in location[:-1]:
         parent = parent[key]
     parent[location[-1]] = block
     return copied
-
-
-def plain(value: Any) -> Any:
-    """A deep copy with plain dicts, so a new block shares nothing with the config it came from."""
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    return copy.deepcopy(value)

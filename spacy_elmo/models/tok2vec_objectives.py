@@ -1,16 +1,10 @@
 """Objectives for ``spacy pretrain``.
 
-``spacy_elmo.PretrainCharacters.v1`` is spaCy's characters objective (the same masked language
-model and loss, from spaCy's own functions) for any tok2vec, including the one inside a ``ner``
-or ``parser`` component: spaCy's own puts ``list2array`` in front of its output layer, so it
-needs one array per Doc, and a transition-based model's tok2vec gives one for the whole batch
-("Provided 'x' array should be 2-dimensional"). Here the first layer takes both.
-
-``spacy_elmo.PretrainElmo.v1`` distils ELMo into the same tok2vec: it learns to predict the
-frozen biLM's vectors of each token (:mod:`.elmo_targets`), by the losses of
-:mod:`.vector_losses`, through heads like those of spaCy's vectors objective (a normalised
-Maxout, then a linear layer), one per biLM layer for ``target = "layers"``. ``spacy pretrain``
-writes only the tok2vec, so the pipeline trained from it never needs the biLM.
+``spacy_elmo.PretrainCharacters.v1`` is spaCy's characters objective for any tok2vec: spaCy's
+own needs one array per Doc, and the tok2vec of a ``ner`` or ``parser`` gives one per batch.
+``spacy_elmo.PretrainElmo.v1`` distils the frozen biLM into the tok2vec: heads like those of
+spaCy's vectors objective (one per layer for ``target = "layers"``) predict its vectors
+(:mod:`.elmo_targets`) under the losses of :mod:`.vector_losses`.
 """
 
 from __future__ import annotations

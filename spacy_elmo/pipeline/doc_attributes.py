@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 from spacy.tokens import Doc, Span, Token
 from thinc.api import get_array_module
-from thinc.types import Floats1d, Floats2d, Floats3d
+from thinc.types import Floats1d
 
 
 def install_extensions() -> None:
@@ -25,11 +25,6 @@ def install_extensions() -> None:
         Span.set_extension("elmo", getter=span_vector)
     if not Token.has_extension("elmo"):
         Token.set_extension("elmo", getter=token_vector)
-
-
-def set_elmo_attributes(doc: Doc, layers: Floats3d, vectors: Floats2d) -> None:
-    doc._.elmo_layers = layers
-    doc._.elmo_vectors = vectors
 
 
 def token_vector(token: Token) -> Optional[Floats1d]:

@@ -27,7 +27,7 @@ from ..models.scalar_mix import check_layer_count, checked_weights
 from ..nn.bilm import BiLM
 from ..nn.precision import DEFAULT_PRECISION, check_precision
 from .config_sizes import component_model_config, forget_weights_path, write_bilm_sizes
-from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
+from .doc_attributes import install_extensions, set_vector_hooks
 from .listener_copies import ListenerCopies
 from .mixes import mix_node
 from .weights import check_weights_path, is_random, load_bilm_weights, no_weights_message, saved_component_errors
@@ -104,19 +104,20 @@ class Elmo(TrainablePipe):
         self,
         vocab: Vocab,
         model: Model[List[Doc], List[Floats3d]],
-        name: str = "elmo",
+        name: str,
         *,
-        weights: Optional[PathLike] = None,
-        layer_weights: Optional[Sequence[float]] = None,
-        gamma: float = 1.0,
-        mix_from: Optional[str] = None,
-        set_vector_hooks: bool = True,
-        feature_cache_mb: float = 1024.0,
-        feature_cache_dir: Optional[PathLike] = None,
-        feature_cache_disk_mb: float = 10240.0,
-        precision: str = DEFAULT_PRECISION,
-        nlp: Optional[Language] = None,
+        weights: Optional[PathLike],
+        layer_weights: Optional[Sequence[float]],
+        gamma: float,
+        mix_from: Optional[str],
+        set_vector_hooks: bool,
+        feature_cache_mb: float,
+        feature_cache_dir: Optional[PathLike],
+        feature_cache_disk_mb: float,
+        precision: str,
+        nlp: Optional[Language],
     ) -> None:
+        """The settings are the factory's (:func:`make_elmo`, docs/component.md)."""
         self.vocab = vocab
         self.model = model
         self.precision = check_precision(precision, f"the '{name}' component's precision")
@@ -145,7 +146,6 @@ class Elmo(TrainablePipe):
         # feature cache too; plain inference never fills it.
         self._training = False
 
-    # ------------------------------------------------------------------ weights
     @property
     def bilm(self) -> Optional[BiLM]:
         """The torch biLM (``None`` before weights are loaded or the model is initialized)."""
@@ -183,7 +183,6 @@ class Elmo(TrainablePipe):
         if self.bilm is None:
             raise ValueError(no_weights_message(self.name))
 
-    # ------------------------------------------------------------------ listeners
     @property
     def listener_map(self) -> Dict[str, List[ElmoLayersListener]]:
         return self._listener_map
@@ -242,7 +241,6 @@ class Elmo(TrainablePipe):
     def _fine_tuned(self) -> bool:
         return any(listener.grad_factor > 0 for listener in self.listeners)
 
-    # ------------------------------------------------------------------ prediction
     def compute_layers(self, docs: Sequence[Doc], use_cache: bool = False) -> List[Floats3d]:
         """All biLM layers for each Doc, (L+1, n_tokens, D), with no gradient: where inference
         runs the biLM, for prediction and frozen training alike (``use_cache``: through the
@@ -264,7 +262,7 @@ class Elmo(TrainablePipe):
             weights = layer_weights_array(self.layer_weights, self.model.get_dim("nL"), xp)
             vectors = [mix_layers(doc_layers, weights, self.gamma, xp) for doc_layers in layers]
         for doc, doc_layers, doc_vectors in zip(docs, layers, vectors):
-            set_elmo_attributes(doc, doc_layers, doc_vectors)
+            doc._.elmo_layers, doc._.elmo_vectors = doc_layers, doc_vectors
             if self.set_vector_hooks:
                 set_vector_hooks(doc)
 
@@ -272,7 +270,6 @@ class Elmo(TrainablePipe):
         """The ``spacy_elmo.scalar_mix.v1`` node of the ``mix_from`` component."""
         return mix_node(self._mix_component, self.name, self.mix_from)
 
-    # ------------------------------------------------------------------ training
     def update(
         self,
         examples: Iterable[Example],
@@ -328,6 +325,9 @@ class Elmo(TrainablePipe):
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
         pass
 
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError
+
     def initialize(
         self,
         get_examples: Callable[[], Iterable[Example]],
@@ -351,10 +351,6 @@ class Elmo(TrainablePipe):
             self.learned_mix()  # says which component is missing
         self._weights_changed()
 
-    def add_label(self, label: str) -> int:
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ serialization
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         self._load_pending_weights()
         return super().to_bytes(exclude=exclude)

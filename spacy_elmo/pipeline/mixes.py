@@ -1,20 +1,21 @@
-"""What each downstream component learned about the biLM layers: softmax weights and gamma.
-
-ELMo's paper reads these to see which layers a task uses (syntax low, semantics high);
-``spacy-elmo inspect`` prints them and the project's report plots them.
+"""What a trained pipeline holds: each downstream component's learned mix of the biLM layers
+(ELMo's paper reads them to see which layers a task uses; ``spacy-elmo inspect`` prints them,
+the project's report plots them) and its biLMs (``spacy-elmo export-allennlp`` writes one out).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Dict, Optional, Union
 
 from spacy.language import Language
 from thinc.api import Model
 
+from ..models.doc_layers import get_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.scalar_mix import mix_softmax_weights
+from ..nn.bilm import BiLM
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,9 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
             fixed=mix.attrs["fixed_layer_weights"] is not None,
             layer_norm=bool(mix.attrs["layer_norm"]),
         )
-        for name, component in nlp.pipeline
-        if isinstance(getattr(component, "model", None), Model)
-        for source, mix in elmo_mix_nodes(component.model)
+        for name, model in ((name, getattr(component, "model", None)) for name, component in nlp.pipeline)
+        if isinstance(model, Model)
+        for source, mix in elmo_mix_nodes(model)
         if mix.has_param("gamma")  # initialized (fixed-weight mixes have no "a")
     ]
 
@@ -106,3 +107,37 @@ def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def pipeline_bilms(nlp: Language) -> Dict[str, BiLM]:
+    """``{component: biLM}`` in pipeline order: each ``elmo`` component's, each biLM copy."""
+    found: Dict[str, BiLM] = {}
+    for name, component in nlp.components:
+        model = getattr(component, "model", None)
+        if not isinstance(model, Model):
+            continue
+        holders = (
+            [model] if model.name == "elmo_bilm" else [n.layers[0] for n in model.walk() if n.name == "elmo_layers"]
+        )
+        bilm = get_bilm(holders[0]) if len(holders) == 1 else None
+        if bilm is not None:
+            found[name] = bilm
+    return found
+
+
+def pipeline_bilm(nlp: Language, component: Optional[str] = None) -> BiLM:
+    """The biLM of ``component``, or the pipeline's only one; an error naming the choices."""
+    bilms = pipeline_bilms(nlp)
+    if component is not None:
+        if component not in bilms:
+            raise ValueError(
+                f"the pipeline's component '{component}' holds no biLM; those that do: {', '.join(bilms) or 'none'}"
+            )
+        return bilms[component]
+    if len(bilms) != 1:
+        raise ValueError(
+            "the pipeline holds no biLM (no elmo component, no copy from replace_listeners)"
+            if not bilms
+            else f"the pipeline holds several biLMs ({', '.join(bilms)}): choose one with --component"
+        )
+    return next(iter(bilms.values()))
