@@ -63,8 +63,9 @@ def test_replace_listeners_with_pending_weights(tiny_weights):
     assert sizes(nlp.config["components"]["elmo"]["model"]) == tiny_sizes()
 
 
-def test_older_pipeline_with_random_init_sizes_still_loads(trained_ner, tmp_path):
-    """Pipelines saved before this change have the config's sizes in config.cfg."""
+def test_a_config_with_other_sizes_than_its_weights_loads(trained_ner, tmp_path):
+    """A config.cfg whose sizes are the config's, not the weights' (as a hand-edited one may be):
+    the saved weights decide, and the config is made to describe them."""
     old = tmp_path / "old"
     shutil.copytree(trained_ner, old)
     config = load_config(old / "config.cfg", interpolate=False)
