@@ -64,7 +64,7 @@ def run_workflow(
     )
     started = time.time()
     try:
-        run_steps(project_dir, steps, n_jobs, force=force, times_file=times_file)
+        run_steps(project_dir, steps, n_jobs, force=force, times_file=times_file, overrides=overrides)
     except StepFailed as e:
         msg.fail(f"Workflow '{workflow}' stopped: {e}", exits=1)
     msg.good(f"Workflow '{workflow}' done in {(time.time() - started) / 60:.1f} min")

@@ -1,24 +1,24 @@
-"""The ``spacy-elmo`` command group; each subcommand lives in its own module.
-
-It reads like spaCy's own CLI: plain help text (no boxes, no markup, so ``[paths]`` stays as
-written), help wide enough for the long option lists, ``--version``, and every failure as one
-``Error: ...`` line with exit code 1, never a traceback. Commands word their own errors; the
-group turns any file or value error a command did not catch into that line too.
+"""The ``spacy-elmo`` command group, read like spaCy's own CLI: plain help (no boxes or markup,
+so ``[paths]`` stays as written), ``--version``, and every failure one ``Error: ...`` line with
+exit code 1, never a traceback: the group turns a file, value or run error into that line.
 """
 
 from typing import Any, Optional
 
+import click
 import typer
 from typer.core import TyperGroup
 
+STOPS = (click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort)  # RuntimeErrors, not failures
+
 
 class PlainErrorsGroup(TyperGroup):
-    """A command group whose subcommands fail with one ``Error:`` line, as click's own errors."""
-
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: PretrainError's base
+            if isinstance(err, STOPS):
+                raise
             typer.echo(f"Error: {_one_line(err)}", err=True)
             raise typer.Exit(1) from err
 
@@ -30,9 +30,11 @@ def _one_line(err: BaseException) -> str:
     return text
 
 
+HELP = "ELMo for spaCy: pretrain a biLM, embed text, convert weights, inspect pipelines."
+
 app = typer.Typer(
     name="spacy-elmo",
-    help="ELMo for spaCy: pretrain a biLM, embed text, convert weights, inspect pipelines.",
+    help=HELP,
     cls=PlainErrorsGroup,
     no_args_is_help=True,
     add_completion=False,
@@ -50,10 +52,10 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(help=HELP)
 def _group(
     version: Optional[bool] = typer.Option(
         None, "--version", "-V", callback=_show_version, is_eager=True, help="Show the version and exit."
     ),
 ) -> None:
-    """ELMo for spaCy: pretrain a biLM, embed text, convert weights, inspect pipelines."""
+    pass

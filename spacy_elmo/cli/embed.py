@@ -93,43 +93,33 @@ def embed_cli(
             weights_list = [float(w) for w in mix_weights.split(",")]
         except ValueError as err:
             raise typer.BadParameter(f"--mix-weights must be comma-separated numbers: {err}") from err
-    try:
-        shard_index, n_shards = parse_shard(shard)
-        check_precision(precision, "--precision")
-        if device == "cuda" and "LOCAL_RANK" in os.environ:
-            device = f"cuda:{int(os.environ['LOCAL_RANK'])}"  # one GPU per torchrun worker
-        bilm = load_bilm(weights).to(device).eval()
-        nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
-        skipped_lines = SkippedLines()
-        limits = {"max_line_bytes": max_line_bytes} if max_line_bytes else {}
-        sentences = read_sentences(input_path, input_format, nlp, skipped=skipped_lines, **limits)
-        options = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
-        embedder = Embedder(
-            bilm,
-            max_tokens=max_tokens,
-            batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS,
-            word_cache_words=max(cache_words, 0),
-            precision=precision,
-        )
-        summary = embed_corpus(
-            embedder,
-            sentences,
-            output_path,
-            layers=layers,
-            mix_weights=weights_list,
-            gamma=gamma,
-            progress=progress,
-            shard=(shard_index, n_shards),
-            **options,
-        )
-    except (FileNotFoundError, ValueError) as err:
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(code=1) from err
-    rate = summary.tokens_embedded / summary.seconds if summary.seconds else 0.0
-    stats = summary.word_cache
-    cache_note = f"; word cache hit rate {stats.hit_rate:.1%}" if stats is not None and stats.tokens else ""
-    unreadable = f"; {skipped_lines.count} unreadable line(s) skipped (see the warnings)" if skipped_lines.count else ""
-    dropped = f"; {summary.dropped} earlier dataset(s) dropped (no longer in the input)" if summary.dropped else ""
+    shard_index, n_shards = parse_shard(shard)
+    check_precision(precision, "--precision")
+    if device == "cuda" and "LOCAL_RANK" in os.environ:
+        device = f"cuda:{int(os.environ['LOCAL_RANK'])}"  # one GPU per torchrun worker
+    bilm = load_bilm(weights).to(device).eval()
+    skipped_lines = SkippedLines()
+    limits = {"max_line_bytes": max_line_bytes} if max_line_bytes else {}
+    nlp = load_pipeline(spacy_pipeline) if spacy_pipeline else None
+    sentences = read_sentences(input_path, input_format, nlp, skipped=skipped_lines, **limits)
+    embedder = Embedder(
+        bilm,
+        max_tokens=max_tokens,
+        batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS,
+        word_cache_words=max(cache_words, 0),
+        precision=precision,
+    )
+    summary = embed_corpus(
+        embedder,
+        sentences,
+        output_path,
+        layers=layers,
+        mix_weights=weights_list,
+        gamma=gamma,
+        progress=progress,
+        shard=(shard_index, n_shards),
+        **({"chunk_tokens": chunk_tokens} if chunk_tokens else {}),
+    )
     if not summary.joined:
         typer.echo(
             f"Shard {shard_index}/{n_shards} done: {summary.embedded} sentences embedded, {summary.skipped} already "
@@ -137,8 +127,15 @@ def embed_cli(
             err=True,
         )
         return
+    rate = summary.tokens_embedded / summary.seconds if summary.seconds else 0.0
+    stats = summary.word_cache
+    notes = [
+        f"word cache hit rate {stats.hit_rate:.1%}" if stats is not None and stats.tokens else "",
+        f"{skipped_lines.count} unreadable line(s) skipped (see the warnings)" if skipped_lines.count else "",
+        f"{summary.dropped} earlier dataset(s) dropped (no longer in the input)" if summary.dropped else "",
+    ]
     typer.echo(
         f"Wrote {output_path}: {summary.embedded} sentences embedded ({summary.tokens_embedded} tokens, "
-        f"{rate:.0f} tokens/s), {summary.skipped} already present{cache_note}{unreadable}{dropped}",
+        f"{rate:.0f} tokens/s), {summary.skipped} already present" + "".join(f"; {n}" for n in notes if n),
         err=True,
     )

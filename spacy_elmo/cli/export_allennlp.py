@@ -25,17 +25,13 @@ def export_allennlp_cli(
     ),
 ) -> None:
     """Write a biLM as options.json + weights.hdf5, e.g. one fine-tuned inside a trained pipeline."""
+    bilm = _read(source, component)
     try:
-        bilm = _read(source, component)
-        try:
-            bilm.config.to_options()  # refuses what bilm-tf's format cannot hold, before writing anything
-        except ValueError as err:
-            raise ValueError(f"{source}: {err}") from err
-        output_dir.mkdir(parents=True, exist_ok=True)
-        bilm.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")
-    except (OSError, ValueError) as err:  # a full disk leaves an earlier export in output_dir as it was
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1) from err
+        bilm.config.to_options()  # refuses what bilm-tf's format cannot hold, before writing anything
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from err
+    output_dir.mkdir(parents=True, exist_ok=True)
+    bilm.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")  # all or nothing
     typer.echo(f"Wrote {output_dir / 'options.json'} and {output_dir / 'weights.hdf5'}")
 
 
@@ -46,7 +42,7 @@ def _read(source: str, component: Optional[str]):
     if is_package(source) or ((path / "config.cfg").is_file() and (path / "meta.json").is_file()):
         import spacy
 
-        from ..pipeline.find_bilm import pipeline_bilm
+        from ..pipeline.mixes import pipeline_bilm
 
         return pipeline_bilm(spacy.load(source), component)
     if component is not None:

@@ -38,20 +38,15 @@ def init_config_cli(
     if str(output_file) != "-" and output_file.exists() and not force:
         typer.echo(f"Error: {output_file} already exists: pass --force (-F) to overwrite it", err=True)
         raise typer.Exit(code=1)
-    try:
-        if weights is not None:
-            find_weights(weights, messages=messages_for("--weights"))
-        config = training_config(names, weights=None if weights is None else weights.resolve(), gpu=gpu, lang=lang)
-    except (OSError, ValueError) as err:
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(code=1) from err
+    if weights is not None:
+        find_weights(weights, messages=messages_for("--weights"))
+    config = training_config(names, weights=None if weights is None else weights.resolve(), gpu=gpu, lang=lang)
     elmo = "" if weights is not None else " --paths.elmo WEIGHTS"
-    device = " --gpu-id 0" if gpu else ""
-    header = (
+    text = (
         f"# Written by spacy-elmo init-config --pipeline {','.join(names)}{' --gpu' if gpu else ''}. Train with:\n"
-        f"#   python -m spacy train CONFIG --output OUTPUT --paths.train TRAIN.spacy --paths.dev DEV.spacy{elmo}{device}\n\n"
+        "#   python -m spacy train CONFIG --output OUTPUT --paths.train TRAIN.spacy --paths.dev DEV.spacy"
+        f"{elmo}{' --gpu-id 0' if gpu else ''}\n\n{config_text(config)}"
     )
-    text = header + config_text(config)
     if str(output_file) == "-":
         typer.echo(text, nl=False)
         return

@@ -50,15 +50,9 @@ def _load(pipeline: str):
 
     path = Path(pipeline)
     if not is_package(pipeline) and not path.is_dir():
-        what = (
-            "is a file, not a pipeline directory"
-            if path.exists()
-            else "is neither an installed package nor a directory"
-        )
-        typer.echo(f"Error: '{pipeline}' {what}", err=True)
-        raise typer.Exit(code=1)
+        what = "a file, not a pipeline directory" if path.exists() else "neither an installed package nor a directory"
+        raise ValueError(f"'{pipeline}' is {what}")
     try:
         return spacy.load(pipeline)
     except (OSError, ValueError) as err:
-        typer.echo(f"Error: cannot load the pipeline '{pipeline}': {err}", err=True)
-        raise typer.Exit(code=1) from err
+        raise ValueError(f"cannot load the pipeline '{pipeline}': {err}") from err

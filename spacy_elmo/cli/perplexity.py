@@ -39,14 +39,8 @@ def perplexity_cli(
     the number is comparable with the run's own metrics.jsonl."""
     import torch
 
-    from ..pretrain.errors import PretrainError
     from ..pretrain.perplexity import saved_model_perplexity
 
     if threads > 0:
         torch.set_num_threads(threads)
-    try:
-        result = saved_model_perplexity(model_or_run_dir, dev_text, model, config)
-    except (PretrainError, FileNotFoundError, ValueError) as err:  # CheckpointError is a PretrainError
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1) from None
-    typer.echo(json.dumps(result.to_dict()))
+    typer.echo(json.dumps(saved_model_perplexity(model_or_run_dir, dev_text, model, config).to_dict()))

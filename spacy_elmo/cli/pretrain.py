@@ -55,27 +55,22 @@ def pretrain_cli(
     from ..pretrain.train import pretrain
 
     _setup_logging()
-    try:
-        if resume and auto_resume:
-            raise PretrainError("--resume and --auto-resume exclude each other: pass one")
-        overrides: dict[str, Any] = parse_overrides(ctx.args)
-        if init_from is not None:
-            overrides["paths.init_from"] = str(init_from)
-        if device is not None:
-            overrides["system.device"] = device
-        config = load_config(config_path, overrides)
-        settings = settings_from_config(config)
-        result = pretrain(
-            settings,
-            output_dir,
-            resume=resume,
-            config_text=config.to_str(),
-            progress=not quiet,
-            auto_resume=auto_resume,
-        )
-    except PretrainError as err:  # every problem with the inputs or the output folder, named (pretrain/errors.py)
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1) from None
+    if resume and auto_resume:
+        raise PretrainError("--resume and --auto-resume exclude each other: pass one")
+    overrides: dict[str, Any] = parse_overrides(ctx.args)
+    if init_from is not None:
+        overrides["paths.init_from"] = str(init_from)
+    if device is not None:
+        overrides["system.device"] = device
+    config = load_config(config_path, overrides)
+    result = pretrain(
+        settings_from_config(config),
+        output_dir,
+        resume=resume,
+        config_text=config.to_str(),
+        progress=not quiet,
+        auto_resume=auto_resume,
+    )
     if result.stopped_by_signal is not None:
         again = "run the same command again" if auto_resume else "continue with --resume"
         typer.echo(f"Stopped at step {result.step} with a checkpoint in {output_dir}; {again}", err=True)
@@ -88,8 +83,8 @@ def pretrain_cli(
 
 
 class _CurrentStderr(logging.StreamHandler):
-    """Writes to ``sys.stderr`` as it is when a record is emitted: a handler holding the stream of
-    the first run kept writing to it after a caller (a test, a notebook) had closed or replaced it."""
+    """Writes to ``sys.stderr`` as it is when a record is emitted, not as it was at the first run
+    (a caller, a test or a notebook, may have closed or replaced it since)."""
 
     @property  # type: ignore[override]  # the base class stores a stream; this one looks it up
     def stream(self) -> Any:

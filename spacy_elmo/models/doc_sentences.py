@@ -1,10 +1,6 @@
-"""Cutting Docs into the sentences the biLM reads (the whole Doc when it has no sentences).
-
-The biLM was trained on sentences, so a Doc is never fed whole when it has sentence
-boundaries. Whitespace tokens (``"\\n\\n"``, double spaces) are left out: the biLM never saw
-them in training, and they would disturb the context of their neighbours; they get zero
-vectors. Sentences longer than the biLM's window are cut by the embedder
-(:mod:`spacy_elmo.embedding.windows`), the same way for every caller.
+"""Docs cut into the sentences the biLM reads (the whole Doc when it has no sentences), since
+it was trained on sentences. Whitespace tokens are left out (the biLM never saw them, and they
+would disturb their neighbours' context) and get zero vectors.
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
-"""What ``spacy_elmo.PretrainElmo.v1`` teaches a tok2vec: the frozen biLM's vectors, per token.
+"""What ``spacy_elmo.PretrainElmo.v1`` teaches a tok2vec: the frozen biLM's vectors per token
+(``target``: their average, a given mix, or every layer), zero with weight 0 for whitespace.
 
-The biLM is only the teacher. It is read from ``weights`` when the objective is initialised
-(``spacy pretrain`` does that just before its first batch), never when a config is resolved:
-``spacy train`` resolves the same ``[pretraining]`` block and must run without the file. It
-runs through the :class:`~spacy_elmo.embedding.Embedder` of a ``spacy_elmo.BiLM.v1`` layer (the
-same sentences, windows, word cache and whitespace rule as the ``elmo`` component; inference
-mode, so no autograd), its parameters do not require gradients, and it lives outside the
-pretraining model's tree: no optimizer sees it and ``spacy pretrain`` never writes it.
-
-The target of a token (one row per token of the batch, in Doc order):
-
-- ``"average"``: the mean of the biLM's L+1 layers (D values);
-- ``"mix"``: ``sum_j layer_weights[j] * layer_j``, the weights as given (D values);
-- ``"layers"``: every layer, one after the other ((L+1) * D values), one head each.
-
-Whitespace tokens (the biLM never reads them; ``spacy_elmo.BiLM.v1`` gives them zeros) get a
-zero target and weight 0 in the loss.
-
-The cache. The biLM is frozen, so a Doc's target is the same in every epoch: each Doc's target
-is kept, keyed by its token texts and sentence starts (all the biLM reads, and the Doc's text
-follows from them up to whitespace, which changes only the weights computed from the Doc
-itself), up to ``cache_mb``, in arrival order and never evicted (later Docs are recomputed;
-evicting would throw out each entry just before the next epoch needs it). Targets are stored
-in float16: half the memory of float32, so twice the text fits in the budget, and its rounding
-(at most 2^-11, 0.05%, relative) is far below what a tok2vec learns to predict. The rounded
-target is used whether or not it was cached, so the budget never changes what is learned. A
-Doc whose target does not fit float16's range is stored in float32.
+The biLM is read when the objective is initialised, never when a config is resolved (``spacy
+train`` resolves the same block without the file), and lives outside the pretraining model,
+so no optimizer sees it and ``spacy pretrain`` never writes it. It is frozen, so each Doc's
+target is kept for the next epochs, in float16 where it fits (its rounding is far below what a
+tok2vec learns; the rounded target is used cached or not, so the budget changes nothing learned).
 """
 
 from __future__ import annotations
@@ -41,8 +21,8 @@ from ..embedding.mix import mix_layers
 from ..formats.resolve import messages_for
 from ..loading import load_bilm
 from ..nn.bilm import BiLM
-from ..pipeline.feature_cache import FeatureCache, FeatureCacheStats, doc_key
 from .doc_layers import build_bilm_model, get_bilm, set_bilm
+from .feature_cache import FeatureCache, FeatureCacheStats, doc_key
 
 TARGETS = ("average", "layers", "mix")
 ARCHITECTURE = "spacy_elmo.PretrainElmo.v1"
@@ -53,8 +33,8 @@ PathLike = Union[str, Path]
 
 
 def check_target_settings(target: str, layer_weights: Optional[Sequence[float]], cache_mb: float) -> None:
-    """Raise a ValueError naming the setting when ``target``, ``layer_weights`` or ``cache_mb``
-    is unusable (what needs the biLM, the number of layers, is checked when it is loaded)."""
+    """An error naming the setting unless ``target``, ``layer_weights`` and ``cache_mb`` are
+    usable (their count against the biLM's layers is checked when it is loaded)."""
     if target not in TARGETS:
         raise ValueError(f"{ARCHITECTURE}: target must be one of {', '.join(map(repr, TARGETS))}, not {target!r}")
     if target == "mix":
@@ -88,7 +68,6 @@ class ElmoTargets:
         self.cache = FeatureCache(cache_mb)
         self._layers: Optional[Model] = None  # a spacy_elmo.BiLM.v1 layer, once loaded
 
-    # ----------------------------------------------------------------- the biLM
     @property
     def loaded(self) -> bool:
         return self._layers is not None
@@ -141,7 +120,6 @@ class ElmoTargets:
     def cache_stats(self) -> FeatureCacheStats:
         return self.cache.stats
 
-    # ----------------------------------------------------------------- targets
     def __call__(self, docs: Sequence[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The targets of every token of ``docs`` (Doc order) and their weights (0: whitespace)."""
         self.load()

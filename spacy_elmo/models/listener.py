@@ -2,11 +2,8 @@
 
 Works like spaCy's ``Tok2VecListener``: during ``nlp.update`` the ``elmo`` component runs the
 biLM once per batch and hands every listener the layers and a backprop callback; at prediction
-time the listener reads ``doc._.elmo_layers``. Each listener then applies its own learned mix
-(:mod:`.scalar_mix`), so ``ner`` and ``tagger`` weigh the layers differently; with
-``fixed_layer_weights`` the weights are given instead of learned (a one-hot vector probes a
-single layer). With ``grad_factor = 0`` (the default) no gradient reaches the biLM and it stays
-frozen.
+time the listener reads ``doc._.elmo_layers``. Each listener then applies its own mix
+(:mod:`.scalar_mix`), so ``ner`` and ``tagger`` weigh the layers differently.
 """
 
 from __future__ import annotations
@@ -38,14 +35,8 @@ def build_elmo_listener(
     """ELMo features for a downstream component: the upstream layers, mixed by learned weights.
 
     upstream: the name of the ``elmo`` component to listen to, or ``"*"`` for any.
-    layer_norm: normalize each layer per token before mixing.
-    layer_dropout: probability of dropping a layer from the mix in a training step.
     grad_factor: scale of the gradient passed to the biLM; 0 keeps it frozen.
-    fixed_layer_weights: one weight per biLM layer (char-CNN first), used as given and never
-        trained, in place of the learned softmax weights; ``gamma`` is still learned. ``None``
-        (the default) learns the weights.
-    mix_dropout: dropout on the mixed ELMo vector in training steps (the paper's recipe).
-    weights_l2: L2 penalty on the softmax layer parameters, pulling the mix towards the average.
+    The mix settings are :func:`~.scalar_mix.scalar_mix`'s.
     """
     return chain(
         ElmoLayersListener(upstream, grad_factor),
@@ -69,21 +60,17 @@ class ElmoLayersListener(Model):
         self._backprop: Optional[Callable] = None
         self._upstream_dims: Optional[Callable[[], Tuple[int, int]]] = None
         self._component: Optional[str] = None  # the listening component, once attached
-        self._init_batch_id: Optional[int] = None  # sample Docs seen at initialize: no warning
+        self._init_batch_id: Optional[int] = None  # the sample Docs of initialize: no warning
         self._warned = False
-        # Why no elmo component feeds this listener, as the pipeline showed it (or None)
-        self.wiring_error: Optional[str] = None
+        self.wiring_error: Optional[str] = None  # why no elmo component feeds it, as the pipeline showed
 
     def __deepcopy__(self, memo: dict) -> "ElmoLayersListener":
-        """A detached copy: the same settings, dims and learned state, but no link to the
-        upstream component (whose locks and caches cannot be copied, and whose copy nobody
-        would feed) and no batch in flight. ``nlp.resume_training`` deep-copies each
-        component's model this way for rehearsal."""
+        """A copy without the link to the upstream component (its locks and caches cannot be
+        copied) or a batch in flight: ``nlp.resume_training`` copies models for rehearsal."""
         copied = type(self).__new__(type(self))
         memo[id(self)] = copied
-        slots = [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]
-        for name in slots:  # Thinc's Model keeps its own state in slots
-            if hasattr(self, name):
+        for name in [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]:
+            if hasattr(self, name):  # Thinc's Model keeps its own state in slots
                 object.__setattr__(copied, name, copy.deepcopy(getattr(self, name), memo))
         detached = {"_batch_id": None, "_outputs": None, "_backprop": None, "_upstream_dims": None}
         for key, value in self.__dict__.items():
@@ -119,52 +106,44 @@ class ElmoLayersListener(Model):
         if self.maybe_get_dim("nO") is None and self._upstream_dims is not None:
             self.set_upstream_dims(*self._upstream_dims())
         if self.maybe_get_dim("nO") is None:
-            raise ValueError(self.wiring_error or self._unlinked_message())
-        return self.get_dim("nL"), self.get_dim("nO")
-
-    def _unlinked_message(self) -> str:
-        upstream = "elmo" if self.upstream_name == "*" else self.upstream_name
-        return (
-            f"The ELMo listener (upstream = '{self.upstream_name}') is linked to no elmo component: "
-            f"the pipeline has none before the listening component. Add one first, e.g. "
-            f"nlp.add_pipe('elmo', name='{upstream}', first=True, config={{'weights': PATH}})"
-        )
-
-    def verify_inputs(self, docs: List[Doc]) -> None:
-        batch_id = self.get_batch_id(docs)
-        if batch_id != self._batch_id:
+            upstream = "elmo" if self.upstream_name == "*" else self.upstream_name
             raise ValueError(
-                f"The ELMo listener got a batch ({batch_id}) other than the one the upstream "
-                f"elmo component processed ({self._batch_id}): run both in the same nlp.update"
+                self.wiring_error
+                or f"The ELMo listener (upstream = '{self.upstream_name}') is linked to no elmo component: "
+                f"the pipeline has none before the listening component. Add one first, e.g. "
+                f"nlp.add_pipe('elmo', name='{upstream}', first=True, config={{'weights': PATH}})"
             )
+        return self.get_dim("nL"), self.get_dim("nO")
 
 
 def forward(model: ElmoLayersListener, docs: List[Doc], is_train: bool):
     if is_train and model._batch_id is not None:
-        model.verify_inputs(docs)
-        return model._outputs, _scaled_backprop(model, model._backprop)
-    if is_train:
-        # The elmo component is frozen in the training config: it must annotate the Docs.
-        missing = [doc for doc in docs if getattr(doc._, LAYERS_ATTR, None) is None and len(doc)]
-        if missing:
+        batch_id = model.get_batch_id(docs)
+        if batch_id != model._batch_id:
+            raise ValueError(
+                f"The ELMo listener got a batch ({batch_id}) other than the one the upstream "
+                f"elmo component processed ({model._batch_id}): run both in the same nlp.update"
+            )
+        return model._outputs, _scaled_backprop(model.grad_factor, model._backprop)
+    if is_train:  # a frozen elmo component in the training config must annotate the Docs
+        if any(getattr(doc._, LAYERS_ATTR, None) is None and len(doc) for doc in docs):
             raise ValueError(
                 model.wiring_error
                 or "The ELMo listener found no elmo layers on the training Docs: a frozen elmo "
                 "component must also be listed in [training] annotating_components"
             )
-    if not is_train:
+    else:
         _warn_if_unannotated(model, docs)
-    return [_doc_layers(model, doc) for doc in docs], _no_backprop
+    return [_doc_layers(model, doc) for doc in docs], no_backprop
 
 
 def _init(model: ElmoLayersListener, X: Optional[List[Doc]] = None, Y: Optional[object] = None) -> None:
-    # Initialization predicts on sample Docs the elmo component has not annotated: expected.
     model._init_batch_id = model.get_batch_id(X) if X else None
 
 
 def _warn_if_unannotated(model: ElmoLayersListener, docs: List[Doc]) -> None:
-    """Warn once per listener when prediction Docs carry no elmo layers: the features would be
-    all zeros, so the component runs on a fraction of its input without any error."""
+    """Warn once when prediction Docs carry no elmo layers: their features would be all zeros,
+    and the component would run on a fraction of its input without an error."""
     if model._warned or (model._init_batch_id is not None and model.get_batch_id(docs) == model._init_batch_id):
         return
     has_layers = Doc.has_extension(LAYERS_ATTR)
@@ -189,14 +168,11 @@ def _doc_layers(model: ElmoLayersListener, doc: Doc) -> Floats3d:
     layers = getattr(doc._, LAYERS_ATTR, None) if Doc.has_extension(LAYERS_ATTR) else None
     if layers is not None:
         return layers
-    # Docs the elmo component has not seen (e.g. samples at initialization): zeros of the right shape.
-    n_layers, width = model.layer_dims()
+    n_layers, width = model.layer_dims()  # a Doc the elmo component has not seen: zeros
     return model.ops.alloc3f(n_layers, len(doc), width)
 
 
-def _scaled_backprop(model: ElmoLayersListener, upstream: Optional[Callable]) -> Callable:
-    factor = model.grad_factor
-
+def _scaled_backprop(factor: float, upstream: Optional[Callable]) -> Callable:
     def backprop(d_layers: List[Floats3d]) -> List[Doc]:
         if upstream is not None and factor > 0:
             upstream([d * factor for d in d_layers] if factor != 1.0 else d_layers)
@@ -205,5 +181,5 @@ def _scaled_backprop(model: ElmoLayersListener, upstream: Optional[Callable]) ->
     return backprop
 
 
-def _no_backprop(d_layers: List[Floats3d]) -> List[Doc]:
+def no_backprop(d_layers: List[Floats3d]) -> List[Doc]:
     return []

@@ -1,23 +1,16 @@
-"""ELMo's task-specific layer combination: ``gamma * sum_j softmax(a)_j * h_j``, learned.
+"""``spacy_elmo.scalar_mix.v1``: ELMo's task-specific layer mix, ``gamma * sum_j softmax(a)_j * h_j``,
+learned from ``a = 0`` (the average) and ``gamma = 1`` (the arithmetic: :mod:`spacy_elmo.embedding.mix`).
 
-The mix itself is :mod:`spacy_elmo.embedding.mix`'s (the same arithmetic as ``token._.elmo``
-and ``embed``); this layer learns ``a`` and ``gamma`` and passes the gradients back.
-
-``a`` starts at zeros (an even average) and ``gamma`` at 1. Options from the ELMo literature:
-``layer_norm`` normalizes each layer's vector per token before mixing (without learned scale;
-``gamma`` and the weights provide it), ``layer_dropout`` drops whole layers from the softmax
-during training (as UDify does) so the mix cannot lean on a single layer.
-``fixed_layer_weights`` replaces ``softmax(a)`` by given, untrained weights (``gamma`` is still
-learned): a one-hot vector probes what a task gets from a single layer. Two parts of the
-paper's downstream recipe: ``mix_dropout`` on the mixed vector in training steps (the paper used
-0.5 for some tasks), and ``weights_l2``, an L2 penalty ``weights_l2 * ||a||^2`` on the softmax
-parameters that pulls the mix towards the even average (``a = 0``), as bilm-tf's ``l2_coef``.
-Input: one ``(L+1, n, D)`` array per Doc. Output: one ``(n, D)`` array per Doc.
+Options from the ELMo literature: ``layer_norm`` per token before mixing; ``layer_dropout`` of
+whole layers in training (UDify), so the mix cannot lean on one; ``fixed_layer_weights`` in place
+of ``softmax(a)`` (a one-hot vector probes one layer); ``mix_dropout`` on the mixed vector (the
+paper's recipe); ``weights_l2 * ||a||^2``, pulling the mix to the average (bilm-tf's ``l2_coef``).
 """
 
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 from typing import Any, Callable, List, Optional, Sequence
 
 from spacy.util import registry
@@ -43,13 +36,14 @@ def scalar_mix(
             raise ValueError(f"{name} must be in [0, 1), not {rate}")
     if not (math.isfinite(weights_l2) and weights_l2 >= 0.0):
         raise ValueError(f"weights_l2 must be a finite number >= 0, not {weights_l2}")
-    fixed = _check_fixed_weights(fixed_layer_weights, layer_dropout)
+    fixed = checked_weights("fixed_layer_weights", fixed_layer_weights)
+    if fixed is not None and layer_dropout > 0.0:  # dropping a one-hot mix's layer zeros the features
+        raise ValueError("layer_dropout needs learned layer weights: set it to 0 with fixed_layer_weights")
     return Model(
         "elmo_scalar_mix",
         forward,
         init=init,
         dims={"nL": None, "nO": None},
-        # no "a" with fixed weights: nothing there for an optimizer to change
         params={"gamma": None} if fixed is not None else {"a": None, "gamma": None},
         # "mix_dropout", not "dropout_rate": spaCy's nlp.update sets every node's dropout_rate
         attrs={
@@ -62,24 +56,21 @@ def scalar_mix(
     )
 
 
-def _check_fixed_weights(weights: Optional[Sequence[float]], layer_dropout: float) -> Optional[List[float]]:
+def checked_weights(setting: str, weights: Optional[Sequence[float]]) -> Optional[List[float]]:
+    """``weights`` as floats, or an error naming ``setting`` unless they are finite numbers."""
     if weights is None:
         return None
     values = [float(w) for w in weights]
     if not values or not all(math.isfinite(w) for w in values):
-        raise ValueError(f"fixed_layer_weights must be one finite number per biLM layer, not {list(weights)}")
-    if layer_dropout > 0.0:
-        # dropping the only weighted layer of a one-hot mix would zero the features
-        raise ValueError("layer_dropout needs learned layer weights: set it to 0 with fixed_layer_weights")
+        raise ValueError(f"{setting} must be one finite number per biLM layer (or null), not {list(weights)}")
     return values
 
 
-def check_layer_count(model: Model, n_layers: int) -> None:
-    """Fixed weights must name every layer the upstream gives: the char-CNN and each LSTM layer."""
-    fixed = model.attrs["fixed_layer_weights"]
-    if fixed is not None and len(fixed) != n_layers:
+def check_layer_count(setting: str, weights: Optional[Sequence[float]], n_layers: int) -> None:
+    """One weight per layer the upstream gives: the char-CNN and each LSTM layer."""
+    if weights is not None and len(weights) != n_layers:
         raise ValueError(
-            f"fixed_layer_weights has {len(fixed)} values but the biLM has {n_layers} layers "
+            f"{setting} has {len(weights)} values but the biLM has {n_layers} layers "
             f"(the char-CNN layer and {n_layers - 1} LSTM layers): give one weight per layer"
         )
 
@@ -93,24 +84,19 @@ def init(model: Model, X: Optional[List[Floats3d]] = None, Y: Optional[object] =
             "The ELMo layer mix does not know how many layers to mix: initialize the upstream "
             "elmo component first (nlp.initialize() does this) or pass sample inputs"
         )
-    check_layer_count(model, model.get_dim("nL"))
+    check_layer_count("fixed_layer_weights", model.attrs["fixed_layer_weights"], model.get_dim("nL"))
     if model.attrs["fixed_layer_weights"] is None:
         model.set_param("a", model.ops.alloc1f(model.get_dim("nL")))
-    gamma = model.ops.alloc1f(1)
-    gamma += 1.0
-    model.set_param("gamma", gamma)
+    model.set_param("gamma", model.ops.asarray1f([1.0]))
 
 
 def mix_softmax_weights(model: Model, mask=None):
-    """The weights the mix gives each layer: softmax(a) over the layers that are kept (all of
-    them unless ``mask`` says otherwise); with fixed weights, those weights as given.
-
-    Not the ``elmo`` component's ``layer_weights`` setting (the fixed mix behind ``token._.elmo``).
-    """
+    """The weight of each layer: softmax(a) over the layers ``mask`` keeps (all without one),
+    or the fixed weights as given. Not the ``elmo`` component's ``layer_weights`` setting."""
     fixed = model.attrs["fixed_layer_weights"]
     if fixed is not None:
         return model.ops.asarray1f(fixed)
-    xp: Any = model.ops.xp  # numpy or cupy (thinc's annotation of ops.xp names modules mypy cannot resolve)
+    xp: Any = model.ops.xp  # numpy or cupy
     a = model.get_param("a")
     if mask is not None:
         a = xp.where(mask, a, -xp.inf)
@@ -120,16 +106,14 @@ def mix_softmax_weights(model: Model, mask=None):
 
 def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Floats2d], Callable]:
     ops = model.ops
-    xp: Any = ops.xp  # numpy or cupy
+    xp: Any = ops.xp
     lengths = [x.shape[1] for x in X]
     n_layers, width = model.get_dim("nL"), model.get_dim("nO")
     H = xp.concatenate(X, axis=1) if X else ops.alloc3f(n_layers, 0, width)
-    check_layer_count(model, H.shape[0])
+    check_layer_count("fixed_layer_weights", model.attrs["fixed_layer_weights"], H.shape[0])
     if model.attrs["layer_norm"]:
         H, backprop_norm = _normalize(H)
-    mask = _layer_mask(model) if is_train else None
-    weights = mix_softmax_weights(model, mask)
-    learned = model.attrs["fixed_layer_weights"] is None
+    weights = mix_softmax_weights(model, _layer_mask(model) if is_train else None)
     gamma = model.get_param("gamma")
     mixed = weighted_sum(H, weights, xp)
     Y = scale(mixed, gamma[0])
@@ -141,21 +125,20 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
         dY_all = xp.concatenate(dY, axis=0) if dY else ops.alloc2f(0, width)
         if keep is not None:
             dY_all = dY_all * keep
-        if learned:
+        if model.attrs["fixed_layer_weights"] is None:
             d_weights = gamma[0] * xp.tensordot(H, dY_all, axes=([1, 2], [0, 1]))
             d_a = weights * (d_weights - (weights * d_weights).sum())
-            l2 = model.attrs["weights_l2"]
-            if l2 > 0.0:
-                d_a = d_a + 2.0 * l2 * model.get_param("a")
+            if model.attrs["weights_l2"] > 0.0:
+                d_a = d_a + 2.0 * model.attrs["weights_l2"] * model.get_param("a")
             model.inc_grad("a", d_a.astype("float32"))
         model.inc_grad("gamma", (dY_all * mixed).sum().reshape(1).astype("float32"))
         # thinc types no None (new axis) index
         dH = (gamma[0] * weights[:, None, None] * dY_all[None]).astype("float32")  # type: ignore[call-overload]
         if model.attrs["layer_norm"]:
             dH = backprop_norm(dH)
-        return _split(ops, dH, lengths)
+        return _split(dH, lengths, axis=1)
 
-    return _split(ops, Y, lengths, axis=0), backprop
+    return _split(Y, lengths, axis=0), backprop
 
 
 def _normalize(H: Floats3d) -> tuple[Floats3d, Callable[[Floats3d], Floats3d]]:
@@ -174,31 +157,28 @@ def _normalize(H: Floats3d) -> tuple[Floats3d, Callable[[Floats3d], Floats3d]]:
 
 
 def _layer_mask(model: Model):
-    """Which layers take part in this training step; ``None`` (all) without layer dropout."""
+    """The layers of this training step; ``None`` (all) without layer dropout."""
     rate = model.attrs["layer_dropout"]
     if rate <= 0.0:
         return None
-    xp: Any = model.ops.xp  # numpy or cupy
-    n_layers = model.get_dim("nL")
-    keep = xp.random.uniform(0.0, 1.0, n_layers) >= rate
+    xp: Any = model.ops.xp
+    keep = xp.random.uniform(0.0, 1.0, model.get_dim("nL")) >= rate
     if not keep.any():
-        keep[int(xp.random.randint(n_layers))] = True
+        keep[int(xp.random.randint(model.get_dim("nL")))] = True
     return keep
 
 
 def _dropout_mask(model: Model, shape) -> Optional[Floats2d]:
-    """Inverted dropout on the mixed vector: kept units scaled by 1 / (1 - rate); None when off."""
+    """Inverted dropout on the mixed vector (kept units scaled by 1 / (1 - rate)); None when off."""
     rate = model.attrs["mix_dropout"]
     if rate <= 0.0:
         return None
-    xp: Any = model.ops.xp  # numpy or cupy
+    xp: Any = model.ops.xp
     return ((xp.random.uniform(0.0, 1.0, shape) >= rate) / (1.0 - rate)).astype("float32")
 
 
-def _split(ops, array, lengths: List[int], axis: int = 1) -> list:
+def _split(array, lengths: List[int], axis: int) -> list:
     """Cut the token axis back into one array per Doc."""
-    out, start = [], 0
-    for n in lengths:
-        out.append(array[start : start + n] if axis == 0 else array[:, start : start + n])
-        start += n
-    return out
+    return [
+        array[end - n : end] if axis == 0 else array[:, end - n : end] for n, end in zip(lengths, accumulate(lengths))
+    ]

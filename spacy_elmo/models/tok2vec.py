@@ -1,15 +1,8 @@
-"""``spacy_elmo.ElmoTok2Vec.v1``: ELMo features next to spaCy's own embeddings, then an encoder.
-
-ELMo's recipe for a task model: concatenate the mixed ELMo vector with the task's usual
-context-independent embedding, then run the task's contextual encoder. Here the embedding is
-any ``List[Doc] -> List[Floats2d]`` layer (``spacy.MultiHashEmbed.v2``, with or without static
-vectors), the encoder any ``List[Floats2d] -> List[Floats2d]`` one (``spacy.MaxoutWindowEncoder.v2``,
-``spacy.TorchBiLSTMEncoder.v1``). A Maxout layer projects the concatenation to the encoder's
-width. With ``elmo = null`` the same network runs without ELMo: the fair baseline.
-
-The paper also adds ELMo at the output of the task's encoder for some tasks: ``elmo_output``
-(a second listener with its own mix) is concatenated with the encoder's output and a second
-Maxout layer projects the pair back to the encoder's width.
+"""``spacy_elmo.ElmoTok2Vec.v1``: ELMo's recipe for a task model. The mixed ELMo vector joins the
+task's own embedding (any ``List[Doc] -> List[Floats2d]`` layer, e.g. ``spacy.MultiHashEmbed.v2``),
+a Maxout layer projects the pair to the encoder's width, then the task's encoder runs. With
+``elmo = null`` the same network runs without ELMo: the fair baseline. ``elmo_output`` (a second
+listener, with its own mix) joins the encoder's output too, as the paper does for some tasks.
 """
 
 from __future__ import annotations
@@ -30,28 +23,22 @@ def build_elmo_tok2vec(
     maxout_pieces: int = 3,
     elmo_output: Optional[Model[List[Doc], List[Floats2d]]] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """Token vectors from ``elmo`` (e.g. ``spacy_elmo.ElmoListener.v1``) and ``embed``, encoded;
-    with ``elmo_output``, that mix joins the encoder's output too.
-
-    The encoder must know its width (``nO``), as spaCy's encoders do.
-    """
+    """Token vectors from ``elmo`` and ``embed``, encoded by ``encode`` (which must declare its
+    width ``nO``, as spaCy's encoders do)."""
     if not encode.has_dim("nO"):
         raise ValueError("The encoder of spacy_elmo.ElmoTok2Vec.v1 must declare its width (nO)")
     width = encode.get_dim("nO")
     features = embed if elmo is None else concatenate(elmo, embed)
-    project: Model[List[Floats2d], List[Floats2d]] = with_array(Maxout(width, nP=maxout_pieces, normalize=True))
-    model = chain(features, project, encode)
+
+    def project() -> Model[List[Floats2d], List[Floats2d]]:
+        return with_array(Maxout(width, nP=maxout_pieces, normalize=True))
+
+    model = chain(features, project(), encode)
     if elmo_output is not None:
-        project_output: Model[List[Floats2d], List[Floats2d]] = with_array(
-            Maxout(width, nP=maxout_pieces, normalize=True)
-        )
-        model = chain(concatenate(model, elmo_output), project_output)
+        model = chain(concatenate(model, elmo_output), project())
     model.set_dim("nO", width)
-    model.set_ref("embed", embed)
-    model.set_ref("encode", encode)
-    if elmo is not None:
-        model.set_ref("elmo", elmo)
-    if elmo_output is not None:
-        model.set_ref("elmo_output", elmo_output)
+    for name, ref in (("embed", embed), ("encode", encode), ("elmo", elmo), ("elmo_output", elmo_output)):
+        if ref is not None:
+            model.set_ref(name, ref)
     model.name = "elmo_tok2vec" if elmo is not None or elmo_output is not None else "tok2vec"
     return model

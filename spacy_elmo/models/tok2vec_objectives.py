@@ -1,26 +1,10 @@
-"""Objectives for ``spacy pretrain``. ``spacy_elmo.PretrainCharacters.v1``: spaCy's characters
-objective for any tok2vec, including the one inside a ``ner`` or ``parser`` component.
+"""Objectives for ``spacy pretrain``.
 
-Why it exists: the comparison users need before choosing ELMo is against spaCy's own
-pretraining at the same cost, on their own NER or tagger config. spaCy's
-``spacy.PretrainCharacters.v1`` (3.8) puts ``list2array`` in front of its output layer, so it
-needs a tok2vec that returns one array per Doc. The ``tok2vec`` reference of spaCy's
-transition-based models (``ner``, ``parser``) returns one array for the whole batch instead
-(the tok2vec chained with ``list2array`` and the parser's projection), and ``spacy pretrain``
-stops with "Provided 'x' array should be 2-dimensional". This objective is the same masked
-language model and the same loss (predict the first and last ``n_characters`` UTF-8 bytes of
-each token, from spaCy's own functions); only its first layer accepts both outputs: a list of
-per-Doc arrays is concatenated in Doc order, one array is taken as it is. The weights
-``spacy pretrain`` writes are then the reference named in ``[pretraining] layer``, which
-``[initialize] init_tok2vec`` loads back at training time.
-
-``spacy_elmo.PretrainElmo.v1`` distils ELMo into the same tok2vec: it learns to predict the
-frozen biLM's vectors of each token (:mod:`.elmo_targets`: which vectors, the cache, the lazy
-biLM; :mod:`.vector_losses`: the losses). Its heads are those of spaCy's vectors objective (a
-normalised Maxout layer, then a linear layer to the target's width), one per biLM layer for
-``target = "layers"``. As for spaCy's own objectives, ``spacy pretrain`` writes only the
-tok2vec (neither the heads nor anything of the biLM): the pipeline trained from it runs at the
-baseline's speed and never needs the biLM.
+``spacy_elmo.PretrainCharacters.v1`` is spaCy's characters objective for any tok2vec: spaCy's
+own needs one array per Doc, and the tok2vec of a ``ner`` or ``parser`` gives one per batch.
+``spacy_elmo.PretrainElmo.v1`` distils the frozen biLM into the tok2vec: heads like those of
+spaCy's vectors objective (one per layer for ``target = "layers"``) predict its vectors
+(:mod:`.elmo_targets`) under the losses of :mod:`.vector_losses`.
 """
 
 from __future__ import annotations
@@ -94,10 +78,9 @@ def create_pretrain_elmo(
     maxout_pieces: int = 3,
     cache_mb: float = 1024.0,
 ) -> Callable[["Vocab", Model], Model]:
-    """The objective builder ``[pretraining.objective]`` names (defaults provisional: the
-    workflow chooses target and loss on dev). The settings are checked here, when the config is
-    resolved; ``weights`` only when ``spacy pretrain`` builds the objective, since ``spacy
-    train`` resolves the same block and must run without the biLM."""
+    """The objective builder ``[pretraining.objective]`` names. The settings are checked when the
+    config is resolved; ``weights`` only when ``spacy pretrain`` builds the objective, since
+    ``spacy train`` resolves the same block and must run without the biLM."""
     check_target_settings(target, layer_weights, cache_mb)
     check_loss(loss, ELMO_OBJECTIVE)
     if hidden_size < 1 or maxout_pieces < 1:
@@ -141,14 +124,7 @@ def elmo_heads(targets: ElmoTargets, hidden_size: int, maxout_pieces: int) -> Mo
     )
 
 
-def _init_heads(
-    targets: ElmoTargets,
-    hidden_size: int,
-    maxout_pieces: int,
-    model: Model,
-    X: Optional[Floats2d] = None,
-    Y: Optional[Floats2d] = None,
-) -> None:
+def _init_heads(targets: ElmoTargets, hidden_size: int, maxout_pieces: int, model: Model, X=None, Y=None) -> None:
     if not model.layers:
         heads = [
             chain(

@@ -1,17 +1,10 @@
-"""Regression losses of predicted vectors against target vectors, per token, with token weights:
-the losses of ``spacy_elmo.PretrainElmo.v1``.
+"""The losses of ``spacy_elmo.PretrainElmo.v1``: predicted against target vectors, per token.
 
-A row of ``prediction`` and ``target`` holds ``n_groups`` vectors of equal width (one per biLM
-layer, or one); each pair gets its own distance and a token's loss is their mean:
-
-- ``"cosine"``: ``1 - cos(p, t)``, blind to the vectors' lengths; a zero target (whitespace)
-  contributes nothing;
-- ``"l2"``: the mean squared difference per value, ``||p - t||^2 / D``;
-- ``"cosine+l2"``: the two added: the direction first, the length too.
-
-The loss returned is the sum over tokens of weight x token loss (what ``spacy pretrain`` adds up
-and logs, as for its own objectives); the gradient is that of the weighted mean, so a batch's
-step does not grow with its number of words. Works on numpy and cupy arrays (``xp``).
+A row holds ``n_groups`` vectors (one per biLM layer, or one), each with its own distance,
+averaged per token: ``"cosine"`` (``1 - cos``; a zero target counts nothing), ``"l2"`` (mean
+squared difference) or ``"cosine+l2"``. The loss is the weighted sum over tokens (what
+``spacy pretrain`` logs); the gradient is the weighted mean's, so a step does not grow with the
+batch. numpy or cupy (``xp``).
 """
 
 from __future__ import annotations

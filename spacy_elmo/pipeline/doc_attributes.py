@@ -1,10 +1,8 @@
-"""What the ``elmo`` component puts on Docs, Tokens and Spans, and the vector hooks.
+"""What the ``elmo`` component puts on Docs, and the vector hooks.
 
-Stored on the Doc (so they survive ``Doc.to_bytes`` and ``nlp.pipe(n_process=...)``):
-``doc._.elmo_layers`` (L+1, n, D), every biLM layer, and ``doc._.elmo_vectors`` (n, D), the
-component's mix. Computed from them: ``token._.elmo`` (a row of the mix), ``span._.elmo`` and
-``doc._.elmo`` (the mean over the tokens). Arrays are numpy on CPU, the Thinc backend's type
-(cupy) on GPU.
+Stored on the Doc, so they survive ``Doc.to_bytes`` and ``nlp.pipe(n_process=...)``:
+``doc._.elmo_layers`` (L+1, n, D) and ``doc._.elmo_vectors`` (n, D), the component's mix. From
+them: ``token._.elmo`` (a row of the mix), ``span._.elmo`` and ``doc._.elmo`` (the mean).
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from typing import Optional, Union
 
 from spacy.tokens import Doc, Span, Token
 from thinc.api import get_array_module
-from thinc.types import Floats1d, Floats2d, Floats3d
+from thinc.types import Floats1d
 
 
 def install_extensions() -> None:
@@ -27,11 +25,6 @@ def install_extensions() -> None:
         Span.set_extension("elmo", getter=span_vector)
     if not Token.has_extension("elmo"):
         Token.set_extension("elmo", getter=token_vector)
-
-
-def set_elmo_attributes(doc: Doc, layers: Floats3d, vectors: Floats2d) -> None:
-    doc._.elmo_layers = layers
-    doc._.elmo_vectors = vectors
 
 
 def token_vector(token: Token) -> Optional[Floats1d]:
@@ -53,11 +46,7 @@ def span_vector(span: Union[Span, Doc]) -> Optional[Floats1d]:
 
 def set_vector_hooks(doc: Doc) -> None:
     """Route ``.vector``, ``.has_vector`` and ``.similarity`` of the Doc, its Spans and Tokens
-    to the ELMo vectors. Docs from ``nlp.pipe(n_process>1)`` lose their hooks (spaCy does not
-    send hooks between processes, and spaCy's own similarity would then compare words, not
-    contexts): call this again on them. A hooked object compared with an unhooked one still
-    compares their ELMo vectors.
-    """
+    to the ELMo vectors. Docs from ``nlp.pipe(n_process>1)`` lose their hooks: call it again."""
     for hooks, vector in (
         (doc.user_hooks, span_vector),
         (doc.user_span_hooks, span_vector),
@@ -74,12 +63,8 @@ def _has_vector(obj: Union[Doc, Span, Token]) -> bool:
 
 
 def cosine_similarity(a: Union[Doc, Span, Token], b: Union[Doc, Span, Token]) -> float:
-    """Cosine of the two objects' ELMo vectors (0.0 if either is all zeros).
-
-    Both are read from the Docs' ``elmo_vectors``, not through ``.vector``: a Doc from
-    ``nlp.pipe(n_process>1)`` keeps its vectors but loses its hooks, and comparing it with a
-    hooked one still compares ELMo vectors. Anything without them is an error that says why.
-    """
+    """Cosine of the two objects' ELMo vectors (0.0 if either is all zeros), read from the Docs
+    (a hooked object compared with an unhooked one still compares ELMo vectors)."""
     u, v = _elmo_vector(a), _elmo_vector(b)
     if u.shape != v.shape:
         raise ValueError(

@@ -1,11 +1,12 @@
 """The ``elmo`` pipeline component: runs the biLM, annotates Docs, feeds its listeners.
 
-Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) use
-``spacy_elmo.ElmoListener.v1`` layers that receive this component's output during
-``nlp.update`` and read ``doc._.elmo_layers`` at prediction time. Each listener learns its own
-mix of the layers; the biLM itself only changes if some listener has ``grad_factor > 0``.
+Modelled on spaCy's ``Tok2Vec``: downstream components (``ner``, ``tagger``) hold
+``spacy_elmo.ElmoListener.v1`` layers that receive this component's output during ``nlp.update``
+and read ``doc._.elmo_layers`` at prediction time, each with its own mix of the layers. The
+biLM only changes if some listener has ``grad_factor > 0``. Its settings: docs/component.md.
 """
 
+from inspect import signature
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -14,41 +15,34 @@ from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.api import Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d, Floats3d
 
-from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS
+from ..config import ARCHITECTURE_FIELDS, BiLMConfig
 from ..embedding.mix import layer_weights_array, mix_layers
-from ..models.doc_layers import get_bilm, random_bilm, set_bilm, set_precision
+from ..models.doc_layers import build_bilm_model, get_bilm, random_bilm, set_bilm, set_precision
+from ..models.feature_cache import FeatureCache, layers_through_cache
 from ..models.listener import ElmoLayersListener
-from ..models.standalone import replace_listener
+from ..models.scalar_mix import check_layer_count, checked_weights
 from ..nn.bilm import BiLM
 from ..nn.precision import DEFAULT_PRECISION, check_precision
-from .config_sizes import ReplaceListenerCfg, component_model_config, forget_weights_path, write_bilm_sizes
-from .doc_attributes import install_extensions, set_elmo_attributes, set_vector_hooks
-from .feature_cache import FeatureCache, layers_through_cache
-from .mixes import check_layer_count, checked_layer_weights, mix_node
+from .config_sizes import component_model_config, forget_weights_path, write_bilm_sizes
+from .doc_attributes import install_extensions, set_vector_hooks
+from .listener_copies import ListenerCopies
+from .mixes import mix_node
 from .weights import check_weights_path, is_random, load_bilm_weights, no_weights_message, saved_component_errors
 from .wiring import explain_unlinked
 
-default_model_config = f"""
-[model]
-@architectures = "spacy_elmo.BiLM.v1"
-char_embed_dim = 16
-filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-n_highway = 2
-activation = "relu"
-lstm_dim = 4096
-projection_dim = 512
-n_layers = 2
-cell_clip = 3.0
-proj_clip = 3.0
-use_skip_connections = true
-max_tokens = {DEFAULT_MAX_TOKENS}
-batch_max_tokens = 2048
-word_cache_words = {DEFAULT_WORD_CACHE_WORDS}
-"""
-DEFAULT_ELMO_MODEL = Config().from_str(default_model_config)["model"]
+#: The factory's ``spacy_elmo.BiLM.v1``: the original ELMo's sizes, then the layer's run settings.
+DEFAULT_ELMO_MODEL: Dict[str, Any] = {
+    "@architectures": "spacy_elmo.BiLM.v1",
+    **{key: BiLMConfig().to_dict()[key] for key in ARCHITECTURE_FIELDS},
+    **{
+        name: parameter.default
+        for name, parameter in signature(build_bilm_model).parameters.items()
+        if name not in ARCHITECTURE_FIELDS
+    },
+}
 
 PathLike = Union[str, Path]
 
@@ -85,28 +79,7 @@ def make_elmo(
     feature_cache_disk_mb: float,
     precision: str,
 ) -> "Elmo":
-    """Contextual ELMo vectors on Docs, and ELMo features for downstream listeners.
-
-    weights: a spacy-elmo model directory, an AllenNLP directory (options.json + one .hdf5) or
-        an .hdf5 file with options.json beside it, checked at once and read when first needed
-        (a pipeline loaded from disk carries its own copy); ``"random"``: a randomly
-        initialised biLM of the ``model`` sizes. In training configs prefer
-        ``[initialize.components.elmo] weights``.
-    layer_weights, gamma: the mix behind ``token._.elmo`` (``None``: average of the layers;
-        else one weight per biLM layer, checked when the weights are known).
-    mix_from: the name of a later component (e.g. ``"ner"``) whose learned ELMo mix
-        ``token._.elmo`` uses instead of ``layer_weights``/``gamma``: the exact features that
-        component reads (layer norm and fixed weights included).
-    set_vector_hooks: make ``.vector`` and ``.similarity`` use the ELMo vectors.
-    feature_cache_mb: memory budget of the frozen-feature cache: while training with a frozen
-        biLM, each Doc's layers are computed once and reused in later epochs (0: off).
-    feature_cache_dir: a folder for what does not fit in memory (None: keep only what fits).
-    feature_cache_disk_mb: the budget on disk.
-    precision: ``"float32"`` (default), ``"bfloat16"`` or ``"int8"``: the precision of the
-        LSTMs' products when the biLM runs without gradients (prediction, frozen features);
-        cell states and outputs stay float32, fine-tuning runs float32. On a CPU without the
-        instructions for it, float32 runs and one line says so (:mod:`spacy_elmo.nn.precision`).
-    """
+    """Contextual ELMo vectors on Docs, and ELMo features for downstream listeners."""
     return Elmo(
         nlp.vocab,
         model,
@@ -131,38 +104,37 @@ class Elmo(TrainablePipe):
         self,
         vocab: Vocab,
         model: Model[List[Doc], List[Floats3d]],
-        name: str = "elmo",
+        name: str,
         *,
-        weights: Optional[PathLike] = None,
-        layer_weights: Optional[Sequence[float]] = None,
-        gamma: float = 1.0,
-        mix_from: Optional[str] = None,
-        set_vector_hooks: bool = True,
-        feature_cache_mb: float = 1024.0,
-        feature_cache_dir: Optional[PathLike] = None,
-        feature_cache_disk_mb: float = 10240.0,
-        precision: str = DEFAULT_PRECISION,
-        nlp: Optional[Language] = None,
+        weights: Optional[PathLike],
+        layer_weights: Optional[Sequence[float]],
+        gamma: float,
+        mix_from: Optional[str],
+        set_vector_hooks: bool,
+        feature_cache_mb: float,
+        feature_cache_dir: Optional[PathLike],
+        feature_cache_disk_mb: float,
+        precision: str,
+        nlp: Optional[Language],
     ) -> None:
+        """The settings are the factory's (:func:`make_elmo`, docs/component.md)."""
         self.vocab = vocab
         self.model = model
         self.precision = check_precision(precision, f"the '{name}' component's precision")
         set_precision(model, self.precision)
-        # nlp.replace_listeners asks the upstream model for these: each listener of a component
-        # becomes its own copy of the biLM (see models/standalone.py).
-        model.attrs["replace_listener"] = replace_listener
-        model.attrs["replace_listener_cfg"] = ReplaceListenerCfg(self)
-        # The pipeline whose config this component keeps truthful about its weights' sizes
-        # (a plain reference: a weak one would make the pipeline unpicklable).
+        hooks = ListenerCopies(self)  # what nlp.replace_listeners asks the upstream model for
+        model.attrs["replace_listener"] = hooks.node
+        model.attrs["replace_listener_cfg"] = hooks.config
+        # The pipeline whose config this component keeps true to its weights (not a weak
+        # reference: that would make the pipeline unpicklable).
         self._nlp = nlp
         self.name = name
-        self.listener_map = {}  # see the property below
+        self.listener_map = {}
         self.cfg: Dict[str, Any] = {}
-        self.layer_weights = checked_layer_weights(name, layer_weights)
+        self.layer_weights = checked_weights(f"The '{name}' component's layer_weights", layer_weights)
         self.gamma = float(gamma)
         self.mix_from = mix_from
-        # The component named by mix_from, found when spaCy links the pipeline (find_listeners).
-        self._mix_component: Optional[Any] = None
+        self._mix_component: Optional[Any] = None  # found when spaCy links the pipeline
         self.set_vector_hooks = set_vector_hooks
         if weights is not None and not is_random(weights):
             check_weights_path(weights)
@@ -170,53 +142,56 @@ class Elmo(TrainablePipe):
         self.feature_cache: Optional[FeatureCache] = None
         if feature_cache_mb > 0 or feature_cache_dir is not None:
             self.feature_cache = FeatureCache(feature_cache_mb, feature_cache_dir, feature_cache_disk_mb)
-        # Set by the first update: from then on predictions (the dev evaluations of a training
-        # run) also use the feature cache. Plain inference never fills it.
+        # From the first update on, predictions (a training run's dev evaluations) use the
+        # feature cache too; plain inference never fills it.
         self._training = False
 
-    # ------------------------------------------------------------------ weights
     @property
     def bilm(self) -> Optional[BiLM]:
         """The torch biLM (``None`` before weights are loaded or the model is initialized)."""
         return get_bilm(self.model)
 
     def load_weights(self, path: PathLike) -> None:
-        """Replace the biLM by the one stored at ``path`` (see the factory's ``weights``;
-        ``"random"``: a randomly initialised biLM of the configured sizes)."""
-        if is_random(path):
-            set_bilm(self.model, random_bilm(self.model))
-        else:
-            set_bilm(self.model, load_bilm_weights(path))
+        """Replace the biLM by the one stored at ``path`` (``"random"``: a random one of the
+        configured sizes)."""
+        set_bilm(self.model, random_bilm(self.model) if is_random(path) else load_bilm_weights(path))
         self._pending_weights = None
-        self._clear_feature_cache()
-        self._sync_listener_dims()
-        self._describe_weights()
+        self._weights_changed()
 
-    def _describe_weights(self) -> None:
-        """Write the loaded biLM's sizes into the pipeline's config (see config_sizes.py) and
-        check the mix against its layers."""
+    def _weights_changed(self) -> None:
+        """Tell the cache, the listeners and the pipeline's config of the biLM now in place."""
+        if self.feature_cache is not None:
+            self.feature_cache.clear()
         bilm = self.bilm
+        if bilm is None:
+            return
+        for listener in self.listeners:
+            listener.set_upstream_dims(*self._layer_dims())
         model_cfg = component_model_config(self._nlp, self)
-        if bilm is not None and model_cfg is not None:
+        if model_cfg is not None:
             write_bilm_sizes(model_cfg, bilm.config)
-        if bilm is not None:
-            check_layer_count(self.name, self.layer_weights, bilm.config.n_output_layers)
+        check_layer_count(
+            f"The '{self.name}' component's layer_weights", self.layer_weights, bilm.config.n_output_layers
+        )
+
+    def _load_pending_weights(self) -> None:
+        if self._pending_weights is not None:
+            self.load_weights(self._pending_weights)
 
     def _ensure_weights(self) -> None:
         self._load_pending_weights()
         if self.bilm is None:
             raise ValueError(no_weights_message(self.name))
 
-    # ------------------------------------------------------------------ listeners
     @property
     def listener_map(self) -> Dict[str, List[ElmoLayersListener]]:
         return self._listener_map
 
     @listener_map.setter
     def listener_map(self, value: Dict[str, List[ElmoLayersListener]]) -> None:
-        # spaCy resets the map before it links the pipeline again (add/remove/rename a
-        # component, load): the mix_from component is then looked up again too, and every
-        # listener that will stay unlinked learns why.
+        # spaCy resets the map before it links the pipeline again (a component added, removed,
+        # renamed; loading): the mix_from component is found again, and each listener that
+        # stays unlinked learns why.
         self._listener_map = value
         self._mix_component = None
         nlp = getattr(self, "_nlp", None)
@@ -233,86 +208,68 @@ class Elmo(TrainablePipe):
         return list(self.listener_map.keys())
 
     def add_listener(self, listener: ElmoLayersListener, component_name: str) -> None:
-        self.listener_map.setdefault(component_name, [])
-        if listener not in self.listener_map[component_name]:
+        if listener not in self.listener_map.setdefault(component_name, []):
             self.listener_map[component_name].append(listener)
         listener.attach(self._layer_dims, component_name)
         if self.model.has_dim("nO"):
             listener.set_upstream_dims(*self._layer_dims())
 
     def remove_listener(self, listener: ElmoLayersListener, component_name: str) -> bool:
-        if listener in self.listener_map.get(component_name, []):
-            self.listener_map[component_name].remove(listener)
-            if not self.listener_map[component_name]:
-                del self.listener_map[component_name]
-            return True
-        return False
+        if listener not in self.listener_map.get(component_name, []):
+            return False
+        self.listener_map[component_name].remove(listener)
+        if not self.listener_map[component_name]:
+            del self.listener_map[component_name]
+        return True
 
     def find_listeners(self, component: Any) -> None:
         """Register the ELMo listeners inside a later component's model (spaCy calls this)."""
-        names = ("*", self.name)
         if self.mix_from is not None and getattr(component, "name", None) == self.mix_from:
             self._mix_component = component
         if isinstance(getattr(component, "model", None), Model):
             for node in component.model.walk():
-                if isinstance(node, ElmoLayersListener) and node.upstream_name in names:
+                if isinstance(node, ElmoLayersListener) and node.upstream_name in ("*", self.name):
                     self.add_listener(node, component.name)
 
     def _layer_dims(self) -> Tuple[int, int]:
-        """(L+1, D) of the loaded biLM; reads pending weights if a listener needs them first."""
+        """(L+1, D) of the biLM; reads pending weights if a listener needs them first."""
         if not self.model.has_dim("nO"):
             self._ensure_weights()
         return self.model.get_dim("nL"), self.model.get_dim("nO")
-
-    def _sync_listener_dims(self) -> None:
-        for listener in self.listeners:
-            listener.set_upstream_dims(*self._layer_dims())
 
     @property
     def _fine_tuned(self) -> bool:
         return any(listener.grad_factor > 0 for listener in self.listeners)
 
-    # ------------------------------------------------------------------ prediction
     def compute_layers(self, docs: Sequence[Doc], use_cache: bool = False) -> List[Floats3d]:
-        """All biLM layers for each Doc, (L+1, n_tokens, D), with no gradient.
-
-        The one place where inference runs the biLM, for prediction and frozen training alike.
-        ``use_cache``: serve and store the layers through the frozen-feature cache.
-        """
+        """All biLM layers for each Doc, (L+1, n_tokens, D), with no gradient: where inference
+        runs the biLM, for prediction and frozen training alike (``use_cache``: through the
+        frozen-feature cache)."""
         self._ensure_weights()
         docs = list(docs)
         if not use_cache or self.feature_cache is None or self._fine_tuned:
             return self.model.predict(docs)
-        bilm = self.bilm
-        assert bilm is not None
-        return layers_through_cache(self.model, bilm, docs, self.feature_cache)
-
-    def _clear_feature_cache(self) -> None:
-        if self.feature_cache is not None:
-            self.feature_cache.clear()
+        return layers_through_cache(self.model, self.bilm, docs, self.feature_cache)
 
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
         return self.compute_layers(list(docs), use_cache=self._training)
 
     def set_annotations(self, docs: Sequence[Doc], layers: List[Floats3d]) -> None:
-        if self.mix_from is not None:
-            # the whole batch at once, as the component itself mixes it: the same numbers
+        if self.mix_from is not None:  # the whole batch at once, as the component mixes it
             vectors = list(self.learned_mix().predict(list(layers)))
         else:
             xp = self.model.ops.xp
             weights = layer_weights_array(self.layer_weights, self.model.get_dim("nL"), xp)
             vectors = [mix_layers(doc_layers, weights, self.gamma, xp) for doc_layers in layers]
         for doc, doc_layers, doc_vectors in zip(docs, layers, vectors):
-            set_elmo_attributes(doc, doc_layers, doc_vectors)
+            doc._.elmo_layers, doc._.elmo_vectors = doc_layers, doc_vectors
             if self.set_vector_hooks:
                 set_vector_hooks(doc)
 
     def learned_mix(self) -> Model[List[Floats3d], List[Floats2d]]:
-        """The ``spacy_elmo.scalar_mix.v1`` node of the ``mix_from`` component, the one its
-        listener (or its biLM copy after ``replace_listeners``) feeds."""
+        """The ``spacy_elmo.scalar_mix.v1`` node of the ``mix_from`` component."""
         return mix_node(self._mix_component, self.name, self.mix_from)
 
-    # ------------------------------------------------------------------ training
     def update(
         self,
         examples: Iterable[Example],
@@ -321,19 +278,15 @@ class Elmo(TrainablePipe):
         sgd: Optional[Optimizer] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        """Run the biLM on the batch and hand the layers to the listeners.
-
-        Frozen (every listener has grad_factor 0): no gradient is computed and the biLM's
-        parameters never change. Otherwise the listeners' gradients are summed and passed back
-        once the last fine-tuning listener has reported.
-        """
-        if losses is None:
-            losses = {}
+        """Run the biLM on the batch and hand the layers to the listeners. Frozen (every
+        listener at grad_factor 0), no gradient is computed; otherwise the listeners' gradients
+        are summed and passed back once the last fine-tuning listener has reported."""
+        losses = {} if losses is None else losses
         examples = list(examples)
         validate_examples(examples, "Elmo.update")
         losses.setdefault(self.name, 0.0)
         if not self.listeners:
-            return losses  # nothing downstream uses the layers during training
+            return losses
         docs = [eg.predicted for eg in examples]
         batch_id = ElmoLayersListener.get_batch_id(docs)
         self._training = True
@@ -372,6 +325,9 @@ class Elmo(TrainablePipe):
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
         pass
 
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError
+
     def initialize(
         self,
         get_examples: Callable[[], Iterable[Example]],
@@ -379,11 +335,10 @@ class Elmo(TrainablePipe):
         nlp: Optional[Language] = None,
         weights: Optional[PathLike] = None,
     ) -> None:
-        """Load ``weights`` (``[initialize.components.elmo]``; ``"random"``: a randomly
-        initialised biLM), else the factory's, else keep the biLM already there; with none of
-        them it is an error.
-        """
-        self._clear_feature_cache()
+        """Load ``weights`` (``[initialize.components.elmo]``; ``"random"``: a random biLM), else
+        the factory's, else keep the biLM already there; with none it is an error."""
+        if self.feature_cache is not None:
+            self.feature_cache.clear()
         if nlp is not None:
             self._nlp = nlp
         if weights is not None:
@@ -394,13 +349,8 @@ class Elmo(TrainablePipe):
         self.model.initialize()
         if self.mix_from is not None and self._mix_component is None:
             self.learned_mix()  # says which component is missing
-        self._sync_listener_dims()
-        self._describe_weights()
+        self._weights_changed()
 
-    def add_label(self, label: str) -> int:
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ serialization
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         self._load_pending_weights()
         return super().to_bytes(exclude=exclude)
@@ -425,17 +375,11 @@ class Elmo(TrainablePipe):
             self.model.set_dim(dim, None, force=True)  # type: ignore[arg-type]
         return saved_component_errors(self.name, path)
 
-    def _load_pending_weights(self) -> None:
-        if self._pending_weights is not None:
-            self.load_weights(self._pending_weights)
-
     def _loaded(self) -> "Elmo":
         """A serialized component carries its weights: the factory's path is not read. The
         precision is the config's (the serialized model's attrs hold the one it was saved with)."""
         set_precision(self.model, self.precision)
-        self._clear_feature_cache()
         if self.bilm is not None:
             self._pending_weights = None
-            self._sync_listener_dims()
-            self._describe_weights()
+        self._weights_changed()
         return self

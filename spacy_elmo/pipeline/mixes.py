@@ -1,21 +1,21 @@
-"""What each downstream component learned about the biLM layers: softmax weights and gamma.
-
-ELMo's paper reads these to see which layers a task uses (syntax low, semantics high);
-``spacy-elmo inspect`` prints them and the project's report plots them.
+"""What a trained pipeline holds: each downstream component's learned mix of the biLM layers
+(ELMo's paper reads them to see which layers a task uses; ``spacy-elmo inspect`` prints them,
+the project's report plots them) and its biLMs (``spacy-elmo export-allennlp`` writes one out).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Union
 
 from spacy.language import Language
 from thinc.api import Model
 
+from ..models.doc_layers import get_bilm
 from ..models.listener import ElmoLayersListener
 from ..models.scalar_mix import mix_softmax_weights
+from ..nn.bilm import BiLM
 
 
 @dataclass(frozen=True)
@@ -64,49 +64,23 @@ def mix_node(component: Any, elmo_name: str, mix_from: Optional[str]) -> Model:
     return mixes[0]
 
 
-def checked_layer_weights(name: str, layer_weights: Optional[Sequence[float]]) -> Optional[list[float]]:
-    """The ``elmo`` component ``name``'s ``layer_weights`` as floats (their number is checked
-    by :func:`check_layer_count` once the biLM is known)."""
-    if layer_weights is None:
-        return None
-    values = [float(w) for w in layer_weights]
-    if not values or not all(math.isfinite(w) for w in values):
-        raise ValueError(
-            f"The '{name}' component's layer_weights must be one finite number per biLM layer (or null), "
-            f"not {list(layer_weights)}"
-        )
-    return values
-
-
-def check_layer_count(name: str, layer_weights: Optional[Sequence[float]], n_layers: int) -> None:
-    """One weight per biLM layer, or an error naming the component: before any Doc is mixed."""
-    if layer_weights is not None and len(layer_weights) != n_layers:
-        raise ValueError(
-            f"The '{name}' component's layer_weights has {len(layer_weights)} values but its biLM has "
-            f"{n_layers} layers (the char-CNN layer and {n_layers - 1} LSTM layers): give one weight per "
-            "layer, or null for their average"
-        )
-
-
 def learned_mixes(nlp: Language) -> list[LearnedMix]:
     """One entry per ELMo listener in the pipeline, in pipeline order (uninitialized ones skipped)."""
-    found = []
-    for name, component in nlp.pipeline:
-        model = getattr(component, "model", None)
-        if not isinstance(model, Model):
-            continue
-        for source, mix in elmo_mix_nodes(model):
-            if not mix.has_param("gamma"):  # not initialized yet (fixed-weight mixes have no "a")
-                continue
-            weights = mix.ops.to_numpy(mix_softmax_weights(mix))
-            gamma = float(mix.ops.to_numpy(mix.get_param("gamma"))[0])
-            weights = tuple(float(w) for w in weights)
-            fixed = mix.attrs.get("fixed_layer_weights") is not None
-            upstream = source.upstream_name if isinstance(source, ElmoLayersListener) else None
-            grad_factor = float(source.attrs["grad_factor"])
-            layer_norm = bool(mix.attrs.get("layer_norm", False))
-            found.append(LearnedMix(name, upstream, grad_factor, weights, gamma, fixed, layer_norm))
-    return found
+    return [
+        LearnedMix(
+            component=name,
+            upstream=source.upstream_name if isinstance(source, ElmoLayersListener) else None,
+            grad_factor=float(source.attrs["grad_factor"]),
+            weights=tuple(float(w) for w in mix.ops.to_numpy(mix_softmax_weights(mix))),
+            gamma=float(mix.ops.to_numpy(mix.get_param("gamma"))[0]),
+            fixed=mix.attrs["fixed_layer_weights"] is not None,
+            layer_norm=bool(mix.attrs["layer_norm"]),
+        )
+        for name, model in ((name, getattr(component, "model", None)) for name, component in nlp.pipeline)
+        if isinstance(model, Model)
+        for source, mix in elmo_mix_nodes(model)
+        if mix.has_param("gamma")  # initialized (fixed-weight mixes have no "a")
+    ]
 
 
 def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
@@ -133,3 +107,37 @@ def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def pipeline_bilms(nlp: Language) -> Dict[str, BiLM]:
+    """``{component: biLM}`` in pipeline order: each ``elmo`` component's, each biLM copy."""
+    found: Dict[str, BiLM] = {}
+    for name, component in nlp.components:
+        model = getattr(component, "model", None)
+        if not isinstance(model, Model):
+            continue
+        holders = (
+            [model] if model.name == "elmo_bilm" else [n.layers[0] for n in model.walk() if n.name == "elmo_layers"]
+        )
+        bilm = get_bilm(holders[0]) if len(holders) == 1 else None
+        if bilm is not None:
+            found[name] = bilm
+    return found
+
+
+def pipeline_bilm(nlp: Language, component: Optional[str] = None) -> BiLM:
+    """The biLM of ``component``, or the pipeline's only one; an error naming the choices."""
+    bilms = pipeline_bilms(nlp)
+    if component is not None:
+        if component not in bilms:
+            raise ValueError(
+                f"the pipeline's component '{component}' holds no biLM; those that do: {', '.join(bilms) or 'none'}"
+            )
+        return bilms[component]
+    if len(bilms) != 1:
+        raise ValueError(
+            "the pipeline holds no biLM (no elmo component, no copy from replace_listeners)"
+            if not bilms
+            else f"the pipeline holds several biLMs ({', '.join(bilms)}): choose one with --component"
+        )
+    return next(iter(bilms.values()))

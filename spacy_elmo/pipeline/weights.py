@@ -1,16 +1,8 @@
-"""Where the ``elmo`` component's biLM comes from: the weights a user names in its ``weights``
-setting, or the files of a saved pipeline.
-
-The paths accepted are :func:`spacy_elmo.loading.load_bilm`'s (the rules are in
-:mod:`spacy_elmo.formats.resolve`); every failure names the path, what is missing and the
-setting, because "file not found" deep inside h5py is no help to someone who mistyped a
-directory. The path is checked when it is given (the component's creation, ``initialize``)
-and read when first needed. A damaged saved component is named the same way
-(:func:`saved_component_errors`).
-
-``weights = "random"`` asks for a randomly initialised biLM of the configured sizes (tests,
-experiments): never what happens by default, because its features are noise that costs the
-time of a real biLM.
+"""Where the ``elmo`` component's biLM comes from: the path in its ``weights`` setting (any that
+:func:`spacy_elmo.loading.load_bilm` reads, checked when given and read when first needed), or
+the files of a saved pipeline. Every failure names the path or the component and the setting.
+``weights = "random"`` asks for a random biLM of the configured sizes (tests): never a default,
+since its features are noise at the cost of a real biLM.
 """
 
 from __future__ import annotations
@@ -25,15 +17,11 @@ from ..nn.bilm import BiLM
 
 PathLike = Union[str, Path]
 
-#: The ``weights`` value that asks for a randomly initialised biLM.
 RANDOM_WEIGHTS = "random"
-
-#: The resolver's messages, led by the setting that gave the path.
 COMPONENT_MESSAGES: Messages = messages_for("elmo weights")
 
 
 def is_random(weights: object) -> bool:
-    """Whether ``weights`` asks for a randomly initialised biLM."""
     return isinstance(weights, str) and weights == RANDOM_WEIGHTS
 
 
@@ -43,10 +31,7 @@ def check_weights_path(path: PathLike) -> None:
 
 
 def load_bilm_weights(path: PathLike) -> BiLM:
-    """The biLM stored at ``path``, in eval mode, without its output softmax.
-
-    The softmax only serves pretraining; dropping it keeps pipelines small.
-    """
+    """The biLM stored at ``path``, in eval mode, without the softmax (only pretraining needs it)."""
     return load_bilm(path, messages=COMPONENT_MESSAGES, without_softmax=True)
 
 
@@ -63,9 +48,8 @@ def no_weights_message(name: str) -> str:
 
 @contextmanager
 def saved_component_errors(name: str, path: Optional[PathLike]) -> Iterator[None]:
-    """Let a damaged or tampered saved component (``path``: its folder in the pipeline directory;
-    None when read from bytes) fail with one ``ValueError`` naming the pipeline directory and the
-    component, whatever layer noticed (msgpack's "Unpack failed", h5py, a checksum)."""
+    """A damaged saved component (``path``: its folder; None from bytes) fails with one
+    ``ValueError`` naming the pipeline and the component, whichever layer noticed."""
     try:
         yield
     except (ValueError, KeyError, TypeError, IndexError, OSError) as err:

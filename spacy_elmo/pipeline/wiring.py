@@ -1,11 +1,9 @@
 """Why a listener gets no ELMo layers, worked out where the whole pipeline is visible.
 
-spaCy links an ``elmo`` component to the listeners of the components *after* it whose
-``upstream`` names it. A listener left unlinked (its ``upstream`` misspelled, or its
-component placed before ``elmo``) only finds out when it needs the layers, and it cannot see
-the pipeline. So each time spaCy links the pipeline, the ``elmo`` component tells every
-unlinked listener what is wrong, naming the listening component, its ``upstream`` and the
-pipeline order; the listener raises that message when it needs the layers.
+spaCy links an ``elmo`` component to the listeners of later components whose ``upstream`` names
+it. An unlinked listener (a misspelled ``upstream``, a component before ``elmo``) finds out only
+when it needs the layers, and cannot see the pipeline; so each time spaCy links the pipeline,
+the ``elmo`` component tells it what is wrong, and it raises that when it needs the layers.
 """
 
 from __future__ import annotations

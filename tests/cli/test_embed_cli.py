@@ -282,7 +282,7 @@ def test_the_cli_resumes_a_killed_run(tmp_path, model_dir, bilm):
     numpy.testing.assert_allclose(stored["datasets"]["7"], want, atol=1e-5, rtol=0)
 
 
-# ------------------------------------------------------------------ issue 33 item 8: special inputs and outputs
+# ------------------------------------------------------------------ special inputs and outputs
 def embed_result(*args: str):
     return CliRunner().invoke(app, ["embed", *args, "--no-progress"])
 

@@ -1,5 +1,5 @@
 """``spacy-elmo export-allennlp`` into a folder where links wait at the temporary names: the
-links' targets stay as they were and the exported files are regular files (issue 33 item 5)."""
+links' targets stay as they were and the exported files are regular files."""
 
 from pathlib import Path
 

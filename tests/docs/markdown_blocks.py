@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Optional
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-#: The pages whose blocks the tests run: the README and every page of docs/.
-PAGES = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+#: The pages whose blocks the tests run: the README, the contributors' pages and every page of docs/.
+PAGES = [REPO_ROOT / name for name in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md")]
+PAGES += sorted((REPO_ROOT / "docs").glob("*.md"))
 LANGUAGES = ("python", "bash", "ini", "text")
 
 FENCE = re.compile(r"^```(\S*)\s*$")

@@ -1,4 +1,5 @@
-"""The code blocks of the README and of docs/ run: what a page shows is what the code does.
+"""The code blocks of the README, the contributors' pages and docs/ run: what a page shows is
+what the code does.
 
 The blocks of a page run in order, in one folder prepared with tiny weights and corpora at the
 paths they name (:mod:`.workdir`); its ``python`` blocks share one namespace. A block that cannot

@@ -16,8 +16,6 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 REPO_PATH = re.compile(r"`((?:spacy_elmo|tests|configs|benchmarks|scripts|tools|docs|reports)/[^`\s]*)`")
 
 
-#: Paths of issue 29's new layout, written by the module moves of another branch; the docs name
-#: them already. Empty this set once both branches are merged: every path must then exist.
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
     text = heading.strip().lower().replace("`", "")

@@ -19,10 +19,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = REPO_ROOT / "configs"
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: builds packages or venvs; runs in CI, takes a while")
-
-
 def random_bilm(seed: int = 0) -> BiLM:
     """A tiny biLM with weights large enough that context visibly changes the vectors."""
     return random_tiny_bilm(seed, scale=0.2)

@@ -4,6 +4,7 @@ The shipped configs say 4096/512 with 7 filters (the original ELMo); the tiny we
 here have lstm_dim 32, projection_dim 8 and 3 filters, so every stale value shows.
 """
 
+import inspect
 import shutil
 
 import numpy
@@ -12,19 +13,30 @@ from spacy.training import Example
 from spacy.util import load_config, load_model_from_config
 from thinc.api import Config
 
-from spacy_elmo.config import TINY_CONFIG
-from spacy_elmo.pipeline.config_sizes import SIZE_KEYS
+from spacy_elmo.config import ARCHITECTURE_FIELDS, TINY_CONFIG, BiLMConfig
+from spacy_elmo.models import build_bilm_model
+from spacy_elmo.pipeline import DEFAULT_ELMO_MODEL
 
 from .conftest import CONFIGS, toy_docs
 
 
 def tiny_sizes() -> dict:
     data = TINY_CONFIG.to_dict()
-    return {key: data[key] for key in SIZE_KEYS}
+    return {key: data[key] for key in ARCHITECTURE_FIELDS}
 
 
 def sizes(model_cfg) -> dict:
-    return {key: model_cfg[key] for key in SIZE_KEYS}
+    return {key: model_cfg[key] for key in ARCHITECTURE_FIELDS}
+
+
+def test_the_default_sizes_are_bilm_configs_alone():
+    """The original ELMo's sizes are written once, as BiLMConfig's defaults: the layer's
+    defaults and the component's default model are those."""
+    assert set(ARCHITECTURE_FIELDS) <= set(BiLMConfig().to_dict())
+    layer = inspect.signature(build_bilm_model).parameters
+    assert BiLMConfig(**{key: layer[key].default for key in ARCHITECTURE_FIELDS}) == BiLMConfig()
+    assert BiLMConfig.from_dict(sizes(DEFAULT_ELMO_MODEL)) == BiLMConfig()
+    assert [key for key in DEFAULT_ELMO_MODEL if key in layer] == list(layer)  # every setting, in order
 
 
 def ner_elmo(overrides):
@@ -64,8 +76,9 @@ def test_replace_listeners_with_pending_weights(tiny_weights):
     assert sizes(nlp.config["components"]["elmo"]["model"]) == tiny_sizes()
 
 
-def test_older_pipeline_with_random_init_sizes_still_loads(trained_ner, tmp_path):
-    """Pipelines saved before this change have the config's sizes in config.cfg."""
+def test_a_config_with_other_sizes_than_its_weights_loads(trained_ner, tmp_path):
+    """A config.cfg whose sizes are the config's, not the weights' (as a hand-edited one may be):
+    the saved weights decide, and the config is made to describe them."""
     old = tmp_path / "old"
     shutil.copytree(trained_ner, old)
     config = load_config(old / "config.cfg", interpolate=False)

@@ -93,7 +93,7 @@ def test_layer_weights_are_checked_before_training(tiny_weights):
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"weights": str(tiny_weights), "layer_weights": [0.5, 0.5]})
     tagger_after(nlp)
-    with pytest.raises(ValueError, match=r"'elmo' component's layer_weights has 2 values but its biLM has 3 layers"):
+    with pytest.raises(ValueError, match=r"'elmo' component's layer_weights has 2 values but the biLM has 3 layers"):
         initialize(nlp)
     with pytest.raises(ValueError, match="one finite number per biLM layer"):
         spacy.blank("en").add_pipe("elmo", config={"weights": str(tiny_weights), "layer_weights": []})

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ def test_spacy_package_installs_and_loads_in_fresh_venv(trained_ner, tmp_path):
     # Build from a clean copy: no stale build/ directory of the checkout can leak into the wheel.
     source = tmp_path / "source"
     shutil.copytree(REPO_ROOT / "spacy_elmo", source / "spacy_elmo", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO_ROOT / name, source / name)
     wheels = tmp_path / "wheels"
     run(
@@ -83,6 +84,10 @@ def test_spacy_package_installs_and_loads_in_fresh_venv(trained_ner, tmp_path):
         cwd=tmp_path,
     )
     (wheel,) = wheels.glob("spacy_elmo-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = archive.namelist()
+    assert "spacy_elmo/py.typed" in shipped  # the type hints ship (PEP 561)
+    assert any(".dist-info/" in name and name.endswith("LICENSE") for name in shipped)
 
     venv = tmp_path / "fresh"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)])

@@ -235,8 +235,8 @@ def test_learned_mix_is_still_reported(replaced, trained_ner):
 
 
 def test_tok2vec_path_replaces_only_the_listener_block(trained_ner, tmp_path, no_pickle):
-    """The spacy-transformers habit ``["model.tok2vec"]``: the saved config must still match the
-    model (it used to turn the whole tok2vec block into ElmoStandalone, and loading failed)."""
+    """The spacy-transformers habit ``["model.tok2vec"]``: only the listener's block changes, so
+    the saved config still builds the model (a whole ElmoStandalone tok2vec block would not load)."""
     nlp = spacy.load(trained_ner)
     ents, features = entities(nlp), ner_features(nlp)
     tok2vec_before = nlp.config["components"]["ner"]["model"]["tok2vec"]

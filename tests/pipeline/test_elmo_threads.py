@@ -75,7 +75,7 @@ def test_two_threads_on_one_pipeline_give_the_single_thread_vectors(
     tiny_weights, expected, monkeypatch, word_cache_words, initial_rows
 ):
     """A small cache reuses rows all the time; the default one, starting tiny, keeps growing
-    its table: both used to hand one thread's rows to another (64 of 120 Docs wrong)."""
+    its table: neither may hand one thread's rows to another."""
     monkeypatch.setattr("spacy_elmo.embedding.word_cache.INITIAL_ROWS", initial_rows)
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo", config={"weights": str(tiny_weights)})

@@ -1,65 +1,83 @@
-"""Every use the workflow makes of weasel (the runner behind ``spacy project``) beyond its
-command line, in one place.
-
-These functions are weasel's own internals, not a documented API, so weasel is pinned in
-``pyproject.toml`` (``PINNED``) and ``tests/project/workflow/parallel/test_weasel_api.py``
-checks their signatures and their behaviour on a tiny project: when a new weasel changes
-them, that test fails, and this module is the only one to mend.
+"""What the workflow needs of weasel (the runner behind ``spacy project``), through its public
+side alone: ``project.yml`` as ``weasel run`` reads it (variables filled in, ``--vars.NAME
+VALUE`` overrides applied, with Thinc's config system as weasel does), and a step run by weasel's
+command line, ``python -m weasel run STEP``, which checks the step's deps, skips it when
+``project.lock`` says nothing changed, runs its script and writes its ``project.lock`` entry.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence
 
-PINNED = "1.0.1"
+import srsly
+from thinc.api import Config
 
-# A step's script lines, run by weasel's own runner in a process of their own: each line as
-# `spacy project run` runs it ("python" means this interpreter; a failing line ends the step).
-STEP_PROCESS = "import json, sys; from weasel.cli.run import run_commands; run_commands(json.loads(sys.argv[1]))"
+PROJECT_LOCK = "project.lock"
+
+
+def skipped_line(name: str) -> str:
+    """What weasel prints for a step whose inputs, outputs and script did not change."""
+    return f"Skipping '{name}': nothing changed"
 
 
 def load_project(project_dir: Path, overrides: Mapping[str, Any]) -> Dict[str, Any]:
-    """project.yml of ``project_dir``, validated, with its variables filled in and ``overrides``
-    (``{"vars.NAME": value}``) applied, as ``spacy project run`` reads it. Weasel fills the
-    overrides into the commands but leaves the ``vars`` section as written; here that section
-    gets them too, so that what the runner reads from it is what the commands see."""
-    from weasel.util import load_project_config
-
-    config = load_project_config(Path(project_dir), overrides=dict(overrides))
-    variables = config.setdefault("vars", {})
-    for key, value in overrides.items():
-        name = key[len("vars.") :] if key.startswith("vars.") else ""
-        if name in variables:
-            variables[name] = value
-    return config
+    """project.yml of ``project_dir`` with its variables filled in and ``overrides``
+    (``{"vars.NAME": value}``) applied, as ``weasel run`` reads it. Its ``vars`` section gets
+    the overrides too (of the variables it defines), so that what the runner reads there is
+    what the commands see."""
+    config = srsly.read_yaml(Path(project_dir) / "project.yml")
+    env = {name: _value(os.environ.get(variable, "")) for name, variable in config.get("env", {}).items()}
+    sections = Config({"project": config, "vars": config.get("vars", {}), "env": env})
+    filled = Config().from_str(sections.to_str(), overrides=dict(overrides)).interpolate()
+    project = dict(filled["project"])
+    project["vars"] = {name: filled["vars"][name] for name in config.get("vars", {})}
+    project["env"] = dict(filled["env"])
+    return project
 
 
 def parse_overrides(args: Sequence[str]) -> Dict[str, Any]:
-    """``--vars.NAME VALUE`` (or ``--vars.NAME=VALUE``) arguments, read as ``spacy project run`` reads them."""
-    from weasel.util import parse_config_overrides
-
-    return parse_config_overrides(list(args))
-
-
-def needs_rerun(project_dir: Path, command: Dict[str, Any]) -> bool:
-    """Whether ``spacy project run`` would run ``command`` again: ``project.lock`` has no entry
-    for it, or its script, dependencies or outputs changed since."""
-    from weasel.cli.run import check_rerun
-
-    return bool(check_rerun(Path(project_dir), command))
-
-
-def record_success(project_dir: Path, command: Dict[str, Any]) -> None:
-    """Write ``command``'s ``project.lock`` entry (its script and the checksums of its files),
-    as ``spacy project run`` does after the command succeeded."""
-    from weasel.cli.run import update_lockfile
-
-    update_lockfile(Path(project_dir), command)
+    """``--vars.NAME VALUE`` (or ``--vars.NAME=VALUE``) arguments, read as ``weasel run`` reads
+    them: values as JSON where they parse, else strings; a flag without a value is true."""
+    result: Dict[str, Any] = {}
+    items = list(args)
+    while items:
+        option = items.pop(0)
+        if not option.startswith("--") or "." not in option:
+            raise ValueError(f"{option!r}: overrides look like --vars.NAME VALUE")
+        name, has_value, value = option[2:].partition("=")
+        if not has_value:
+            value = "true" if not items or items[0].startswith("--") else items.pop(0)
+        result[name.replace("-", "_")] = _value(value)
+    return result
 
 
-def step_process_argv(script: Sequence[str]) -> List[str]:
-    """The command line of a process that runs a step's script lines as weasel does."""
-    return [sys.executable, "-c", STEP_PROCESS, json.dumps(list(script))]
+def override_args(overrides: Mapping[str, Any]) -> List[str]:
+    """``overrides`` as the arguments that :func:`parse_overrides` reads back."""
+    return [arg for key, value in overrides.items() for arg in (f"--{key}", _text(value))]
+
+
+def step_argv(project_dir: Path, name: str, overrides: Mapping[str, Any], force: bool = False) -> List[str]:
+    """The command line of a process that runs the step ``name`` as ``spacy project run`` does."""
+    argv = [sys.executable, "-m", "weasel", "run", name, str(Path(project_dir).resolve()), *override_args(overrides)]
+    return argv + (["--force"] if force else [])
+
+
+def recorded_steps(project_dir: Path) -> set:
+    """The steps that ``project.lock`` has an entry for."""
+    path = Path(project_dir) / PROJECT_LOCK
+    return set(srsly.read_yaml(path) or {}) if path.exists() else set()
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) and _value(value) == value else json.dumps(value)

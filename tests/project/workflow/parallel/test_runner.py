@@ -147,3 +147,19 @@ def test_weasels_own_runner_runs_the_same_project_without_times(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert set(spans(tmp_path)) == {"a", "b", "c", "d"}
     assert not (tmp_path / "reports").exists()
+
+
+def test_a_lost_project_lock_entry_is_written_again(tmp_path):
+    """Weasel rewrites project.lock whole, so two steps that end at once can lose an entry (b
+    plays that here, dropping a's): once all steps ended, a runs again alone and is recorded."""
+    write_project(tmp_path)
+    project = srsly.read_yaml(tmp_path / "project.yml")
+    drop_a = (
+        "import srsly; lock = srsly.read_yaml('project.lock'); del lock['a']; srsly.write_yaml('project.lock', lock)"
+    )
+    project["commands"][1]["script"].append(f'python -c "{drop_a}"')
+    srsly.write_yaml(tmp_path / "project.yml", project)
+    proc = run(tmp_path, "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "lost the entry of 'a'" in " ".join(proc.stdout.split())
+    assert set(srsly.read_yaml(tmp_path / "project.lock")) == {"a", "b", "c", "d"}

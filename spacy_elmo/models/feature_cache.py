@@ -1,21 +1,12 @@
-"""Frozen-feature cache: a frozen biLM's layers per Doc, computed once and reused every epoch.
+"""The frozen-feature cache: a frozen biLM's layers per Doc, computed once and reused every epoch
+(recomputing them is most of the cost of training with ELMo).
 
-With every listener at ``grad_factor = 0`` the biLM never changes during ``spacy train``, so
-the layers of a training Doc are the same in every epoch; recomputing them is most of the cost
-of training with ELMo. The cache keeps them within a memory budget and, if configured, puts
-what does not fit into files in a private temporary folder.
-
-Entries are kept in the order they arrive and never evicted while the weights stay the same:
-training revisits the same Docs every epoch, and least-recently-used eviction would throw out
-each entry just before it is needed again once the corpus outgrows the budget. The cache is
-bound to the weights' version (``BiLM.weights_version``: identity and version counter of every
-tensor, and the precision) and to the component's ``precision`` setting; a new version empties it, so it never serves layers of other
-weights. The windowing is part of every entry's key.
-A lock makes each call atomic, so threads sharing one pipeline may use it.
-
-Spill folders are named ``spacy-elmo-features-HOST-PID-*``. A process killed with SIGKILL never
-removes its own, so each new cache with a ``disk_dir`` removes the folders there whose owner,
-on this host, is no longer running (folders of other hosts and of live processes are kept).
+Entries are kept in memory, then in a private spill folder, in arrival order and never evicted:
+training revisits every Doc each epoch, so least-recently-used eviction would drop each entry
+just before its next use. They are bound to the weights' version and the precision, so they
+never serve other weights. A killed process cannot remove its spill folder
+(``spacy-elmo-features-HOST-PID-*``): the next cache in that folder removes those of dead
+processes of its host.
 """
 
 from __future__ import annotations
@@ -48,8 +39,8 @@ def _process_running(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True  # exists, owned by another user
+    except PermissionError:  # another user's
+        pass
     return True
 
 
@@ -102,12 +93,9 @@ class FeatureCacheStats:
 
 
 class FeatureCache:
-    """Arrays by key, in memory up to ``max_memory_mb``, then on disk up to ``max_disk_mb``.
-
-    ``disk_dir``: where to create the private spill folder (removed when the cache is cleared
-    or garbage collected); None keeps everything in memory and stores nothing beyond it.
-    Values are copied in and out, so callers may modify what they get.
-    """
+    """Arrays by key, copied in and out: in memory up to ``max_memory_mb``, then up to
+    ``max_disk_mb`` in a private folder in ``disk_dir`` (removed when the cache is cleared or
+    collected; ``None``: nothing is stored beyond memory)."""
 
     def __init__(
         self,
@@ -135,11 +123,8 @@ class FeatureCache:
         return len(self._memory) + len(self._disk)
 
     def bind(self, version: Hashable, pins: Sequence = ()) -> None:
-        """Serve entries only for the weights' ``version``; a new one empties the cache.
-
-        ``pins`` are kept alive while bound, so that the memory addresses in the version
-        cannot be reused by other tensors.
-        """
+        """Serve entries only for the weights' ``version``; a new one empties the cache. ``pins``
+        are kept alive meanwhile, so that the memory addresses in the version stay theirs."""
         with self._lock:
             if version != self._version:
                 self.clear()

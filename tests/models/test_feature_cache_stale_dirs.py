@@ -8,11 +8,11 @@ import sys
 
 import numpy
 
-from spacy_elmo.pipeline.feature_cache import SPILL_PREFIX, FeatureCache, _host_tag
+from spacy_elmo.models.feature_cache import SPILL_PREFIX, FeatureCache, _host_tag
 
 CHILD = """
 import sys, time, numpy
-from spacy_elmo.pipeline.feature_cache import FeatureCache
+from spacy_elmo.models.feature_cache import FeatureCache
 cache = FeatureCache(0.0, sys.argv[1], 10.0)
 cache.put(b"k", numpy.ones(1000, dtype=numpy.float32))
 print("ready", flush=True)
