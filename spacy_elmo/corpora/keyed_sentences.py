@@ -1,14 +1,6 @@
-"""Sentences to embed, from text, JSONL or ``.spacy`` files, lazily, each with a key that a rerun
-over the same input reproduces (so an interrupted ``spacy-elmo embed`` skips what it wrote).
-
-Text and JSONL (``text``, optionally ``tokens``) lines are keyed by their 0-based line number, as
-``allennlp elmo`` did; with a spaCy pipeline each line is a paragraph whose sentences are keyed
-in order, as are the sentences (or Docs) of a ``.spacy`` file. A line that is not UTF-8, holds a
-lone surrogate or is over ``max_line_bytes`` is skipped and counted (never cut, as pretraining
-cuts it: its vectors would be stored under the whole line's key). A line that is not a JSON
-object with a string ``text``, a binary or a damaged file stops the read with an error: the
-input is probably not what was meant.
-"""
+"""Sentences to embed, lazily, each with a key that a rerun reproduces, so an interrupted ``embed``
+skips what it wrote (the keys and what is skipped or refused: docs/embed.md). An unreadable or
+overlong line is skipped, never cut: its vectors would be stored under the whole line's key."""
 
 from __future__ import annotations
 
@@ -31,7 +23,7 @@ DEFAULT_MAX_LINE_BYTES = 1 << 24
 
 @dataclass
 class SkippedLines:
-    """Input lines left out because they cannot be read as text; the first few are logged."""
+    """Input lines left out; the first few are logged."""
 
     count: int = 0
     examples: list[str] = field(default_factory=list)  # "path:line: why", the first few
@@ -58,8 +50,8 @@ def read_sentences(
     skipped: Optional[SkippedLines] = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[Sentence]:
-    """Sentences of ``path``, one at a time; unreadable lines are counted in ``skipped``. A missing,
-    unreadable or binary file, or anything but a regular file, raises here, at once."""
+    """Sentences of ``path``, one at a time; unreadable lines are counted in ``skipped``. A file that
+    cannot be read at all raises here, at once."""
     path = Path(path)
     with open_regular_file(path, "input file"):
         pass  # opened without blocking (a FIFO would wait for a writer) and checked
@@ -80,7 +72,6 @@ def read_sentences(
 
 
 def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[tuple[int, str]]:
-    """The lines of ``path`` (number, text) that are UTF-8 and within ``max_line_bytes``."""
     for line in read_lines(path, max_line_bytes):
         if line.cut:
             skipped.add(path, line.number, f"longer than {max_line_bytes:,} bytes")

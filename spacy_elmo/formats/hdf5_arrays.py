@@ -1,5 +1,5 @@
 """Checked reads from HDF5 files: every failure names the file, the dataset and the shapes, and no
-file that links to or stores data outside itself is read (docs/reliability.md)."""
+file that reads other files is opened (docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ import numpy
 PathLike = Union[str, Path]
 
 
-#: What h5py raises for a damaged file (a flipped bit in a header, a truncated B-tree).
+#: What h5py raises for a damaged file.
 H5PY_DAMAGE = (OSError, KeyError, RuntimeError, TypeError, IndexError, AttributeError, UnicodeDecodeError)
 
 
 def open_hdf5(path: PathLike) -> h5py.File:
-    """Open an HDF5 file for reading, with a clear error if it is missing or not HDF5."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"Weight file not found: {path}")
@@ -30,7 +29,6 @@ def open_hdf5(path: PathLike) -> h5py.File:
 
 
 def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
-    """An HDF5 file held in memory (a serialized model's weights), checked as files on disk are."""
     if not data.startswith(b"\x89HDF\r\n\x1a\n"):
         raise ValueError(f"{where} is not an HDF5 file")
 
@@ -41,8 +39,8 @@ def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
 
 
 def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
-    """The bytes of an HDF5 file that ``write`` fills, built in memory: a full disk while they are
-    written is then an ordinary ``OSError``, never a failed HDF5 write (which can crash the process)."""
+    """The bytes of an HDF5 file that ``write`` fills, built in memory: a full disk is then an
+    ordinary ``OSError`` on writing them, never a failed HDF5 write (which can crash the process)."""
     name = f"in-memory-{uuid.uuid4().hex}.hdf5"  # HDF5 refuses two open files of one name, even in memory
     with h5py.File(name, "w", driver="core", backing_store=False) as handle:
         write(handle)
@@ -68,8 +66,7 @@ def open_safe_hdf5(
     check: Optional[Callable[[h5py.File], None]] = None,
     where: Optional[str] = None,
 ) -> h5py.File:
-    """``path`` opened read-only once :func:`check_hdf5_safe` and ``check`` accept it;
-    ``unreadable(err)`` is raised when h5py cannot open it."""
+    """``path`` opened read-only once :func:`check_hdf5_safe` and ``check`` accept it."""
     try:
         handle = h5py.File(path, "r")
     except OSError as err:
@@ -113,14 +110,13 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
 
 class WeightArrays:
     """An open weights file whose datasets are checked against the shapes a config implies and
-    read as finite float32 arrays; every error names ``where``."""
+    read as finite float32 arrays."""
 
     def __init__(self, handle: h5py.File, where: str) -> None:
         self.handle = handle
         self.where = where
 
     def check_shape(self, name: str, shape: tuple[int, ...], implied_by: str = "the options imply") -> h5py.Dataset:
-        """The dataset ``name``, which must exist with exactly ``shape`` (nothing is read yet)."""
         with named_damage(self.where):
             if name not in self.handle:
                 raise ValueError(f"{self.where}: dataset {name!r} is missing (expected shape {shape})")
@@ -135,7 +131,6 @@ class WeightArrays:
         return dataset
 
     def read(self, name: str, shape: tuple[int, ...]) -> numpy.ndarray:
-        """The dataset ``name`` (of exactly ``shape``) as a finite float32 array."""
         dataset = self.check_shape(name, shape)
         if not numpy.issubdtype(dataset.dtype, numpy.floating):
             raise ValueError(f"{self.where}: dataset {name!r} has dtype {dataset.dtype}, not float")
@@ -144,7 +139,7 @@ class WeightArrays:
         return finite_float32(stored, f"{self.where}: dataset {name!r}")
 
     def check_no_unused(self, used: set[str], what: str) -> None:
-        """Refuse datasets the options do not account for (a third LSTM layer where they say two)."""
+        """Refuse datasets the config does not account for (a third LSTM layer where it says two)."""
         found: list[str] = []
         with named_damage(self.where):
             self.handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
@@ -162,8 +157,7 @@ class WeightArrays:
 
 
 def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:
-    """``stored`` as float32, refused if any value is NaN or infinite there (after the cast: a
-    float64 1e300 becomes inf); ``what`` names the array in the error."""
+    """``stored`` as float32, refused if any value is NaN or infinite after the cast."""
     with numpy.errstate(over="ignore"):
         array = stored.astype(numpy.float32, copy=False)
     finite = numpy.isfinite(array)

@@ -1,9 +1,6 @@
-"""Our model directory: ``config.json``, ``weights.hdf5`` (arrays named as in ``BiLM.state_dict()``),
-``vocab.json`` with an output softmax, and a code-point model's ``chars.json``/``words.json``;
-JSON and arrays only. ``config.json`` records the SHA-256 of every other file and of its own
-settings, checked before HDF5 parses anything (models written before the checksums load
-unchecked). The files come from a folder or, packed in a saved pipeline, from bytes.
-"""
+"""Our model directory (docs/weights.md): JSON and HDF5 arrays only; ``config.json`` records the
+SHA-256 of every other file and of its own settings, checked before HDF5 parses anything. The
+files come from a folder or, packed in a saved pipeline, from bytes."""
 
 from __future__ import annotations
 
@@ -30,12 +27,10 @@ WEIGHTS_FILE = "weights.hdf5"
 VOCAB_FILE = "vocab.json"
 CHARS_FILE = "chars.json"
 WORDS_FILE = "words.json"
-#: The files besides ``config.json`` a model may have; it records the checksum of each it has.
 DATA_FILES = (WEIGHTS_FILE, VOCAB_FILE, CHARS_FILE, WORDS_FILE)
 CHECKSUMS = "sha256"  # config.json: file name (or "config" for the settings) -> SHA-256
-#: The settings every ``config.json`` has (later ones may be absent and take their defaults) ...
+#: The settings every ``config.json`` has (later ones take their defaults), and a code-point model's.
 REQUIRED_SETTINGS = (*ARCHITECTURE_FIELDS, "vocab_size", "forget_bias")
-#: ... and every code-point model's (its sizes are not the byte encoding's defaults).
 CODE_POINT_SETTINGS = ("max_characters_per_token", "n_characters", "word_dim", "n_words")
 
 
@@ -105,7 +100,7 @@ class _Packed(ModelSource):
 
 
 def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
-    """A model directory's files held in memory (name -> bytes), as :func:`model_files` makes them."""
+    """A model directory's files held in memory, as :func:`model_files` makes them."""
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if name not in files]
     if missing:
         raise ValueError(f"{where} is not a spacy-elmo model: missing {', '.join(missing)}")
@@ -162,8 +157,7 @@ def write_model_dir(
     vocab: Optional[Sequence[str]] = None,
     lexicon: Optional[Lexicon] = None,
 ) -> None:
-    """Write the model directory whole or not at all (an earlier model stays on a full disk or a
-    crash), then remove the files of an earlier model that this one lacks."""
+    """Write the model directory whole or not at all, then remove an earlier model's other files."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     files = model_files(config, state, vocab, lexicon)
@@ -184,7 +178,7 @@ def _settings_digest(settings: object) -> str:
 # ---------------------------------------------------------------------------- reading
 def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, Optional[list[str]]]:
     """The config and vocabulary (None without ``vocab.json``), checked against the recorded
-    checksums of every file and against each other."""
+    checksums and against each other."""
     source = _source(path)
     meta = _read_meta(source)
     checksums = _verified_checksums(source, meta)
@@ -234,7 +228,7 @@ def _read_meta(source: ModelSource) -> dict:
 
 
 def _verified_checksums(source: ModelSource, meta: dict) -> Optional[dict[str, str]]:
-    """The checksums ``config.json`` records, each verified (None for a model written before them)."""
+    """The recorded checksums, each verified (None for a model written before them)."""
     if CHECKSUMS not in meta:
         return None
     where = source.label(CONFIG_FILE)
@@ -273,7 +267,6 @@ def _config_from(settings: dict, where: str) -> BiLMConfig:
 
 
 def _read_vocab(source: ModelSource) -> list[str]:
-    """The softmax vocabulary in ``vocab.json``: a JSON list of distinct strings."""
     where = source.label(VOCAB_FILE)
     vocab = _read_json(source, VOCAB_FILE, "vocabulary")
     if not isinstance(vocab, list) or not all(isinstance(word, str) for word in vocab):
@@ -297,15 +290,14 @@ def first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
 
 
 def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:
-
     if config.char_encoding == BYTE_ENCODING:
         return ()
     return (CHARS_FILE, WORDS_FILE) if config.word_dim else (CHARS_FILE,)
 
 
 def read_lexicon(path: Union[PathLike, ModelSource], config: BiLMConfig) -> Optional[Lexicon]:
-    """A code-point model's dictionaries (None for a byte model), checked against ``config``;
-    read after :func:`read_model_config`, which verifies their checksums."""
+    """A code-point model's dictionaries (None for a byte model), checked against ``config``
+    (their checksums are verified by :func:`read_model_config`)."""
     names = _dictionary_files(config)
     if not names:
         return None

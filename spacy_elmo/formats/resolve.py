@@ -1,8 +1,5 @@
-"""Which biLM files a path holds: the one set of path rules of every loader (the rules, in
-order, are in docs/weights.md). Errors name the path and what is missing, worded by a table
-(:data:`MESSAGES`) that a caller may lead with its own option's name (:func:`messages_for`).
-Reading what is found is :func:`spacy_elmo.loading.load_bilm`'s job.
-"""
+"""Which biLM files a path holds: the path rules of every loader (docs/weights.md). Errors are
+worded by a table (:data:`MESSAGES`) that a caller may lead with its option's name."""
 
 from __future__ import annotations
 
@@ -16,9 +13,7 @@ PathLike = Union[str, Path]
 OPTIONS_FILE = "options.json"
 HDF5_SUFFIXES = (".hdf5", ".h5")
 
-#: Problem name -> (exception type, message template). A template may use ``{path}``,
-#: ``{parent}`` (the folder searched), ``{found}`` (its .hdf5 files), ``{missing}`` (what an
-#: incomplete ELMoForManyLangs folder lacks), ``{options}``, ``{config}`` and ``{weights}``.
+#: Problem -> (exception type, template with the fields of :func:`find_weights`).
 Messages = Mapping[str, tuple[type[Exception], str]]
 
 
@@ -88,7 +83,7 @@ class _Unusable(Exception):
 
 def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
     """AllenNLP's (options, weights) files for ``path``, or None for a directory read whole (a
-    spacy-elmo or ELMoForManyLangs model directory); ``messages`` words the errors."""
+    spacy-elmo or ELMoForManyLangs model directory)."""
     path = Path(path)
     try:
         return _locate(path)
@@ -108,7 +103,6 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
 
 
 def _locate(path: Path) -> Optional[tuple[Path, Path]]:
-    """None for a directory read whole, else AllenNLP's (options, weights) files."""
     if not path.exists():
         raise _Unusable("missing")
     if path.is_dir():

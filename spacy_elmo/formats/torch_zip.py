@@ -1,8 +1,5 @@
-"""The zip container of ``torch.save``, accepted only when Python's ``zipfile`` (our checks) and
-torch's own reader cannot read it differently (docs/reliability.md): the members, directory and
-end records fill the file exactly, names are unique ignoring case (torch looks them up so), and
-members are stored, unencrypted, with correct CRC-32s (torch does not check them).
-"""
+"""The zip container of ``torch.save``, accepted only when ``zipfile`` and torch's own reader
+cannot read it differently (the rules: docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +19,7 @@ _CRC_BLOCK = 1 << 20
 
 
 def open_torch_zip(handle: BinaryIO, size: int) -> tuple[zipfile.ZipFile, str]:
-    """The archive in ``handle`` (``size`` bytes) and its folder (``"<name>/"``), once every
-    rule above holds; else a ``ValueError`` saying which does not."""
+    """The archive in ``handle`` (``size`` bytes) and its folder, once every rule holds."""
     cd_offset, count = _end_records(handle, size)
     try:
         archive = zipfile.ZipFile(handle)

@@ -9,7 +9,7 @@ from .output_folder import METRICS_FILE, read_metrics
 
 
 def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, Path]] = None) -> Path:
-    """Plot train loss and train/dev perplexities against steps; returns the PNG's path."""
+    """Plot train loss and perplexities against steps; returns the PNG's path."""
     output_dir = Path(output_dir)
     records = [r for r in read_metrics(output_dir / METRICS_FILE) if "step" in r]
     if not records:

@@ -1,16 +1,5 @@
-"""``--resume`` and ``--auto-resume``: what a run checks before it trusts the folder it continues.
-
-``--resume`` continues the run in ``OUTPUT_DIR`` from its checkpoint (weights, optimizer, data
-positions, every process's random states). It first refuses what the checkpoint cannot honour:
-another run's checkpoint (other model sizes or vocabulary), other model sizes or training text
-in the settings, and training files rewritten since the run began, since the saved data
-positions (file, byte offset) would then point into other text. Other changed settings are
-ignored or applied, with a warning (:data:`REFUSED`, :data:`IGNORED`).
-
-``--auto-resume`` resumes when ``OUTPUT_DIR`` holds a run of the same parsed settings and file
-contents (its ``inputs.json``); otherwise that run is moved aside to ``OUTPUT_DIR.previous-N``,
-never deleted, and a new run starts: a workflow can rerun its pretraining step blindly.
-"""
+"""``--resume`` and ``--auto-resume``: what a run checks before it trusts the folder it continues
+(the rules are in docs/pretraining.md#checkpoints-and---resume)."""
 
 from __future__ import annotations
 
@@ -29,7 +18,7 @@ from ..config import BiLMConfig
 from ..corpora.files import list_corpus_files
 from ..durable import file_sha256
 from .checkpoint import CheckpointState, restore_rng
-from .distributed import Distributed, run_on_main
+from .distributed import Distributed
 from .errors import CheckpointMismatchError, PretrainError, ResumeSettingsError, reading, writing
 from .initialization import load_existing_model
 from .output_folder import (
@@ -169,8 +158,7 @@ def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) 
 
 
 def _run_architecture(out: Path, settings: PretrainSettings) -> tuple[Optional[BiLMConfig], str]:
-    """The model sizes the run in ``out`` began with (its ``config.cfg``'s ``[model]`` or its
-    ``--init-from`` model's) and where they are written; None when that model cannot be read."""
+    """The model sizes the run began with and where they are written (None: not readable)."""
     saved, _ = _saved_settings(out / CONFIG_FILE)
     began = saved or settings
     if not began.paths.init_from:
@@ -195,8 +183,8 @@ def check_checkpoint_fits(
     architecture: Optional[BiLMConfig],
     architecture_source: str,
 ) -> None:
-    """Refuse a checkpoint whose model has other sizes than ``architecture`` (None: not known) or
-    predicts another vocabulary than ``vocab``: it was copied from another run."""
+    """Refuse a checkpoint copied from another run: other sizes than ``architecture`` (None: not
+    known), or another vocabulary than ``vocab``."""
     try:
         found = BiLMConfig.from_dict(resumed.model_config)
     except (TypeError, ValueError) as err:
@@ -234,7 +222,7 @@ def _rule(key: str, rules: dict[str, str]) -> str:
 
 
 def _flat_settings(settings: PretrainSettings) -> dict[str, Any]:
-    """Every setting under its dotted name, as JSON reads it back (lists for tuples)."""
+    """Every setting under its dotted name, as JSON reads it back."""
     sections = dataclasses.asdict(settings)
     return json.loads(
         json.dumps({f"{name}.{key}": v for name, values in sections.items() for key, v in values.items()})
@@ -251,7 +239,7 @@ def _resolved(flat: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- changed text
 def fingerprint(path: Union[str, Path]) -> list[FileFingerprint]:
-    """Name, size and SHA-256 of every file read from ``path`` (a file or a folder), in reading order."""
+    """Name, size and SHA-256 of every file read from ``path``, in reading order."""
     root = Path(path)
     with reading(root):
         return [
@@ -264,13 +252,8 @@ def fingerprint(path: Union[str, Path]) -> list[FileFingerprint]:
         ]
 
 
-def shared_fingerprint(context: Distributed, path: Union[str, Path]) -> list[FileFingerprint]:
-    """:func:`fingerprint` computed once, on rank 0, and given to every process."""
-    return run_on_main(context, lambda: fingerprint(path))
-
-
 def describe_change(recorded: list[FileFingerprint], current: list[FileFingerprint]) -> Optional[str]:
-    """None when the text is the one recorded, else what differs first, in words."""
+    """None when the text is the one recorded, else what differs first."""
     if recorded == current:
         return None
     old = {str(item["file"]): item for item in recorded}
@@ -301,9 +284,8 @@ def content_digest(path: Path) -> str:
 
 # ---------------------------------------------------------------- --auto-resume
 def describe_run(settings: PretrainSettings) -> RunInputs:
-    """What identifies a run for ``--auto-resume``: every parsed setting, the files and folders of
-    ``paths.*`` by their absolute path and content, and an existing ``corpus.pipeline`` folder by
-    its absolute path."""
+    """What identifies a run for ``--auto-resume``: every parsed setting, with the files and folders
+    it names by absolute path (and ``paths.*`` by content)."""
     flat = _flat_settings(settings)
     files: dict[str, Any] = {}
     for key in FILE_SETTINGS:
@@ -318,8 +300,7 @@ def describe_run(settings: PretrainSettings) -> RunInputs:
 
 
 def describe_differences(recorded: Optional[RunInputs], current: RunInputs) -> list[str]:
-    """One line per setting in which the run ``recorded`` differs from ``current`` (none: the same
-    run); one line saying why when the record cannot be compared."""
+    """One line per setting that differs (none: the same run), or why the record cannot be compared."""
     if recorded is None:
         return [f"it has no readable {INPUTS_FILE} (it was not started with --auto-resume)"]
     if not isinstance(recorded, dict) or recorded.get("format") != RUN_RECORD_FORMAT:
@@ -352,11 +333,13 @@ def _file_shown(entry: dict[str, Any]) -> str:
 
 
 def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
-    """True when ``output_dir`` holds an interrupted run of ``run`` (:func:`describe_run`) to
-    resume. Otherwise False, once the folder is ready for a new run with ``inputs.json`` in it: a
-    run of other settings is moved aside with a warning naming each difference; one of the same
-    settings without a checkpoint is cleared."""
-    differences = describe_differences(recorded_inputs(output_dir), run) if output_dir.exists() else []
+    """True when ``output_dir`` holds an interrupted run of ``run`` to resume; else False, once the
+    folder is ready for a new run with ``inputs.json`` in it."""
+    try:
+        recorded = json.loads((output_dir / INPUTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = None
+    differences = describe_differences(recorded, run) if output_dir.exists() else []
     if not differences and (output_dir / CHECKPOINT_FILE).is_file():
         return True
     _make_room(output_dir, differences)
@@ -366,17 +349,9 @@ def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
     return False
 
 
-def recorded_inputs(output_dir: Path) -> Optional[RunInputs]:
-    """The inputs the run in ``output_dir`` was started with (None if it has no record)."""
-    try:
-        return json.loads((output_dir / INPUTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def move_aside(output_dir: Path) -> Path:
-    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first free number; never onto
-    anything that exists (the name is claimed with ``mkdir`` first)."""
+    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first free number, never onto
+    anything that exists."""
     for number in itertools.count(1):
         aside = output_dir.with_name(f"{output_dir.name}.previous-{number}")
         try:
@@ -395,8 +370,8 @@ def move_aside(output_dir: Path) -> Path:
 
 
 def _make_room(output_dir: Path, differences: list[str]) -> None:
-    """Empty ``output_dir`` for a new run: a run of other settings is moved aside, one of the same
-    settings that never reached a checkpoint is deleted, anything else is refused."""
+    """Empty ``output_dir``: another run is moved aside, this one without a checkpoint deleted,
+    anything else refused."""
     if not output_dir.exists():
         return
     if not output_dir.is_dir():

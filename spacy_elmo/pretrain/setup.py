@@ -1,8 +1,6 @@
 """A run made ready to train: output folder, vocabulary, model, objective, optimizer and data.
-
-The steps run in the order of the random draws they make (the model's initial weights, then the
-dropout seed, then the sampler's): keep that order, or a run no longer reproduces.
-"""
+The steps run in the order of their random draws (weights, dropout seed, sampler): keep it, or a
+run no longer reproduces."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator, Optional
+from typing import Iterator, Optional
 
 import torch
 
@@ -29,7 +27,7 @@ from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
 from .perplexity import dev_batches
-from .resume import FileFingerprint, check_resumed, open_output, restore_random_states, shared_fingerprint
+from .resume import FileFingerprint, check_resumed, fingerprint, open_output, restore_random_states
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .vocab import Vocabulary, build_vocabulary, with_counts
@@ -51,7 +49,6 @@ class TrainingRun:
     objective: LanguageModelObjective
     trainable: torch.nn.Module  # the objective, or its DistributedDataParallel wrapper
     optimizer: torch.optim.Optimizer
-    autocast: Callable[[], ContextManager]
     n_shards: int
     encoder: StepInputBuilder
     stream: RankStream
@@ -63,12 +60,11 @@ class TrainingRun:
 def set_up_run(
     settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str, show_progress: bool
 ) -> TrainingRun:
-    """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
     train = settings.paths.train
     if not train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
     resumed = open_output(settings, out, context, resume, config_text)
-    train_files = shared_fingerprint(context, train)
+    train_files = run_on_main(context, lambda: fingerprint(train))
     splitter = SentenceSplitter(settings.corpus)
     show_progress = show_progress and context.is_main
     initial = None
@@ -93,7 +89,6 @@ def set_up_run(
 
         ids = [context.device.index] if context.device.type == "cuda" else None
         trainable = DistributedDataParallel(objective, device_ids=ids)
-    autocast = contextlib.nullcontext  # the objective runs its products in its precision
     optimizer = make_optimizer(objective.parameters(), training)
     n_shards = resumed.n_shards if resumed is not None else (training.shards or context.world_size)
     if n_shards % context.world_size:
@@ -122,7 +117,6 @@ def set_up_run(
         objective=objective,
         trainable=trainable,
         optimizer=optimizer,
-        autocast=autocast,
         n_shards=n_shards,
         encoder=encoder,
         stream=_stream(settings, train, context, splitter, n_shards, resumed.shards if resumed is not None else {}),
@@ -140,8 +134,8 @@ def run_vocabulary(
     initial: Optional[BiLM],
     show_progress: bool,
 ) -> Vocabulary:
-    """The vocabulary a new run predicts, written to ``OUTPUT_DIR/vocab.json`` (by rank 0): a given
-    word list, the initial model's, or one built from the training text by rank 0."""
+    """The vocabulary a new run predicts, written to ``vocab.json`` by rank 0: a given word list, the
+    initial model's, or one built from the training text."""
     if settings.paths.vocab:
         vocab = Vocabulary.from_disk(settings.paths.vocab)
         if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
@@ -163,7 +157,7 @@ def run_vocabulary(
 def _build_vocabulary(
     settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool
 ) -> Vocabulary:
-    """The most frequent words of the training text, with what the pass read in ``corpus_stats.json``."""
+    """The most frequent words, with what the pass read in ``corpus_stats.json``."""
     counter, stats = count_words(settings, splitter, show_progress)
     if counter.sentences == 0:
         raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
@@ -214,8 +208,7 @@ def _start_model(
 
 @contextlib.contextmanager
 def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
-    """torch's errors of a state that does not fit (a size mismatch, a missing key) as one
-    :class:`CheckpointMismatchError` naming the checkpoint instead of a traceback."""
+    """torch's errors of a state that does not fit as one error naming the checkpoint."""
     try:
         yield
     except (RuntimeError, ValueError, KeyError) as err:
@@ -226,16 +219,6 @@ def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
         raise CheckpointMismatchError(
             f"{checkpoint}: its {what} cannot be restored ({detail}); it is damaged or was edited"
         ) from err
-
-
-def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optional[CheckpointState]) -> int:
-    n = resumed.n_shards if resumed is not None else (settings.training.shards or context.world_size)
-    if n % context.world_size:
-        raise PretrainError(
-            f"{n} data shards cannot be split over {context.world_size} processes: "
-            "use a number of processes that divides training.shards"
-        )
-    return n
 
 
 def _stream(

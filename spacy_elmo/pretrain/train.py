@@ -1,8 +1,5 @@
-"""One pretraining run: set up (:mod:`.setup`) or resume (:mod:`.resume`), then the training loop:
-one optimizer step on the global batch (every process's part together) at a time until a budget
-is used up or a signal asks to stop; every ``eval_every`` steps a line in ``metrics.jsonl`` and
-``model-best`` when it improved, every ``checkpoint_every`` steps (and at the end) the checkpoint
-and ``model-last``. Under torchrun only rank 0 writes.
+"""One pretraining run: set up or resume, then optimizer steps on the global batch until a budget
+is used up or a signal asks to stop, evaluating and checkpointing as the config says (rank 0 writes).
 """
 
 from __future__ import annotations
@@ -19,13 +16,12 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 import torch
-from tqdm import tqdm
 
 from ..progress import progress_bar
 from .checkpoint import CheckpointState, capture_rng, save_model
 from .data.batches import ShardState
 from .data.step_inputs import StepInputs
-from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
+from .distributed import run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .optim import decay_progress, learning_rate_at, set_learning_rate
 from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
@@ -65,40 +61,32 @@ def pretrain(
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
         with catch_stop_signals() as stop:
-            if auto_resume:
-                resume = _decide_resume(context, out, settings)
+            if auto_resume:  # rank 0 looks at (and, to start over, clears) the folder
+                resume = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)))
+                if resume:
+                    logger.info("Same settings as the run in %s: resuming it", out)
             run = set_up_run(settings, out, context, resume, config_text, progress)
             loop = TrainingLoop(run, stop)
             loop.train()
-            summary = loop.run_summary()
+            progress = loop.progress
+            minutes = loop.elapsed() / 60.0
+            summary = RunSummary.of_session(
+                settings.training, progress.step, progress.tokens, stop.signum is not None, minutes
+            )
             if context.is_main:
                 summary.to_disk(out)
                 if summary.stopped_by == "max_minutes":
                     logger.warning(summary.time_guard_line())
-            return RunResult(
-                out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by
-            )
+            return RunResult(out, progress.step, progress.tokens, progress.best_score, stop.signum, summary.stopped_by)
     finally:
         teardown_distributed(context)
 
 
-def _decide_resume(context: Distributed, out: Path, settings: PretrainSettings) -> bool:
-    """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
-    resume = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)))
-    if resume:
-        logger.info("Same settings as the run in %s: resuming it", out)
-    return resume
-
-
+@dataclass
 class StopRequest:
     """Set by a signal handler, read by the training loop between steps."""
 
-    def __init__(self) -> None:
-        self.signum: Optional[int] = None
-
-    @property
-    def requested(self) -> bool:
-        return self.signum is not None
+    signum: Optional[int] = None
 
 
 @contextlib.contextmanager
@@ -138,15 +126,22 @@ class TrainingLoop:
         self.trained_parameters = [p for p in run.objective.parameters() if p.requires_grad]  # what grad_clip clips
 
     def train(self) -> None:
-        """Step until the budget is used up, the time guard fires or a signal asks to stop."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         batches = iter(run.stream)
         shard_states: dict[int, ShardState] = {s.shard: s.state for s in run.stream.streams}
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
-        by_tokens = bool(training.max_tokens)
-        bar = self._progress_bar(by_tokens)
+        by_tokens = bool(training.max_tokens)  # the bar counts what the budget counts
+        bar = progress_bar(
+            total=(training.max_tokens if by_tokens else training.max_steps) or None,
+            initial=progress.tokens if by_tokens else progress.step,
+            unit="tok" if by_tokens else "step",
+            unit_scale=by_tokens,
+            disable=not run.show_progress,
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
         epoch = 0
         try:
             while not training.budget_reached(progress.step, progress.tokens):
@@ -189,36 +184,15 @@ class TrainingLoop:
         finally:
             bar.close()
 
-    def _progress_bar(self, by_tokens: bool) -> tqdm:
-        """The bar counts what the budget counts: tokens when max_tokens is set, else steps."""
-        training, progress = self.run.settings.training, self.progress
-        return progress_bar(
-            total=(training.max_tokens if by_tokens else training.max_steps) or None,
-            initial=progress.tokens if by_tokens else progress.step,
-            unit="tok" if by_tokens else "step",
-            unit_scale=by_tokens,
-            disable=not self.run.show_progress,
-            dynamic_ncols=True,
-            mininterval=0.5,
-        )
-
     def elapsed(self) -> float:
         """Wall seconds of training in all sessions of this run so far."""
         if self.session_start is None:
             return self.progress.elapsed_seconds
         return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
 
-    def run_summary(self) -> RunSummary:
-        """How this session ended, for ``run.json``."""
-        progress = self.progress
-        return RunSummary.of_session(
-            self.run.settings.training, progress.step, progress.tokens, self.stop.requested, self.elapsed() / 60.0
-        )
-
     def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
         """One optimizer step on this process's part of the global batch: the global number of
-        predictions, the mean loss, whether any process was asked to stop, and whether rank 0's
-        time budget is used up (every process then stops after this same step)."""
+        predictions, the mean loss, and whether any process was asked to stop or rank 0's time is up."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         context = run.context
         batch = batch.to(context.device)
@@ -228,13 +202,18 @@ class TrainingLoop:
         self.learning_rate = learning_rate_at(progress.step, training, decay)
         set_learning_rate(run.optimizer, self.learning_rate)
         run.objective.train()
-        with run.autocast():
-            sums = run.trainable(batch.char_ids, batch.lengths, batch.targets)
+        sums = run.trainable(batch.char_ids, batch.lengths, batch.targets)
         detached = sums.detach()
         budget = training.max_minutes * 60.0
         time_up = context.is_main and budget > 0 and self.elapsed() >= budget
         totals = torch.tensor(
-            [batch.n_tokens, float(self.stop.requested), float(detached[0]), float(detached[1]), float(time_up)],
+            [
+                batch.n_tokens,
+                float(self.stop.signum is not None),
+                float(detached[0]),
+                float(detached[1]),
+                float(time_up),
+            ],
             dtype=torch.float64,
         )
         context.all_reduce_sum(totals)
@@ -258,7 +237,7 @@ class TrainingLoop:
         run, progress = self.run, self.progress
         loss_sum, n_tokens = progress.since_eval
         train_loss = loss_sum / n_tokens if n_tokens else float("nan")
-        scores: Optional[DevScores] = dev_perplexity(run.model, run.dev_batches, run.context, run.autocast)
+        scores: Optional[DevScores] = dev_perplexity(run.model, run.dev_batches, run.context)
         record = {
             "step": progress.step,
             "epoch": epoch,

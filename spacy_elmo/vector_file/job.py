@@ -1,8 +1,6 @@
-"""``spacy-elmo embed``'s driver: sentences in chunks of about ``chunk_tokens`` tokens, planned into
-groups by the :class:`~spacy_elmo.embedding.embedder.Embedder`; groups already stored with the same
-tokens are skipped, each other becomes one part (:mod:`.parts`). With ``shard=(k, n)`` a process
-computes the groups numbered ``k`` modulo ``n``: the groups depend on the input only.
-"""
+"""``spacy-elmo embed``'s driver: chunks of sentences planned into groups by the ``Embedder``; a group
+already stored with the same tokens is skipped, each other becomes one part. Shard ``k`` of ``n``
+computes the groups numbered ``k`` modulo ``n``: the groups depend on the input only."""
 
 from __future__ import annotations
 
@@ -47,7 +45,6 @@ class EmbedSummary:
 def reduce_layers(
     layers: numpy.ndarray, mode: str, mix_weights: Optional[Sequence[float]] = None, gamma: float = 1.0
 ) -> numpy.ndarray:
-    """``(L+1, n, 2P)`` layers as stored for ``mode``: all of them, the top one, their mean or a mix."""
     if mode == "all":
         return layers
     if mode == "top":
@@ -70,7 +67,7 @@ def tokens_hash(tokens: Sequence[str]) -> str:
 
 
 def weights_digest(bilm: BiLM) -> str:
-    """A content hash of the sizes, dictionaries and weights the vectors depend on (not the softmax)."""
+    """A hash of the sizes, dictionaries and weights the vectors depend on (not the softmax)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
     if bilm.lexicon is not None:  # a code-point model's ids depend on its dictionaries too
@@ -95,8 +92,8 @@ def embed_corpus(
     progress: bool = True,
     shard: tuple[int, int] = (0, 1),
 ) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist) as
-    ``embedder`` turns sentences into layers; ``shard=(k, n)``: only this process's share."""
+    """Embed this shard's share of ``sentences`` into ``output`` (created, or resumed if it or its
+    parts exist)."""
     from ..progress import progress_bar
 
     bilm, max_tokens = embedder.bilm, embedder.max_tokens
@@ -161,9 +158,8 @@ def _manifest(
     max_tokens: int,
     precision: str = DEFAULT_PRECISION,
 ) -> dict:
-    """What the stored vectors depend on: the weights' content and the settings that change them.
-
-    ``precision`` is the one that runs (float32 where the device cannot run the one asked for)."""
+    """What the stored vectors depend on: the weights and the settings that change them, with the
+    precision that runs (float32 where the device cannot run the one asked for)."""
     settings: dict[str, object] = {
         "layers": layers,
         "n_layers": bilm.config.n_output_layers,
@@ -178,7 +174,6 @@ def _manifest(
 
 
 def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:
-    """Consecutive sentences, about ``chunk_tokens`` tokens at a time (decided by the input only)."""
     chunk: list[Sentence] = []
     tokens = 0
     for sentence in sentences:

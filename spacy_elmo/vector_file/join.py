@@ -1,11 +1,7 @@
-"""The result of ``spacy-elmo embed`` (one HDF5 file: a float32 dataset per sentence key carrying
-a hash of its tokens, ``sentence_to_index``, and the manifest as the root attribute
-``spacy_elmo_embed``, without which a file is never written into) and the join that writes it.
-
-The join copies the parts and an earlier output's still valid datasets into a temporary file that
-replaces ``OUTPUT`` in one rename, checking every token hash, so another run's vectors never end up
-under this run's sentences. It reserves its disk space first: HDF5 handles failed writes badly.
-"""
+"""The result of ``spacy-elmo embed`` (docs/embed.md: a dataset per sentence key with a hash of its
+tokens, ``sentence_to_index``, the manifest as a root attribute) and the join that writes it: the
+parts and an earlier output's valid datasets, every token hash checked, into a temporary file that
+replaces ``OUTPUT`` in one rename. It reserves its disk space first: HDF5 handles failed writes badly."""
 
 from __future__ import annotations
 
@@ -44,7 +40,6 @@ class EmbedError(ValueError):
 
 
 def parts_dir(output: PathLike) -> Path:
-    """The folder holding a run's finished batches until they are joined into ``output``."""
     output = Path(output)
     return output.with_name(output.name + ".parts")
 
@@ -61,8 +56,7 @@ class Join:
         self, found: dict[str, tuple[tuple[str, Path], ...]], wanted: dict[str, str], sentence_to_index: dict[str, str]
     ) -> int:
         """Write ``output`` from the stored datasets of the ``wanted`` keys (``found``: key ->
-        ((tokens hash, file), ...)); return how many stored datasets were left out because their
-        key is gone from the input."""
+        ((tokens hash, file), ...)); return how many were left out because their key is gone."""
         dropped = sum(1 for key in found if key not in wanted)
         sources = {key: dict(pairs) for key, pairs in found.items()}
         missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
@@ -103,8 +97,7 @@ class Join:
     def _write_joined(
         self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
     ) -> None:
-        """The joined file at ``staging``, its space reserved first; every dataset copied must still
-        carry the token hash of the sentence it is stored for."""
+        """The joined file at ``staging``; every dataset copied must still carry its sentence's hash."""
         with h5py.File(staging, "w"):
             pass
         self._reserve(staging, needed)
@@ -127,8 +120,7 @@ class Join:
         sync_file(staging)
 
     def _reserve(self, staging: Path, needed: int) -> None:
-        """Claim the joined file's disk space before HDF5 writes into it (HDF5 gives the unused rest
-        back when it closes the file); skipped where the file system cannot reserve."""
+        """Claim the disk space before HDF5 writes (where the file system can reserve)."""
         descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
         try:
             os.posix_fallocate(descriptor, 0, needed)
@@ -149,7 +141,6 @@ class Join:
             return False
 
     def _check_space(self, needed: int) -> None:
-        """Refuse to start a join the disk cannot hold."""
         if needed > shutil.disk_usage(self.output.parent).free:
             raise self._no_room(needed)
 
@@ -163,7 +154,7 @@ class Join:
 
 
 def check_output_kind(path: Path) -> None:
-    """Refuse an output path that is not a file, which HDF5 would answer with a page of messages."""
+    """Refuse an output that is not a file, which HDF5 would answer with a page of messages."""
     try:
         facts = os.stat(path)
     except OSError:
@@ -176,7 +167,6 @@ def check_output_kind(path: Path) -> None:
 
 
 def open_output_file(path: Path, manifest: dict) -> h5py.File:
-    """``path`` opened for reading, after checking it is an embedding file of these settings."""
 
     def unreadable(err: OSError) -> Exception:
         return EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over")
@@ -185,7 +175,6 @@ def open_output_file(path: Path, manifest: dict) -> h5py.File:
 
 
 def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
-    """Refuse a file that embed did not write, or wrote with other settings."""
     found = handle.attrs.get(MARKER_ATTR)
     if found is None:
         raise EmbedError(
@@ -202,7 +191,7 @@ def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
 
 
 def check_manifest(found: object, expected: dict, where: Path) -> None:
-    """Refuse a result file or parts folder written with other weights or settings than ``expected``."""
+    """Refuse a result or parts folder written with other weights or settings."""
     if found == expected:
         return
     if not isinstance(found, dict) or found.get("format") != expected["format"]:
@@ -226,7 +215,6 @@ def check_manifest(found: object, expected: dict, where: Path) -> None:
 
 
 def read_sentence_index(output: PathLike) -> dict[str, str]:
-    """The ``sentence_to_index`` map of an embedding file."""
     with h5py.File(output, "r") as handle:
         check_hdf5_safe(handle, output)
         raw = handle[SENTENCE_INDEX][0]

@@ -1,8 +1,6 @@
-"""The parts folder behind ``spacy-elmo embed``: each finished group is its own HDF5 file, written
-atomically, so a kill loses at most the group in flight. Each shard K of N writes its own parts
-and then ``done-K-of-N``; the shard that finds all N joins them (under a lock). The folder
-records the manifest and N: a run of other settings or another shard count is refused.
-"""
+"""The parts folder of ``spacy-elmo embed``: each finished group is its own HDF5 file, written
+atomically. Shard K of N writes its parts, then ``done-K-of-N``; the shard that finds all N joins
+(under a lock). The folder records the manifest and N: other settings or shard counts are refused."""
 
 from __future__ import annotations
 
@@ -39,8 +37,6 @@ _SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does
 
 @dataclass
 class PartStore:
-    """The output file and its parts folder: what is stored, and writing more."""
-
     output: Path
     manifest: dict
     shard: int = 0
@@ -72,7 +68,6 @@ class PartStore:
             raise
 
     def close(self) -> None:
-        """Let other runs of this shard start (the lock is also released if the process dies)."""
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -81,7 +76,6 @@ class PartStore:
         kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
         self._found[key] = kept + ((digest, path),)
 
-    # ----------------------------------------------------------------- reading what is there
     def _read_output(self) -> None:
         with open_output_file(self.output, self.manifest) as handle:
             for key, dataset in handle.items():
@@ -89,8 +83,8 @@ class PartStore:
                     self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
 
     def _read_parts(self, own_cleanup: bool = False) -> None:
-        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers (the
-        temporary files of a killed run, parts damaged on disk), never another shard's."""
+        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers (a killed
+        run's temporary files, damaged parts)."""
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))
@@ -124,12 +118,10 @@ class PartStore:
                 self._add(key, digest, path)
 
     def _is_own_file(self, name: str) -> bool:
-        """Whether this shard writes a file of this name into the parts folder (a part or its done mark)."""
         parsed = _part_number(Path(name))
         return (parsed is not None and parsed[0] == self.shard) or name == _done_name(self.shard, self.n_shards)
 
     def _check_parts_manifest(self, found: object) -> None:
-        """The folder must hold parts of these settings, split into as many shards as this run's."""
         recorded = dict(found) if isinstance(found, dict) else found
         n_shards = recorded.pop(_SHARDS_KEY, None) if isinstance(recorded, dict) else None
         check_manifest(recorded, self.manifest, self.parts)
@@ -148,7 +140,7 @@ class PartStore:
         )
 
     def _create_parts(self) -> None:
-        """Create the folder with its manifest in one rename, so it never exists without one."""
+        """Create the folder with its manifest in one rename."""
         staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}-{self.shard}.tmp")
         shutil.rmtree(staging, ignore_errors=True)  # left by a killed run of this process id
         manifest = json.dumps({**self.manifest, _SHARDS_KEY: self.n_shards}, sort_keys=True).encode()
@@ -172,9 +164,7 @@ class PartStore:
     def has(self, key: str, digest: str) -> bool:
         return any(stored == digest for stored, _ in self._found.get(key, ()))
 
-    # ----------------------------------------------------------------- writing
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
-        """One finished group as its own file, renamed into place once it is on disk."""
 
         def fill(handle: h5py.File) -> None:
             for key, digest, array in items:
@@ -228,13 +218,10 @@ class PartStore:
             return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
-        """Write ``output`` from the stored datasets of the ``wanted`` keys (see :class:`.join.Join`);
-        return how many stored datasets were left out because their key is gone from the input."""
         return Join(self.output, self.parts, self.manifest).run(self._found, wanted, sentence_to_index)
 
 
 def _part_number(path: Path) -> Optional[tuple[int, int]]:
-    """(shard, number) of a part file ``part-SSSS-NNNNNNNN.hdf5``, or None for other files."""
     name = path.name
     if not (name.startswith(_PART_PREFIX) and name.endswith(_PART_SUFFIX)):
         return None

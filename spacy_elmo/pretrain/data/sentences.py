@@ -1,12 +1,6 @@
-"""Raw text (records: texts or Docs) to sentences of tokens within length limits, and the whole
-passes over a text that the vocabulary and the dev set need.
-
-Texts are tokenized and split by ``spacy.blank(lang)`` and a ``sentencizer`` (the tokenization a
-user's spaCy pipeline sees downstream) or the pipeline the config names. Tokens are cut to
-``max_token_chars`` (the char-CNN reads 48 bytes, and a megabyte-long "word" must not reach the
-vocabulary), whitespace tokens are dropped, and sentences over ``max_sentence_tokens`` are split,
-which bounds the LSTM's time loop.
-"""
+"""Records (texts or Docs) to sentences of tokens, tokenized as a user's spaCy pipeline sees them
+downstream; long tokens are cut (a megabyte-long "word" must not reach the vocabulary) and long
+sentences split (which bounds the LSTM's time loop). Also the passes the vocabulary and dev set need."""
 
 from __future__ import annotations
 
@@ -33,8 +27,6 @@ PIPE_GROUP = 256
 
 @dataclass
 class SentenceStats:
-    """What the length limits changed, for the run's log and ``corpus_stats.json``."""
-
     tokens: int = 0
     sentences: int = 0
     cut_tokens: int = 0
@@ -50,8 +42,8 @@ class SentenceStats:
 
 
 def load_sentence_pipeline(settings: CorpusSettings) -> Any:
-    """The spaCy pipeline that tokenizes and splits sentences; a named one without a sentence
-    splitter is used as it is (each record one sentence, with a warning)."""
+    """The pipeline that tokenizes and splits sentences; a named one without a splitter makes each
+    record one sentence."""
     import spacy
 
     if settings.pipeline:
@@ -78,12 +70,11 @@ class SentenceSplitter:
 
     @property
     def vocab(self) -> Any:
-        """The spaCy vocab ``.spacy`` files are read with."""
         return (self.nlp if self.nlp is not None else self._load()).vocab
 
     def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
         """Each record's context with its sentences, in input order; a ``Doc`` with sentence
-        boundaries (from a ``.spacy`` file) keeps them and its tokens."""
+        boundaries keeps them and its tokens."""
         waiting: list[tuple[Any, Context]] = []
         for context, payload in records:
             if self.settings.pretokenized and isinstance(payload, str):
@@ -136,7 +127,6 @@ class SentenceSplitter:
 
 
 def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter) -> RecordReader:
-    """A reader of the text at ``path`` (a file or a folder); a missing path is an error naming it."""
     with reading(path):
         files = list_corpus_files(path)
     needs_spacy = any(guess_format(f) == "spacy" for f in files)
@@ -156,7 +146,7 @@ def _sentences(reader: RecordReader, splitter: SentenceSplitter, stats: ReadStat
 def count_words(
     settings: PretrainSettings, splitter: SentenceSplitter, progress: bool = True
 ) -> tuple[WordCounter, ReadStats]:
-    """One pass over the training text: word counts, and what was skipped (with warnings)."""
+    """One pass over the training text: word counts, and what was skipped."""
     path = settings.paths.train
     assert path is not None  # set_up_run checks it
     stats = ReadStats(warn=True)
@@ -176,7 +166,7 @@ def count_words(
 def read_dev_sentences(
     path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter, limit: int
 ) -> list[Tokens]:
-    """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
+    """The first ``limit`` sentences of the dev text."""
     stats = ReadStats(warn=True)
     reader = make_reader(path, settings, splitter)
     with reading(path):
