@@ -12,7 +12,7 @@ import numpy
 
 from ..config import BiLMConfig
 from ..durable import write_files_atomically
-from .hdf5_arrays import WeightArrays, hdf5_image, named_damage, open_hdf5
+from .hdf5_arrays import hdf5_image, named_damage, open_hdf5, read_weight_arrays
 from .regular_files import parse_json
 
 PathLike = Union[str, Path]
@@ -21,17 +21,6 @@ StateArrays = dict[str, numpy.ndarray]
 _LSTM_PREFIX = "RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
 _CHARS = "char_encoder."  # the state-dict names of the char-CNN, highway and projection
 _STACKS = ("forward_lstm", "backward_lstm")  # ... and of the LSTMs, RNN_0 and RNN_1
-
-
-def read_options(options_file: PathLike) -> BiLMConfig:
-    path = Path(options_file)
-    if not path.is_file():
-        raise FileNotFoundError(f"Options file not found: {path}")
-    options = parse_json(path.read_bytes(), str(path), "options file", dict)
-    try:
-        return BiLMConfig.from_options(options)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from err
 
 
 def dataset_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
@@ -110,15 +99,21 @@ def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> 
 def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMConfig, StateArrays]:
     """The config and state-dict arrays of a bilm-tf model, every dataset checked against the
     options before any is read."""
-    config = read_options(options_file)
+    path = Path(options_file)
+    if not path.is_file():
+        raise FileNotFoundError(f"Options file not found: {path}")
+    options = parse_json(path.read_bytes(), str(path), "options file", dict)
+    try:
+        config = BiLMConfig.from_options(options)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from err
     with open_hdf5(weight_file) as handle:
-        weights = WeightArrays(handle, str(weight_file))
-        with named_damage(weights.where):
+        with named_damage(str(weight_file)):
             softmax = handle.get("softmax/W")
             if isinstance(softmax, h5py.Dataset) and softmax.ndim >= 1:
                 config = config.replace(vocab_size=int(softmax.shape[0]))
         expected = dataset_shapes(config)
-        arrays = weights.read_all(expected, str(options_file), "the options imply")
+        arrays = read_weight_arrays(handle, str(weight_file), expected, str(options_file), "the options imply")
     return config, _state_from_file(config, arrays.__getitem__)
 
 

@@ -108,52 +108,34 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
                     raise ValueError(f"{path}: dataset {where!r} stores its data in external files; refused")
 
 
-class WeightArrays:
-    """An open weights file whose datasets are checked against the shapes a config implies and
-    read as finite float32 arrays."""
-
-    def __init__(self, handle: h5py.File, where: str) -> None:
-        self.handle = handle
-        self.where = where
-
-    def check_shape(self, name: str, shape: tuple[int, ...], implied_by: str = "the options imply") -> h5py.Dataset:
-        with named_damage(self.where):
-            if name not in self.handle:
-                raise ValueError(f"{self.where}: dataset {name!r} is missing (expected shape {shape})")
-            dataset = self.handle[name]
+def read_weight_arrays(
+    handle: h5py.File, where: str, shapes: Mapping[str, tuple[int, ...]], what: str, implied_by: str
+) -> dict[str, numpy.ndarray]:
+    """Exactly the datasets ``shapes`` names (as ``what`` implies) as finite float32 arrays; every
+    shape is checked, and every dataset of the file accounted for, before any is read."""
+    datasets = {}
+    with named_damage(where):
+        for name, shape in shapes.items():
+            dataset = handle.get(name)
+            if dataset is None:
+                raise ValueError(f"{where}: dataset {name!r} is missing (expected shape {shape})")
             if not isinstance(dataset, h5py.Dataset):
-                raise ValueError(f"{self.where}: {name!r} is a group, not a dataset")
+                raise ValueError(f"{where}: {name!r} is a group, not a dataset")
             if tuple(dataset.shape) != tuple(shape):
                 raise ValueError(
-                    f"{self.where}: dataset {name!r} has shape {tuple(dataset.shape)}, "
-                    f"but {implied_by} shape {tuple(shape)}"
+                    f"{where}: dataset {name!r} has shape {tuple(dataset.shape)}, but {implied_by} shape {tuple(shape)}"
                 )
-        return dataset
-
-    def read(self, name: str, shape: tuple[int, ...]) -> numpy.ndarray:
-        dataset = self.check_shape(name, shape)
-        if not numpy.issubdtype(dataset.dtype, numpy.floating):
-            raise ValueError(f"{self.where}: dataset {name!r} has dtype {dataset.dtype}, not float")
-        with named_damage(self.where):
-            stored = dataset[...]
-        return finite_float32(stored, f"{self.where}: dataset {name!r}")
-
-    def check_no_unused(self, used: set[str], what: str) -> None:
-        """Refuse datasets the config does not account for (a third LSTM layer where it says two)."""
+            datasets[name] = dataset
         found: list[str] = []
-        with named_damage(self.where):
-            self.handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
-        extra = sorted(set(found) - used)
+        handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
+        extra = sorted(set(found) - set(shapes))  # a third LSTM layer where the config says two
         if extra:
             shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
-            raise ValueError(f"{self.where} has datasets {what} does not use: {shown}; the file and {what} disagree")
-
-    def read_all(self, shapes: Mapping[str, tuple[int, ...]], what: str, implied_by: str) -> dict[str, numpy.ndarray]:
-        """Exactly the datasets ``shapes`` names (as ``what`` implies), all checked before any is read."""
-        for name, shape in shapes.items():
-            self.check_shape(name, shape, implied_by)
-        self.check_no_unused(set(shapes), what)
-        return {name: self.read(name, shape) for name, shape in shapes.items()}
+            raise ValueError(f"{where} has datasets {what} does not use: {shown}; the file and {what} disagree")
+        for name, dataset in datasets.items():
+            if not numpy.issubdtype(dataset.dtype, numpy.floating):
+                raise ValueError(f"{where}: dataset {name!r} has dtype {dataset.dtype}, not float")
+        return {name: finite_float32(dataset[...], f"{where}: dataset {name!r}") for name, dataset in datasets.items()}
 
 
 def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:

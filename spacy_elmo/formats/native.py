@@ -14,7 +14,7 @@ import numpy
 
 from ..config import ARCHITECTURE_FIELDS, BYTE_ENCODING, BiLMConfig, Lexicon
 from ..durable import file_sha256, write_files_atomically
-from .hdf5_arrays import WeightArrays, hdf5_image, open_hdf5, open_hdf5_bytes
+from .hdf5_arrays import hdf5_image, open_hdf5, open_hdf5_bytes, read_weight_arrays
 from .regular_files import parse_json
 
 PathLike = Union[str, Path]
@@ -40,39 +40,25 @@ def is_model_dir(path: PathLike) -> bool:
 
 
 class ModelSource:
-    """Where the files of a model come from; ``where`` leads every error message."""
+    """A model's files, in the folder ``where`` or held in memory (``files``); ``where`` leads
+    every error message."""
 
-    where: str
+    def __init__(self, where: str, files: Optional[Mapping[str, bytes]] = None) -> None:
+        self.where, self.files, self.path = where, files, Path(where)
 
     def label(self, name: str) -> str:
         return f"{self.where}/{name}"
 
     def has(self, name: str) -> bool:
-        raise NotImplementedError
+        return name in self.files if self.files is not None else (self.path / name).is_file()
 
     def read_bytes(self, name: str) -> bytes:
-        raise NotImplementedError
+        return self.files[name] if self.files is not None else self._read(name, Path.read_bytes)
 
     def sha256(self, name: str) -> str:
-        return hashlib.sha256(self.read_bytes(name)).hexdigest()
-
-    def open_weights(self) -> h5py.File:
-        raise NotImplementedError
-
-
-class _Folder(ModelSource):
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.where = str(path)
-
-    def has(self, name: str) -> bool:
-        return (self.path / name).is_file()
-
-    def read_bytes(self, name: str) -> bytes:
-        return self._read(name, Path.read_bytes)
-
-    def sha256(self, name: str) -> str:
-        return self._read(name, file_sha256)
+        if self.files is not None:
+            return hashlib.sha256(self.files[name]).hexdigest()
+        return self._read(name, file_sha256)  # streamed: weights may be gigabytes
 
     def _read(self, name: str, read: Callable[[Path], T]) -> T:
         try:
@@ -81,22 +67,9 @@ class _Folder(ModelSource):
             raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
 
     def open_weights(self) -> h5py.File:
+        if self.files is not None:
+            return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
         return open_hdf5(self.path / WEIGHTS_FILE)
-
-
-class _Packed(ModelSource):
-    def __init__(self, files: Mapping[str, bytes], where: str) -> None:
-        self.files = files
-        self.where = where
-
-    def has(self, name: str) -> bool:
-        return name in self.files
-
-    def read_bytes(self, name: str) -> bytes:
-        return self.files[name]
-
-    def open_weights(self) -> h5py.File:
-        return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
 
 
 def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
@@ -107,7 +80,7 @@ def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
     unknown = sorted(set(files) - {CONFIG_FILE, *DATA_FILES})
     if unknown:
         raise ValueError(f"{where} holds unexpected files: {', '.join(map(repr, unknown))}")
-    return _Packed(files, where)
+    return ModelSource(where, files)
 
 
 def _source(path: Union[PathLike, ModelSource]) -> ModelSource:
@@ -119,7 +92,7 @@ def _source(path: Union[PathLike, ModelSource]) -> ModelSource:
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{path} is not a spacy-elmo model directory: missing {', '.join(missing)}")
-    return _Folder(path)
+    return ModelSource(str(path))
 
 
 # ---------------------------------------------------------------------------- writing
@@ -204,8 +177,8 @@ def read_model_weights(
     """The arrays of ``weights.hdf5``: exactly ``shapes``, all checked before any is read."""
     source = _source(path)
     with source.open_weights() as handle:
-        weights = WeightArrays(handle, source.label(WEIGHTS_FILE))
-        return weights.read_all(shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
+        where = source.label(WEIGHTS_FILE)
+        return read_weight_arrays(handle, where, shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 
 def _read_json(source: ModelSource, name: str, what: str, expected: Optional[type] = None) -> Any:

@@ -47,7 +47,8 @@ def write_file(path: Path, data: bytes) -> None:
 # ---------------------------------------------------------------- metrics.jsonl
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
     """Append one line and sync it; a symlink is refused."""
-    line = (json.dumps(_finite(record)) + "\n").encode("utf8")
+    finite = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+    line = (json.dumps(finite) + "\n").encode("utf8")  # JSON has no NaN or infinity
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     with writing(path):
         with open(path, "ab", opener=lambda name, _: os.open(name, flags, 0o666)) as handle:
@@ -70,10 +71,6 @@ def read_metrics(path: Union[str, Path]) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             records.append(value)
     return records
-
-
-def _finite(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
 
 
 # ---------------------------------------------------------------- run.json

@@ -101,7 +101,11 @@ def saved_model_perplexity(
         model_path, run_config = path, path.parent / CONFIG_FILE
         if not (is_run_folder(path.parent) and run_config.is_file()):
             run_config = None
-    corpus, training, run_dev = _reading_settings(config if config is not None else run_config)
+    config = config if config is not None else run_config
+    settings = settings_from_config(load_config(config)) if config is not None else None
+    corpus = settings.corpus if settings else CorpusSettings()
+    training = settings.training if settings else TrainingSettings()
+    run_dev = settings.paths.dev if settings else None
     dev_text = str(dev) if dev is not None else run_dev
     if not dev_text:
         raise ValueError(f"No dev text: {path} names none (paths.dev); give one")
@@ -120,10 +124,3 @@ def saved_model_perplexity(
     if scores is None:
         raise ValueError(f"The dev text {dev_text} has no sentences")
     return SavedModelScores(model_path, dev_text, scores)
-
-
-def _reading_settings(config: Optional[Union[str, Path]]) -> tuple[CorpusSettings, TrainingSettings, Optional[str]]:
-    if config is None:
-        return CorpusSettings(), TrainingSettings(), None
-    settings = settings_from_config(load_config(config))
-    return settings.corpus, settings.training, settings.paths.dev

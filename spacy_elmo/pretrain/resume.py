@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 from ..config import BiLMConfig
 from ..corpora.files import list_corpus_files
 from ..durable import file_sha256
-from .checkpoint import CheckpointState, restore_rng
+from .checkpoint import CheckpointState
 from .distributed import Distributed
 from .errors import CheckpointMismatchError, PretrainError, ResumeSettingsError, reading, writing
 from .initialization import load_existing_model
@@ -33,7 +33,6 @@ from .output_folder import (
     write_file,
 )
 from .settings import PretrainSettings, load_config, settings_from_config
-from .softmax import SoftmaxLoss
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -103,7 +102,8 @@ def check_resumed(
     vocab: Vocabulary,
     train_files: list[FileFingerprint],
 ) -> None:
-    """Refuse another run's checkpoint, or one whose training text was rewritten since."""
+    """Refuse a checkpoint copied from another run (other sizes than the run began with, another
+    vocabulary), or one whose training text was rewritten since."""
     checkpoint = out / CHECKPOINT_FILE
     if resumed.train_files is None:
         logger.warning(
@@ -117,16 +117,42 @@ def check_resumed(
             "so its saved data positions no longer mean anything. Restore the text the run began with, "
             "or start a new run in another folder"
         )
-    architecture, source = _run_architecture(out, settings)
-    check_checkpoint_fits(resumed, checkpoint, vocab, out / VOCAB_FILE, architecture, source)
-
-
-def restore_random_states(resumed: CheckpointState, loss: SoftmaxLoss, rank: int) -> None:
-    """This process's random states (and its negative sampler's) as the checkpoint saved them."""
-    if rank < len(resumed.rng):
-        restore_rng(resumed.rng[rank], loss.generator)
-    else:
-        logger.warning("The checkpoint has no random state for process %d: reseeded", rank)
+    try:
+        found = BiLMConfig.from_dict(resumed.model_config)
+    except (TypeError, ValueError) as err:
+        raise CheckpointMismatchError(f"{checkpoint}: its model config cannot be used ({err})") from err
+    saved, _ = _saved_settings(out / CONFIG_FILE)
+    began = saved or settings
+    architecture: Optional[BiLMConfig] = began.model
+    source = f"{out / CONFIG_FILE if saved is not None else 'the config'} [model]"
+    if began.paths.init_from:
+        source = f"the --init-from model {began.paths.init_from}"
+        try:
+            architecture = load_existing_model(began.paths.init_from).config
+        except PretrainError as err:
+            architecture = None
+            logger.warning(
+                "--resume cannot compare the checkpoint's model sizes with the run's: its --init-from model %s "
+                "cannot be read (%s)",
+                began.paths.init_from,
+                err,
+            )
+    problems = []
+    if architecture is not None:
+        theirs, ours = found.to_dict(), architecture.to_dict()
+        problems += [
+            f"{key} {theirs.get(key)!r} where {source} has {ours.get(key)!r}" for key in found.differences(architecture)
+        ]
+    vocab_file = out / VOCAB_FILE
+    if found.vocab_size != len(vocab):
+        problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")
+    elif resumed.vocab_sha256 is not None and resumed.vocab_sha256 != vocab.digest():
+        problems.append(f"other words than {vocab_file} (as many, another SHA-256)")
+    if problems:
+        raise CheckpointMismatchError(
+            f"{checkpoint} is another run's checkpoint: its model has {'; '.join(problems)}. Put this run's "
+            "own checkpoint back, or resume that one in its own folder"
+        )
 
 
 def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) -> None:
@@ -155,56 +181,6 @@ def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) 
                 change,
                 step,
             )
-
-
-def _run_architecture(out: Path, settings: PretrainSettings) -> tuple[Optional[BiLMConfig], str]:
-    """The model sizes the run began with and where they are written (None: not readable)."""
-    saved, _ = _saved_settings(out / CONFIG_FILE)
-    began = saved or settings
-    if not began.paths.init_from:
-        return began.model, f"{out / CONFIG_FILE if saved is not None else 'the config'} [model]"
-    try:
-        return load_existing_model(began.paths.init_from).config, f"the --init-from model {began.paths.init_from}"
-    except PretrainError as err:
-        logger.warning(
-            "--resume cannot compare the checkpoint's model sizes with the run's: its --init-from model %s "
-            "cannot be read (%s)",
-            began.paths.init_from,
-            err,
-        )
-        return None, ""
-
-
-def check_checkpoint_fits(
-    resumed: CheckpointState,
-    checkpoint: Path,
-    vocab: Vocabulary,
-    vocab_file: Path,
-    architecture: Optional[BiLMConfig],
-    architecture_source: str,
-) -> None:
-    """Refuse a checkpoint copied from another run: other sizes than ``architecture`` (None: not
-    known), or another vocabulary than ``vocab``."""
-    try:
-        found = BiLMConfig.from_dict(resumed.model_config)
-    except (TypeError, ValueError) as err:
-        raise CheckpointMismatchError(f"{checkpoint}: its model config cannot be used ({err})") from err
-    problems = []
-    if architecture is not None:
-        theirs, ours = found.to_dict(), architecture.to_dict()
-        problems += [
-            f"{key} {theirs.get(key)!r} where {architecture_source} has {ours.get(key)!r}"
-            for key in found.differences(architecture)
-        ]
-    if found.vocab_size != len(vocab):
-        problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")
-    elif resumed.vocab_sha256 is not None and resumed.vocab_sha256 != vocab.digest():
-        problems.append(f"other words than {vocab_file} (as many, another SHA-256)")
-    if problems:
-        raise CheckpointMismatchError(
-            f"{checkpoint} is another run's checkpoint: its model has {'; '.join(problems)}. Put this run's "
-            "own checkpoint back, or resume that one in its own folder"
-        )
 
 
 def _saved_settings(saved_config: Path) -> tuple[Optional[PretrainSettings], str]:

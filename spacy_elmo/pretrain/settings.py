@@ -4,7 +4,6 @@ and ``[model]`` the :class:`BiLMConfig`. Unknown keys are errors: a typo never b
 from __future__ import annotations
 
 import configparser
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
@@ -167,18 +166,14 @@ def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSetti
         model = BiLMConfig.from_dict(model_data)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"[model]: {err}") from err
-    sections = {name: _build_section(name, cls, config.get(name, {})) for name, cls in _SECTIONS.items()}
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        data, hints = config.get(name, {}), get_type_hints(cls)
+        unknown = sorted(set(data) - set(hints))
+        if unknown:
+            raise ConfigError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(hints)}")
+        sections[name] = cls(**{key: _coerce(f"{name}.{key}", value, hints[key]) for key, value in data.items()})
     return PretrainSettings(model=model, **sections)
-
-
-def _build_section(name: str, cls: type, data: dict[str, Any]) -> Any:
-    hints = get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(known)}")
-    values = {key: _coerce(f"{name}.{key}", value, hints[key]) for key, value in data.items()}
-    return cls(**values)
 
 
 def _coerce(where: str, value: Any, hint: Any) -> Any:

@@ -16,7 +16,7 @@ import torch
 from ..config import BiLMConfig
 from ..nn.bilm import BiLM
 from ..nn.precision import running_precision
-from .checkpoint import CheckpointState, Progress, save_model
+from .checkpoint import CheckpointState, Progress, restore_rng, save_model
 from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
 from .data.sentences import SentenceSplitter, count_words, make_reader, read_dev_sentences
 from .data.step_inputs import StepInputBuilder, StepInputs
@@ -27,7 +27,7 @@ from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
 from .perplexity import dev_batches
-from .resume import FileFingerprint, check_resumed, fingerprint, open_output, restore_random_states
+from .resume import FileFingerprint, check_resumed, fingerprint, open_output
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .vocab import Vocabulary, build_vocabulary, with_counts
@@ -101,7 +101,10 @@ def set_up_run(
         with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
             optimizer.load_state_dict(resumed.optimizer)
         progress = resumed.progress
-        restore_random_states(resumed, loss, context.rank)
+        if context.rank < len(resumed.rng):
+            restore_rng(resumed.rng[context.rank], loss.generator)
+        else:
+            logger.warning("The checkpoint has no random state for process %d: reseeded", context.rank)
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)

@@ -172,7 +172,12 @@ class TrainingLoop:
                     record = self._evaluate(epoch, session_tokens / max(train_seconds, 1e-9))
                     progress.since_eval = [0.0, 0.0]
                     if run.context.is_main:
-                        bar.write(_describe(record))
+                        line = f"step {record['step']:>7}  tokens {record['tokens']:>12,}  "
+                        line += f"train ppl {record['train_perplexity']:.2f}"
+                        if record["dev_perplexity"] is not None:
+                            fwd, bwd = record["dev_perplexity_forward"], record["dev_perplexity_backward"]
+                            line += f"  dev ppl fwd {fwd:.2f} bwd {bwd:.2f}"
+                        bar.write(line)
                 if progress.step % training.checkpoint_every == 0 or finished or stopping:
                     self._checkpoint(shard_states)
                 if time_up and not stopping:
@@ -297,10 +302,3 @@ def _to_cpu(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_to_cpu(v) for v in value)
     return value
-
-
-def _describe(record: dict[str, Any]) -> str:
-    text = f"step {record['step']:>7}  tokens {record['tokens']:>12,}  train ppl {record['train_perplexity']:.2f}"
-    if record["dev_perplexity"] is not None:
-        text += f"  dev ppl fwd {record['dev_perplexity_forward']:.2f} bwd {record['dev_perplexity_backward']:.2f}"
-    return text
