@@ -89,10 +89,9 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
         return _locate(path)
     except _Unusable as unusable:
         kind, template = messages.get(unusable.problem) or MESSAGES[unusable.problem]
-        parent = path if path.is_dir() else path.parent
         fields = dict(
             path=path,
-            parent=parent,
+            parent=path if path.is_dir() else path.parent,
             found=unusable.found,
             missing=unusable.missing,
             options=OPTIONS_FILE,
@@ -121,9 +120,10 @@ def _options_in(directory: Path) -> Path:
     options = directory / OPTIONS_FILE
     if options.is_file():
         return options
-    elsewhere = _holds_a_bilm_elsewhere(directory)
-    if elsewhere is not None:
-        raise _Unusable(elsewhere)
+    if (directory / "config.cfg").is_file() and (directory / "meta.json").is_file():
+        raise _Unusable("spacy_pipeline")  # a folder that is no biLM but holds one
+    if (directory / "model-best").is_dir():
+        raise _Unusable("pretraining_run" if is_model_dir(directory / "model-best") else "training_run")
     weights = _hdf5_files(directory)
     found = ", ".join(p.name for p in weights) or "none"
     theirs = [name for name in (CHAR_DIC, TOKEN_EMBEDDER, ENCODER) if (directory / name).is_file()]
@@ -133,16 +133,6 @@ def _options_in(directory: Path) -> Path:
     if (directory / CONFIG_FILE).is_file():
         raise _Unusable("incomplete_model_dir", found)
     raise _Unusable("no_options" if weights else "empty_dir", found)
-
-
-def _holds_a_bilm_elsewhere(directory: Path) -> Optional[str]:
-    """The problem name of a folder that is no biLM but holds one (see :data:`MESSAGES`)."""
-    if (directory / "config.cfg").is_file() and (directory / "meta.json").is_file():
-        return "spacy_pipeline"
-    best = directory / "model-best"
-    if best.is_dir():
-        return "pretraining_run" if is_model_dir(best) else "training_run"
-    return None
 
 
 def _weights_in(directory: Path) -> Path:

@@ -206,7 +206,11 @@ def _zip_tensors(handle: BinaryIO, size: int) -> Any:
 
 
 def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
-    if _is_tar(handle):
+    try:  # torch's legacy reader tries a tar archive first
+        tarfile.TarInfo.frombuf(handle.read(tarfile.BLOCKSIZE), tarfile.ENCODING, "surrogateescape")
+    except tarfile.HeaderError:
+        handle.seek(0)
+    else:
         raise ValueError("a tar archive (torch's container before 0.4), which torch.load would read instead")
     head = io.BytesIO(handle.read(min(size, MAX_PICKLE_BYTES)))
     try:
@@ -241,17 +245,6 @@ def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
             raise ValueError(f"storage {key!r} of {storage.numel} elements is not at byte {position}")
         position += 8 + storage.numel * STORAGE_BYTES[storage.kind]
     return result
-
-
-def _is_tar(handle: BinaryIO) -> bool:
-    """Whether torch's legacy reader would take the file for a tar archive (its first try)."""
-    block = handle.read(tarfile.BLOCKSIZE)
-    handle.seek(0)
-    try:
-        tarfile.TarInfo.frombuf(block, tarfile.ENCODING, "surrogateescape")
-    except tarfile.HeaderError:
-        return False
-    return True
 
 
 def read_state_dict(

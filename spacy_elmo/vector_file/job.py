@@ -20,7 +20,6 @@ from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
 from ..embedding.word_cache import WordCacheStats
 from ..nn.bilm import BiLM
-from ..nn.precision import DEFAULT_PRECISION
 from .join import FORMAT_VERSION
 from .parts import PartStore
 
@@ -49,11 +48,7 @@ def reduce_layers(
         return layers
     if mode == "top":
         return layers[-1]
-    if mode == "average":
-        return mix_layers(layers)
-    if mode == "mix":
-        return mix_layers(layers, mix_weights, gamma)
-    raise ValueError(f"layers must be one of {LAYER_MODES}, not {mode!r}")
+    return mix_layers(layers, mix_weights, gamma) if mode == "mix" else mix_layers(layers)
 
 
 def tokens_hash(tokens: Sequence[str]) -> str:
@@ -105,7 +100,19 @@ def embed_corpus(
     shard_index, n_shards = shard
     if not (n_shards >= 1 and 0 <= shard_index < n_shards):
         raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
-    manifest = _manifest(bilm, layers, mix_weights, gamma, max_tokens, embedder.running_precision())
+    # What the stored vectors depend on: the weights and the settings that change them, with the
+    # precision that runs (float32 where the device cannot run the one asked for).
+    settings = {
+        "layers": layers,
+        "n_layers": bilm.config.n_output_layers,
+        "dim": bilm.config.output_dim,
+        "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
+        "gamma": float(gamma) if layers == "mix" else None,
+        "max_tokens": int(max_tokens),
+        "dtype": str(bilm.dtype).replace("torch.", ""),
+        "precision": embedder.running_precision(),
+    }
+    manifest = {"format": FORMAT_VERSION, "settings": settings, "weights": weights_digest(bilm)}
     parts = PartStore(Path(output), manifest, shard_index, n_shards)
     try:
         summary = EmbedSummary()
@@ -148,29 +155,6 @@ def embed_corpus(
     summary.seconds = time.perf_counter() - start
     summary.word_cache = embedder.word_cache_stats()
     return summary
-
-
-def _manifest(
-    bilm: BiLM,
-    layers: str,
-    mix_weights: Optional[Sequence[float]],
-    gamma: float,
-    max_tokens: int,
-    precision: str = DEFAULT_PRECISION,
-) -> dict:
-    """What the stored vectors depend on: the weights and the settings that change them, with the
-    precision that runs (float32 where the device cannot run the one asked for)."""
-    settings: dict[str, object] = {
-        "layers": layers,
-        "n_layers": bilm.config.n_output_layers,
-        "dim": bilm.config.output_dim,
-        "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
-        "gamma": float(gamma) if layers == "mix" else None,
-        "max_tokens": int(max_tokens),
-        "dtype": str(bilm.dtype).replace("torch.", ""),
-    }
-    settings["precision"] = precision
-    return {"format": FORMAT_VERSION, "settings": settings, "weights": weights_digest(bilm)}
 
 
 def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:

@@ -1,9 +1,12 @@
 """The parts folder of ``spacy-elmo embed``: each finished group is its own HDF5 file, written
 atomically. Shard K of N writes its parts, then ``done-K-of-N``; the shard that finds all N joins
-(under a lock). The folder records the manifest and N: other settings or shard counts are refused."""
+(under a lock) the parts and an earlier output's valid datasets into a temporary file that replaces
+``OUTPUT`` in one rename, reserving its disk space first (HDF5 handles failed writes badly). The
+folder records the manifest and N: other settings or shard counts are refused."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -15,17 +18,25 @@ from typing import Optional
 import h5py
 import numpy
 
-from ..durable import io_error_reason, remove_leftover_temporaries, sync_folder, write_bytes_atomically
+from ..durable import (
+    io_error_reason,
+    new_temporary_file,
+    remove_leftover_temporaries,
+    sync_file,
+    sync_folder,
+    write_bytes_atomically,
+)
 from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image
 from .join import (
+    MARKER_ATTR,
     SENTENCE_INDEX,
     TOKENS_ATTR,
     EmbedError,
-    Join,
     check_manifest,
     check_output_kind,
     open_output_file,
     parts_dir,
+    read_sentence_index,
 )
 from .output_lock import OutputBusy, OutputLock, UnsafeLockFile, open_lock_file
 
@@ -33,6 +44,7 @@ _MANIFEST = "manifest.json"
 _PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
 _JOIN_LOCK = "join.lock"
 _SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does not depend on it
+_JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
 
 
 @dataclass
@@ -218,7 +230,95 @@ class PartStore:
             return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
-        return Join(self.output, self.parts, self.manifest).run(self._found, wanted, sentence_to_index)
+        """Write ``output`` from the stored datasets of the ``wanted`` keys, every token hash checked;
+        return how many were left out because their key is gone from the input."""
+        dropped = sum(1 for key in self._found if key not in wanted)
+        sources = {key: dict(pairs) for key, pairs in self._found.items()}
+        missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
+        if missing:
+            raise EmbedError(
+                f"{len(missing)} sentence(s) (first: {missing[0]!r}) have no vectors in {self.parts} for their "
+                "current tokens: the input changed while shards ran, or a shard stopped; run every shard again"
+            )
+        unchanged = dropped == 0 and all(sources[key][digest] == self.output for key, digest in wanted.items())
+        try:
+            unchanged = unchanged and read_sentence_index(self.output) == sentence_to_index
+        except (OSError, KeyError, ValueError):  # none yet, or not readable
+            unchanged = False
+        if unchanged:
+            shutil.rmtree(self.parts, ignore_errors=True)
+            return 0
+        by_source: dict[Path, list[str]] = {}
+        for key, digest in wanted.items():
+            by_source.setdefault(sources[key][digest], []).append(key)
+        index = json.dumps(sentence_to_index, ensure_ascii=False)
+        needed = sum(source.stat().st_size for source in by_source) + len(index.encode("utf8")) + _JOIN_MARGIN
+        remove_leftover_temporaries(self.output.parent, lambda target: target == self.output.name)
+        if needed > shutil.disk_usage(self.output.parent).free:
+            raise self._no_room(needed)
+        staging = None
+        try:
+            staging = new_temporary_file(self.output)
+            self._write_joined(staging, by_source, wanted, index, needed)
+        except BaseException as err:
+            if staging is not None:
+                staging.unlink(missing_ok=True)
+            if isinstance(err, EmbedError) or not isinstance(err, Exception):
+                raise
+            raise EmbedError(
+                f"could not write the joined file {self.output} ({io_error_reason(err)}); "
+                f"every finished batch is kept in {self.parts}: free some space and run the same command again"
+            ) from err
+        os.replace(staging, self.output)
+        sync_folder(self.output.parent)
+        shutil.rmtree(self.parts, ignore_errors=True)
+        return dropped
+
+    def _write_joined(
+        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
+    ) -> None:
+        """The joined file at ``staging``; every dataset copied must still carry its sentence's hash."""
+        with h5py.File(staging, "w"):
+            pass
+        self._reserve(staging, needed)
+        with h5py.File(staging, "r+") as target:
+            for source, keys in by_source.items():
+                with h5py.File(source, "r") as handle:
+                    for key in keys:
+                        dataset = handle.get(key)
+                        stored = None if dataset is None else str(dataset.attrs.get(TOKENS_ATTR, ""))
+                        if stored != wanted[key]:
+                            raise EmbedError(
+                                f"{source} no longer holds this run's vectors of sentence {key!r}: another run "
+                                f"wrote into {self.parts} meanwhile. {self.output} was not changed; run the same "
+                                "command again (one run at a time)"
+                            )
+                        target.copy(dataset, target, name=key)
+            dataset = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
+            dataset[0] = index
+            target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
+        sync_file(staging)
+
+    def _reserve(self, staging: Path, needed: int) -> None:
+        """Claim the disk space before HDF5 writes (where the file system can reserve)."""
+        descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
+        try:
+            os.posix_fallocate(descriptor, 0, needed)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise self._no_room(needed) from err
+            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+        finally:
+            os.close(descriptor)
+
+    def _no_room(self, needed: int) -> EmbedError:
+        free = shutil.disk_usage(self.output.parent).free
+        return EmbedError(
+            f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
+            f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
+            "free some space and run the same command again"
+        )
 
 
 def _part_number(path: Path) -> Optional[tuple[int, int]]:
