@@ -20,8 +20,7 @@ def make_optimizer(parameters: Iterable[torch.nn.Parameter], settings: TrainingS
 
 
 def learning_rate_at(step: int, settings: TrainingSettings, progress: float = 0.0) -> float:
-    """The rate of step ``step`` (from 0): a linear warm-up, then ``lr_decay`` to ``min_learning_rate``
-    as ``progress`` goes from 0 to 1."""
+    """A linear warm-up, then ``lr_decay`` to ``min_learning_rate`` as ``progress`` goes from 0 to 1."""
     if settings.warmup_steps > 0 and step < settings.warmup_steps:
         return settings.learning_rate * (step + 1) / settings.warmup_steps
     if settings.lr_decay == "none":
@@ -35,8 +34,7 @@ def learning_rate_at(step: int, settings: TrainingSettings, progress: float = 0.
 
 
 def decay_progress(step: int, tokens: int, settings: TrainingSettings, decay_start_tokens: Optional[int]) -> float:
-    """How much of the span from the end of the warm-up to the end of the budget is done before
-    ``step``, in [0, 1]: in tokens when ``max_tokens`` is set, else in steps."""
+    """The share of the budget after the warm-up done before ``step``: in tokens if ``max_tokens`` is set."""
     if step < settings.warmup_steps:
         return 0.0
     if settings.max_tokens > 0:
@@ -47,8 +45,3 @@ def decay_progress(step: int, tokens: int, settings: TrainingSettings, decay_sta
     if span <= 0:
         return 1.0
     return min(1.0, max(0.0, done / span))
-
-
-def set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:
-    for group in optimizer.param_groups:
-        group["lr"] = value

@@ -109,6 +109,21 @@ def set_up_run(
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
     encoder = StepInputBuilder(vocab)
+    plan = BatchPlan(
+        batch_tokens=max(1, training.batch_tokens // n_shards),
+        max_sentences=max(1, training.max_batch_sentences // n_shards),
+        chunk_sentences=settings.corpus.chunk_sentences,
+    )
+    reader, states = make_reader(train, settings.corpus, splitter), resumed.shards if resumed is not None else {}
+    streams = [
+        ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
+        for shard in shards_of_rank(context.rank, context.world_size, n_shards)
+    ]
+    dev = settings.paths.dev
+    dev_sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []
+    if not dev_sentences:
+        where = f"The dev text {dev} has no sentences" if dev else "No dev text (paths.dev)"
+        logger.warning("%s: dev perplexity is not computed and model-best follows the training loss", where)
     return TrainingRun(
         settings=settings,
         out=out,
@@ -122,8 +137,8 @@ def set_up_run(
         optimizer=optimizer,
         n_shards=n_shards,
         encoder=encoder,
-        stream=_stream(settings, train, context, splitter, n_shards, resumed.shards if resumed is not None else {}),
-        dev_batches=_dev_batches(settings, context, splitter, encoder),
+        stream=RankStream(streams),
+        dev_batches=dev_batches(dev_sentences, encoder, training, context.rank, context.world_size),
         progress=progress,
         train_files=train_files,
     )
@@ -137,8 +152,7 @@ def run_vocabulary(
     initial: Optional[BiLM],
     show_progress: bool,
 ) -> Vocabulary:
-    """The vocabulary a new run predicts, written to ``vocab.json`` by rank 0: a given word list, the
-    initial model's, or one built from the training text."""
+    """A given word list, the initial model's, or one built from the training text by rank 0."""
     if settings.paths.vocab:
         vocab = Vocabulary.from_disk(settings.paths.vocab)
         if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
@@ -222,38 +236,3 @@ def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
         raise CheckpointMismatchError(
             f"{checkpoint}: its {what} cannot be restored ({detail}); it is damaged or was edited"
         ) from err
-
-
-def _stream(
-    settings: PretrainSettings,
-    train: str,
-    context: Distributed,
-    splitter: SentenceSplitter,
-    n_shards: int,
-    states: dict[int, ShardState],
-) -> RankStream:
-    plan = BatchPlan(
-        batch_tokens=max(1, settings.training.batch_tokens // n_shards),
-        max_sentences=max(1, settings.training.max_batch_sentences // n_shards),
-        chunk_sentences=settings.corpus.chunk_sentences,
-    )
-    reader = make_reader(train, settings.corpus, splitter)
-    seed = settings.system.seed
-    return RankStream(
-        [
-            ShardStream(reader, splitter, plan, shard, n_shards, seed, states.get(shard, ShardState()))
-            for shard in shards_of_rank(context.rank, context.world_size, n_shards)
-        ]
-    )
-
-
-def _dev_batches(
-    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: StepInputBuilder
-) -> list[StepInputs]:
-    dev, training = settings.paths.dev, settings.training
-    sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []
-    if not sentences:
-        where = f"The dev text {dev} has no sentences" if dev else "No dev text (paths.dev)"
-        logger.warning("%s: dev perplexity is not computed and model-best follows the training loss", where)
-        return []
-    return dev_batches(sentences, encoder, training, context.rank, context.world_size)

@@ -23,7 +23,7 @@ from .data.batches import ShardState
 from .data.step_inputs import StepInputs
 from .distributed import run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
-from .optim import decay_progress, learning_rate_at, set_learning_rate
+from .optim import decay_progress, learning_rate_at
 from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
 from .perplexity import DevScores, dev_perplexity, exp
 from .resume import describe_run, resume_or_start_over
@@ -51,8 +51,7 @@ def pretrain(
     progress: bool = True,
     auto_resume: bool = False,
 ) -> RunResult:
-    """Pretrain a biLM as ``settings`` say into ``output_dir``. ``resume`` continues the run saved
-    there; ``auto_resume`` resumes it when it has these settings, else moves it aside and starts over."""
+    """``auto_resume`` resumes a run of these settings, else moves it aside and starts over."""
     if resume and auto_resume:
         raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)
@@ -91,8 +90,7 @@ class StopRequest:
 
 @contextlib.contextmanager
 def catch_stop_signals() -> Iterator[StopRequest]:
-    """SIGINT and SIGTERM ask for a checkpoint and a stop after the current step (a second SIGINT
-    stops at once), from the start of the run on (main thread only)."""
+    """SIGINT and SIGTERM ask for a checkpoint and a stop after this step; a second SIGINT stops now."""
     request = StopRequest()
 
     def request_stop(signum: int, frame: Any) -> None:
@@ -196,8 +194,7 @@ class TrainingLoop:
         return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
 
     def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
-        """One optimizer step on this process's part of the global batch: the global number of
-        predictions, the mean loss, and whether any process was asked to stop or rank 0's time is up."""
+        """Predictions over all processes, the mean loss, and whether any process must stop after this step."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         context = run.context
         batch = batch.to(context.device)
@@ -205,22 +202,14 @@ class TrainingLoop:
             progress.decay_start_tokens = progress.tokens
         decay = decay_progress(progress.step, progress.tokens, training, progress.decay_start_tokens)
         self.learning_rate = learning_rate_at(progress.step, training, decay)
-        set_learning_rate(run.optimizer, self.learning_rate)
+        for group in run.optimizer.param_groups:
+            group["lr"] = self.learning_rate
         run.objective.train()
         sums = run.trainable(batch.char_ids, batch.lengths, batch.targets)
-        detached = sums.detach()
         budget = training.max_minutes * 60.0
         time_up = context.is_main and budget > 0 and self.elapsed() >= budget
-        totals = torch.tensor(
-            [
-                batch.n_tokens,
-                float(self.stop.signum is not None),
-                float(detached[0]),
-                float(detached[1]),
-                float(time_up),
-            ],
-            dtype=torch.float64,
-        )
+        stop = self.stop.signum is not None
+        totals = torch.tensor([batch.n_tokens, stop, *sums.detach().tolist(), time_up], dtype=torch.float64)
         context.all_reduce_sum(totals)
         n_tokens = int(totals[0])
         step_loss = float(totals[2] + totals[3]) / (2.0 * n_tokens)
@@ -286,19 +275,9 @@ class TrainingLoop:
             rng=[part["rng"] for part in gathered],
             model_config=run.model.config.to_dict(),
             model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
-            optimizer=_to_cpu(run.optimizer.state_dict()),
+            optimizer=run.optimizer.state_dict(),  # read back onto the CPU (map_location)
             train_files=run.train_files,
             vocab_sha256=run.vocab.digest(),
         )
         state.save(run.out / CHECKPOINT_FILE)
         save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)
-
-
-def _to_cpu(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_cpu(v) for v in value)
-    return value
