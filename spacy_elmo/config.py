@@ -32,8 +32,7 @@ MIN_CODE_POINT_CHARS = 7
 
 @dataclass(frozen=True)
 class BiLMConfig:
-    """Sizes of the char-CNN, the LSTM stacks and the softmax; the defaults are the "original" ELMo;
-    ``vocab_size`` 0: no output softmax (enough for embedding)."""
+    """Sizes of the char-CNN, LSTMs and softmax (``vocab_size`` 0: none); the defaults are the "original" ELMo."""
 
     char_embed_dim: int = 16
     filters: tuple[tuple[int, int], ...] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
@@ -88,8 +87,7 @@ class BiLMConfig:
         return chars + highway + words + (w + nf) * p + p + lstm + self.vocab_size * (p + 1)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every setting, less the encoding's for a byte model (its ``config.json`` and fingerprints
-        stay free of them)."""
+        """Every setting, less the encoding's for a byte model (keeps its ``config.json`` free of them)."""
         data = dataclasses.asdict(self)
         data["filters"] = [list(f) for f in self.filters]
         if self.char_encoding == BYTE_ENCODING:

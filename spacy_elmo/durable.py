@@ -36,8 +36,7 @@ def file_sha256(path: Path, digest: Any = None) -> str:
 
 
 def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
-    """A new file beside ``path`` under an unguessable name, and that name; never a file (or a
-    link) that was already there."""
+    """A new file beside ``path`` under an unguessable name, never one (or a link) already there."""
     path = Path(path)
     for _ in range(_ATTEMPTS):
         tmp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
@@ -68,8 +67,7 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
 
 
 def write_files_atomically(files: Mapping[Path, bytes]) -> None:
-    """Files that belong together, all written and synced under their temporary names before the
-    first is renamed: an error leaves every target as it was."""
+    """All are written and synced before the first is renamed: an error leaves every target as it was."""
     written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
@@ -89,8 +87,7 @@ def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
 
 
 def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
-    """A new temporary file for ``path``, written and synced (or removed); a write's ``OSError``
-    names ``path``."""
+    """A new temporary file for ``path``, written and synced; a write's ``OSError`` names ``path``."""
     tmp: Optional[Path] = None
     try:
         handle, tmp = create_temporary(path)
@@ -108,8 +105,7 @@ def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
 
 
 def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] = lambda name: True) -> int:
-    """Delete (and count) the temporary files killed writers left in ``folder`` for the targets
-    ``is_target`` accepts: regular files of this user only. Only where no other writer runs."""
+    """Delete the temporary files killed writers left for ``is_target``'s targets (this user's regular files)."""
     removed = 0
     try:
         entries = list(os.scandir(folder))

@@ -14,8 +14,7 @@ PathLike = Union[str, Path]
 
 
 def load_bilm(path: PathLike, *, messages: Messages = MESSAGES, without_softmax: bool = False) -> BiLM:
-    """Load the biLM at ``path``; ``messages`` words the errors. ``without_softmax`` drops the
-    softmax and vocabulary, which only pretraining uses, and returns the model in eval mode."""
+    """``without_softmax`` drops the softmax and vocabulary (only pretraining uses them), in eval mode."""
     path = Path(path).expanduser()
     allennlp_files = find_weights(path, messages=messages)
     if allennlp_files is not None:

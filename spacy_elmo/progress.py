@@ -40,8 +40,7 @@ def progress_bar(
     summary_seconds: float = SUMMARY_SECONDS,
     **options: Any,
 ) -> tqdm:
-    """``tqdm(iterable, **options)`` on ``file`` (stderr): a live bar on a terminal, else a plain
-    line every ``summary_seconds`` and at the end."""
+    """A live bar on a terminal; elsewhere a plain line every ``summary_seconds`` and at the end."""
     stream = file if file is not None else sys.stderr
     if is_terminal(stream):
         return tqdm(iterable, file=stream, **options)

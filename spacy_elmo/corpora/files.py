@@ -46,8 +46,7 @@ class FileProblem:
 
 
 def file_problem(path: Path, input_format: str) -> Optional[FileProblem]:
-    """What stops ``path`` from being read as ``input_format``, or None. A NUL byte in the first
-    few kB means a binary (often compressed) file."""
+    """What stops ``path`` from being read as ``input_format`` (a NUL byte means a binary file), or None."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(BINARY_SNIFF_BYTES)
@@ -171,8 +170,7 @@ class UnreadableFile(ValueError):
 
 
 def read_docbin(path: Path, vocab: Any) -> Iterator[Any]:
-    """The Docs of a ``.spacy`` file; a damaged file fails in many ways (zlib, msgpack, spaCy's
-    checks), each one :class:`UnreadableFile`."""
+    """The Docs of a ``.spacy`` file; every way a damaged one fails is :class:`UnreadableFile`."""
     from spacy.tokens import DocBin
 
     try:

@@ -50,8 +50,7 @@ def read_sentences(
     skipped: Optional[SkippedLines] = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[Sentence]:
-    """Sentences of ``path``, one at a time; unreadable lines are counted in ``skipped``. A file that
-    cannot be read at all raises here, at once."""
+    """Sentences of ``path``, lazily; a file that cannot be read at all raises here, at once."""
     path = Path(path)
     with open_regular_file(path, "input file"):
         pass  # opened without blocking (a FIFO would wait for a writer) and checked

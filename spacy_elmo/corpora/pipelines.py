@@ -20,8 +20,7 @@ def blank_with_sentencizer(lang: str) -> Any:
 
 
 def load_pipeline(name: str) -> Any:
-    """An installed package or path, or a language code (``en``) for a blank pipeline, that splits
-    sentences."""
+    """An installed package or path, or a language code (``en``) for a blank one; it splits sentences."""
     import spacy
 
     if len(name) <= 3 and name.isalpha():

@@ -24,8 +24,7 @@ logger = logging.getLogger("spacy_elmo.pretrain")
 
 @dataclass(frozen=True)
 class RecordPosition:
-    """The next record is at ``offset`` (bytes, or a Doc index) in file ``file_index``;
-    ``record_index`` counts the records before it in the pass (what sharding uses)."""
+    """The next record: at ``offset`` (bytes, or a Doc index) of file ``file_index``, after ``record_index``."""
 
     file_index: int = 0
     offset: int = 0

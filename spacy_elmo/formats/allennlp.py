@@ -97,8 +97,7 @@ def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> 
 
 
 def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMConfig, StateArrays]:
-    """The config and state-dict arrays of a bilm-tf model, every dataset checked against the
-    options before any is read."""
+    """The config and state-dict arrays, every dataset checked against the options before any is read."""
     path = Path(options_file)
     if not path.is_file():
         raise FileNotFoundError(f"Options file not found: {path}")

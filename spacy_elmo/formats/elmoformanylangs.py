@@ -54,8 +54,7 @@ def is_elmoformanylangs_dir(path: PathLike) -> bool:
 
 
 def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexicon]:
-    """The config, state-dict arrays and dictionaries of the model in directory ``path``; shapes are
-    checked before any tensor is read."""
+    """The config, state-dict arrays and dictionaries; shapes are checked before any tensor is read."""
     directory = Path(path)
     if not directory.is_dir():
         raise FileNotFoundError(f"ELMoForManyLangs model directory not found: {directory}")

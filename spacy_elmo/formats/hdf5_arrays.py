@@ -39,8 +39,7 @@ def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
 
 
 def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
-    """The bytes of an HDF5 file that ``write`` fills, built in memory: a full disk is then an
-    ordinary ``OSError`` on writing them, never a failed HDF5 write (which can crash the process)."""
+    """Built in memory: a full disk is then an ``OSError`` of a write, never a failed HDF5 write (a crash)."""
     name = f"in-memory-{uuid.uuid4().hex}.hdf5"  # HDF5 refuses two open files of one name, even in memory
     with h5py.File(name, "w", driver="core", backing_store=False) as handle:
         write(handle)

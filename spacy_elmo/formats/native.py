@@ -40,8 +40,7 @@ def is_model_dir(path: PathLike) -> bool:
 
 
 class ModelSource:
-    """A model's files, in the folder ``where`` or held in memory (``files``); ``where`` leads
-    every error message."""
+    """A model's files, in the folder ``where`` or in memory (``files``); ``where`` leads every error."""
 
     def __init__(self, where: str, files: Optional[Mapping[str, bytes]] = None) -> None:
         self.where, self.files, self.path = where, files, Path(where)
@@ -150,8 +149,7 @@ def _settings_digest(settings: object) -> str:
 
 # ---------------------------------------------------------------------------- reading
 def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, Optional[list[str]]]:
-    """The config and vocabulary (None without ``vocab.json``), checked against the recorded
-    checksums and against each other."""
+    """The config and vocabulary, checked against the recorded checksums and each other."""
     source = _source(path)
     meta = _read_meta(source)
     checksums = _verified_checksums(source, meta)
@@ -269,8 +267,7 @@ def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:
 
 
 def read_lexicon(path: Union[PathLike, ModelSource], config: BiLMConfig) -> Optional[Lexicon]:
-    """A code-point model's dictionaries (None for a byte model), checked against ``config``
-    (their checksums are verified by :func:`read_model_config`)."""
+    """A code-point model's dictionaries (None for a byte model), checked against ``config``."""
     names = _dictionary_files(config)
     if not names:
         return None

@@ -19,8 +19,7 @@ MAX_JSON_DEPTH = 16
 
 
 def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None) -> BinaryIO:
-    """``path`` opened for reading when it is (or links to) a regular file of at most ``max_bytes``
-    bytes; ``what`` names the file's role in the errors."""
+    """``path`` opened when it is (or links to) a regular file of at most ``max_bytes`` bytes."""
     path = Path(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:

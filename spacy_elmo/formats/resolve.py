@@ -82,8 +82,7 @@ class _Unusable(Exception):
 
 
 def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
-    """AllenNLP's (options, weights) files for ``path``, or None for a directory read whole (a
-    spacy-elmo or ELMoForManyLangs model directory)."""
+    """AllenNLP's (options, weights) files for ``path``, or None for a model directory read whole."""
     path = Path(path)
     try:
         return _locate(path)

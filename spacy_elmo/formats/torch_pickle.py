@@ -158,8 +158,7 @@ class _ShapeReader(_Plain):
 
 
 def stored_tensors(path: PathLike, handle: Optional[BinaryIO] = None) -> dict[str, StoredTensor]:
-    """The shape and type of every tensor of the state dict at ``path`` (or in ``handle``, the open
-    file the caller goes on to read), read without allocating any."""
+    """Every tensor's shape and type, nothing allocated; ``handle``: the open file the caller reads next."""
     path = Path(path)
     if handle is None:
         with open_regular_file(path, "torch.save file") as opened:
@@ -250,8 +249,7 @@ def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
 def read_state_dict(
     path: PathLike, expected: Mapping[str, tuple[int, ...]], convert: Callable[[numpy.ndarray, str], numpy.ndarray]
 ) -> dict[str, numpy.ndarray]:
-    """The tensors of ``path`` as numpy arrays, exactly the names and shapes of ``expected``
-    (compared before any data is read), each passed through ``convert(array, what)``."""
+    """Exactly the tensors of ``expected`` (names and shapes checked first), each through ``convert``."""
     import torch
 
     path = Path(path)

@@ -58,8 +58,7 @@ def open_torch_zip(handle: BinaryIO, size: int) -> tuple[zipfile.ZipFile, str]:
 
 
 def _end_records(handle: BinaryIO, size: int) -> tuple[int, int]:
-    """(offset of the central directory, number of entries) from the end record(s), which must
-    close the file and follow the directory directly."""
+    """(directory offset, entries) from the end record(s), which must close the file after the directory."""
     if size < _END.size:
         raise ValueError("a zip archive too short to hold its end record")
     handle.seek(size - _END.size)

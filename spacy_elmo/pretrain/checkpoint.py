@@ -36,8 +36,7 @@ class Progress:
 
 @dataclass(frozen=True)
 class CheckpointState:
-    """A run's state after a step: every shard's data position and process's random states, CPU
-    state dicts, and fingerprints of the text and vocabulary (None in older checkpoints)."""
+    """A run's state after a step; the fingerprints of text and vocabulary are None in older checkpoints."""
 
     progress: Progress
     n_shards: int
@@ -164,8 +163,7 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
 
 
 class _RecordingWriter:
-    """A file wrapper that keeps the first ``OSError`` of a write: torch reports a failed write
-    (a full disk) only as an internal position mismatch."""
+    """Keeps a write's ``OSError``: torch reports a full disk only as an internal position mismatch."""
 
     def __init__(self, handle) -> None:
         self.handle = handle

@@ -46,8 +46,7 @@ class Distributed:
 
 
 def run_on_main(context: Distributed, work: Callable[[], T], others: Optional[Callable[[], T]] = None) -> T:
-    """Run ``work`` on rank 0 while the others wait, then run ``others`` or get rank 0's result; an
-    error on rank 0 stops every process instead of leaving them hanging."""
+    """Run ``work`` on rank 0, the others wait; an error there stops every process, none hangs."""
     error: Optional[BaseException] = None
     result: Any = None
     if context.is_main:

@@ -37,8 +37,7 @@ def load_existing_model(path: Union[str, Path]) -> BiLM:
 
 
 def fresh_model(config: BiLMConfig, vocab: Vocabulary, seed: int) -> BiLM:
-    """A new biLM whose output bias starts at the log unigram distribution (when counts are known),
-    not at a uniform guess."""
+    """The output bias starts at the log unigram distribution (when counts are known), not uniform."""
     torch.manual_seed(seed)
     model = BiLM(config.replace(vocab_size=0), vocab=vocab.words)
     _init_output_layer(model, vocab)

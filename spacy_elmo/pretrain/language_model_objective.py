@@ -25,8 +25,7 @@ def directional_predictions(
 
 
 class LanguageModelObjective(nn.Module):
-    """A :class:`BiLM` whose ``forward`` returns the summed training NLL of each direction, ``(2,)``:
-    what DDP needs to see as one module."""
+    """``forward`` gives each direction's summed training NLL, ``(2,)``: what DDP sees as one module."""
 
     def __init__(
         self,

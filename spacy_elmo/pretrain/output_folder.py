@@ -33,8 +33,7 @@ def is_run_folder(folder: Path) -> bool:
 
 
 def remove_leftover_temporaries_of_run(folder: Path) -> int:
-    """Delete the temporary files a killed run left in ``folder`` and its model folders (only the
-    run writes there)."""
+    """Only the run writes in its folder and model folders: a killed session's temporary files go."""
     with writing(folder):
         return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
 

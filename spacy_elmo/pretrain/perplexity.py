@@ -44,8 +44,7 @@ def dev_batches(
     rank: int = 0,
     world_size: int = 1,
 ) -> list[StepInputs]:
-    """This process's share of the dev sentences, in batches of twice the training token budget
-    (no gradients to hold)."""
+    """This process's share, in batches of twice the training token budget (no gradients to hold)."""
     mine = sentences[rank::world_size]
     lengths = [len(s) + 2 for s in mine]
     groups = length_sorted_batches(lengths, training.max_batch_sentences, 2 * training.batch_tokens)
@@ -92,8 +91,7 @@ def saved_model_perplexity(
     model_name: Optional[str] = None,
     config: Optional[Union[str, Path]] = None,
 ) -> SavedModelScores:
-    """Score a saved biLM (a run's folder, whose ``model_name`` is scored, or a model folder) on dev
-    text read as the run read it (``config``, else the run's ``config.cfg``, else the defaults)."""
+    """Score a run's ``model_name`` or a model folder on dev text read as the run read it."""
     path = Path(path)
     if is_run_folder(path) and (path / CONFIG_FILE).is_file():
         model_path, run_config = path / (model_name or MODEL_BEST), path / CONFIG_FILE

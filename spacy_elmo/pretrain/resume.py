@@ -260,8 +260,7 @@ def content_digest(path: Path) -> str:
 
 # ---------------------------------------------------------------- --auto-resume
 def describe_run(settings: PretrainSettings) -> RunInputs:
-    """What identifies a run for ``--auto-resume``: every parsed setting, with the files and folders
-    it names by absolute path (and ``paths.*`` by content)."""
+    """What ``--auto-resume`` compares: the parsed settings, ``paths.*`` by absolute path and content."""
     flat = _flat_settings(settings)
     files: dict[str, Any] = {}
     for key in FILE_SETTINGS:
@@ -309,8 +308,7 @@ def _file_shown(entry: dict[str, Any]) -> str:
 
 
 def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
-    """True when ``output_dir`` holds an interrupted run of ``run`` to resume; else False, once the
-    folder is ready for a new run with ``inputs.json`` in it."""
+    """Whether to resume; else the folder is made ready for a new run, with ``inputs.json``."""
     try:
         recorded = json.loads((output_dir / INPUTS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -326,8 +324,7 @@ def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
 
 
 def move_aside(output_dir: Path) -> Path:
-    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first free number, never onto
-    anything that exists."""
+    """To ``OUTPUT_DIR.previous-N``, N the first free number, never onto anything that exists."""
     for number in itertools.count(1):
         aside = output_dir.with_name(f"{output_dir.name}.previous-{number}")
         try:

@@ -82,8 +82,7 @@ class SoftmaxLoss:
         self.generator = torch.Generator().manual_seed(seed)
 
     def training_nll_sum(self, hidden: torch.Tensor, output: nn.Linear, targets: torch.Tensor) -> torch.Tensor:
-        """Summed training loss of the rows: the sampled surrogate (fresh negatives on every
-        call), or the exact NLL."""
+        """The sampled surrogate (fresh negatives on every call), or the exact NLL, summed."""
         if self.sampler is None:
             return exact_nll_sum(hidden, output, targets)
         negatives = self.sampler.sample(self.n_negatives, self.generator).to(hidden.device)

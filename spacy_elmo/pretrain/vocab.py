@@ -53,8 +53,7 @@ class Vocabulary:
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "Vocabulary":
-        """A JSON list, or bilm-tf's text format (a word per line, anything after a tab ignored); the
-        specials are added in front if missing."""
+        """A JSON list or bilm-tf's word per line (after a tab: ignored); missing specials go in front."""
         path = Path(path)
         if not path.is_file():
             raise InputNotFoundError(f"Vocabulary file not found: {path}")
@@ -114,8 +113,7 @@ def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Voc
 
 
 def with_counts(vocab: Vocabulary, counter: WordCounter) -> Vocabulary:
-    """``vocab``'s words with their counts in ``counter``, so that a given word list's output layer
-    starts from the unigram frequencies, not from zeros (which trains markedly worse early on)."""
+    """So a given word list's output layer starts from unigram frequencies (zeros train worse early)."""
     counts = [counter.counts.get(word, 0) if word not in SPECIALS else 0 for word in vocab.words]
     covered = sum(counts)
     counts[vocab.bos_id] = counts[vocab.eos_id] = counter.sentences

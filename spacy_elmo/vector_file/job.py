@@ -87,8 +87,7 @@ def embed_corpus(
     progress: bool = True,
     shard: tuple[int, int] = (0, 1),
 ) -> EmbedSummary:
-    """Embed this shard's share of ``sentences`` into ``output`` (created, or resumed if it or its
-    parts exist)."""
+    """Embed this shard's share of ``sentences`` into ``output``, resuming what is stored."""
     from ..progress import progress_bar
 
     bilm, max_tokens = embedder.bilm, embedder.max_tokens

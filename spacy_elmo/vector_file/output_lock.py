@@ -27,8 +27,7 @@ class UnsafeLockFile(ValueError):
 
 
 def open_lock_file(path: Path) -> int:
-    """A descriptor of the lock file ``path`` (created if missing); a symlink or anything but a
-    regular file there is refused."""
+    """Created if missing; a symlink or anything but a regular file there is refused."""
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         descriptor = os.open(path, flags, 0o644)

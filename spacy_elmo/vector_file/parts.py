@@ -95,8 +95,7 @@ class PartStore:
                     self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
 
     def _read_parts(self, own_cleanup: bool = False) -> None:
-        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers (a killed
-        run's temporary files, damaged parts)."""
+        """With ``own_cleanup`` also delete this shard's leftovers (temporary files, damaged parts)."""
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))
@@ -230,8 +229,7 @@ class PartStore:
             return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
-        """Write ``output`` from the stored datasets of the ``wanted`` keys, every token hash checked;
-        return how many were left out because their key is gone from the input."""
+        """Write ``output``, every token hash checked; how many datasets were dropped with their key."""
         dropped = sum(1 for key in self._found if key not in wanted)
         sources = {key: dict(pairs) for key, pairs in self._found.items()}
         missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]

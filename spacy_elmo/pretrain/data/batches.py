@@ -16,8 +16,7 @@ from .sentences import SentenceSplitter, Tokens
 
 @dataclass(frozen=True)
 class ShardState:
-    """The resume point of one shard: the chunk that starts at ``(file_index, offset)`` in
-    ``epoch``, of which ``batches_done`` batches have been used."""
+    """A shard's resume point: the chunk at ``(file_index, offset)`` in ``epoch``, ``batches_done`` used."""
 
     epoch: int = 0
     file_index: int = 0
@@ -110,8 +109,7 @@ class ShardStream:
 
 
 class RankStream:
-    """The batches of one process: at each step, the next batch of each of its shards, joined (so
-    with ``n_shards`` fixed, N processes together see exactly the batches one process sees)."""
+    """One process's step: the next batch of each of its shards, so N processes see what one sees."""
 
     def __init__(self, streams: Sequence[ShardStream]) -> None:
         if not streams:

@@ -42,8 +42,7 @@ class SentenceStats:
 
 
 def load_sentence_pipeline(settings: CorpusSettings) -> Any:
-    """The pipeline that tokenizes and splits sentences; a named one without a splitter makes each
-    record one sentence."""
+    """A named pipeline without a sentence splitter makes each record one sentence."""
     import spacy
 
     if settings.pipeline:
@@ -73,8 +72,7 @@ class SentenceSplitter:
         return (self.nlp if self.nlp is not None else self._load()).vocab
 
     def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
-        """Each record's context with its sentences, in input order; a ``Doc`` with sentence
-        boundaries keeps them and its tokens."""
+        """Each record's context with its sentences, in input order; a ``Doc``'s own sentences are kept."""
         waiting: list[tuple[Any, Context]] = []
         for context, payload in records:
             if self.settings.pretokenized and isinstance(payload, str):

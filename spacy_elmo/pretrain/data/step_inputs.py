@@ -16,8 +16,7 @@ PAD_TARGET = -1
 
 @dataclass
 class StepInputs:
-    """``char_ids`` (B, T, 50) and ``targets`` (B, T) of ``<S> w1 .. wn </S>``, padded; ``lengths``
-    count BOS and EOS; ``n_tokens``: predictions per direction (words + 1 per sentence)."""
+    """Padded ``<S> w1 .. wn </S>``; ``n_tokens``: predictions per direction (words + 1 per sentence)."""
 
     char_ids: torch.Tensor
     lengths: torch.Tensor
