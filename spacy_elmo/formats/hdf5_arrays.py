@@ -96,7 +96,8 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
                 raise ValueError(f"{path}: {where!r} is a soft link (to {link.path!r}); refused")
             item = group[name]
             if isinstance(item, h5py.Group):
-                address = _address(item)
+                info = h5py.h5o.get_info(item.id)  # where it lives: the same for every hard link to it
+                address = getattr(info, "token", None) or info.addr
                 if address not in seen:
                     seen.add(address)
                     pending.append((where, item))
@@ -152,9 +153,3 @@ def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:
             f"(the first at index {first}): such weights would give NaN vectors"
         )
     return array
-
-
-def _address(item: h5py.HLObject) -> object:
-    """Where an object lives in its file (the same for every hard link to it)."""
-    info = h5py.h5o.get_info(item.id)
-    return getattr(info, "token", None) or info.addr

@@ -91,12 +91,9 @@ class WordCounter:
         self.sentences += 1
         self.tokens += len(sentence)
         if len(self.counts) > self.max_types:
-            self._prune()
-
-    def _prune(self) -> None:
-        while len(self.counts) > self.max_types // 2:
-            self.pruned_below += 1
-            self.counts = Counter({w: c for w, c in self.counts.items() if c > self.pruned_below})
+            while len(self.counts) > self.max_types // 2:
+                self.pruned_below += 1
+                self.counts = Counter({w: c for w, c in self.counts.items() if c > self.pruned_below})
 
 
 def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Vocabulary:

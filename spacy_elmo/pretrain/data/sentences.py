@@ -68,8 +68,10 @@ class SentenceSplitter:
         self.stats = SentenceStats()
 
     @property
-    def vocab(self) -> Any:
-        return (self.nlp if self.nlp is not None else self._load()).vocab
+    def pipeline(self) -> Any:
+        if self.nlp is None:
+            self.nlp = load_sentence_pipeline(self.settings)
+        return self.nlp
 
     def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
         """Each record's context with its sentences, in input order; a ``Doc``'s own sentences are kept."""
@@ -91,13 +93,8 @@ class SentenceSplitter:
             return
         group = list(waiting)
         waiting.clear()
-        nlp = self.nlp if self.nlp is not None else self._load()
-        for doc, context in nlp.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
+        for doc, context in self.pipeline.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
             yield context, self._finish([token.text for token in sent] for sent in sentence_spans(doc))
-
-    def _load(self) -> Any:
-        self.nlp = load_sentence_pipeline(self.settings)
-        return self.nlp
 
     def _finish(self, raw_sentences: Iterable[Iterable[str]]) -> list[Tokens]:
         limit = self.settings.max_token_chars
@@ -132,7 +129,7 @@ def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: Sent
         files,
         max_line_bytes=settings.max_line_bytes,
         jsonl_field=settings.jsonl_field,
-        spacy_vocab=splitter.vocab if needs_spacy else None,
+        spacy_vocab=splitter.pipeline.vocab if needs_spacy else None,
     )
 
 
