@@ -58,27 +58,11 @@ class CheckpointState:
     def load(cls, path: Union[str, Path]) -> "CheckpointState":
         """A checkpoint of this or an earlier release (missing counters take their defaults)."""
         payload = load_checkpoint(path)
-        best = payload.get("best_score")
-        start = payload.get("decay_start_tokens")
-        progress = Progress(
-            step=int(payload["step"]),
-            tokens=int(payload["tokens"]),
-            best_score=None if best is None else float(best),
-            since_eval=[float(value) for value in payload.get("since_eval", [0.0, 0.0])],
-            elapsed_seconds=float(payload.get("elapsed_seconds", 0.0)),
-            decay_start_tokens=None if start is None else int(start),
-        )
-        return cls(
-            progress=progress,
-            n_shards=int(payload["n_shards"]),
-            shards={int(shard): ShardState.from_dict(state) for shard, state in payload["shards"].items()},
-            rng=list(payload.get("rng", [])),
-            model_config=dict(payload["model_config"]),
-            model=payload["model"],
-            optimizer=payload["optimizer"],
-            train_files=payload.get("train_files"),
-            vocab_sha256=payload.get("vocab_sha256"),
-        )
+        counters = {f.name for f in dataclasses.fields(Progress)}
+        progress = Progress(**{key: value for key, value in payload.items() if key in counters})
+        values = {f.name: payload[f.name] for f in dataclasses.fields(cls) if f.name in payload}
+        shards = {int(shard): ShardState.from_dict(state) for shard, state in payload["shards"].items()}
+        return cls(**{"rng": [], **values, "progress": progress, "shards": shards})
 
 
 def capture_rng(generator: Optional[torch.Generator] = None) -> dict[str, Any]:
