@@ -76,9 +76,8 @@ def install(clock: NestedClock, steps: int, skip: int, marks: list[float]) -> No
 
     patch_static(lstm_training._LayerFunction, "forward", "LSTM forward")
     patch_static(lstm_training._LayerFunction, "backward", "LSTM backward")
-    patch_static(softmax._FusedSampledNllSum, "forward", "softmax (forward and its gradients)")
-    patch_static(softmax._FusedSampledNllSum, "backward", "softmax backward (scaling)")
-    patch_static(softmax._FusedSoftmaxNllSum, "forward", "softmax (forward and its gradients)")
+    softmax.sampled_softmax_nll = clock.wrap("softmax forward", softmax.sampled_softmax_nll)
+    softmax.exact_nll_sum = clock.wrap("softmax forward", softmax.exact_nll_sum)
     patch_static(char_tables._PooledLookup, "backward", "char-CNN backward (lookups)")
     char_cnn.CharEncoder.forward = clock.wrap("char-CNN forward", char_cnn.CharEncoder.forward)
     language_model_objective.LanguageModelObjective.forward = clock.wrap(

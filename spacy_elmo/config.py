@@ -1,6 +1,5 @@
-"""A biLM's hyper-parameters (and bilm-tf's ``options.json`` for them), the character encoding
-they rest on, and the dictionaries of the code-point encoding. The bottom layer: it imports
-nothing of the package."""
+"""A biLM's hyper-parameters (and bilm-tf's ``options.json``), its character encoding and the
+code-point dictionaries. The bottom layer: it imports nothing of the package."""
 
 from __future__ import annotations
 
@@ -18,17 +17,14 @@ N_CHARACTERS = 262
 
 ACTIVATIONS = ("relu", "tanh")
 
-#: Words become UTF-8 bytes (bilm-tf, AllenNLP) or code points looked up in a char dictionary
-#: (ELMoForManyLangs), optionally with a word id as well.
+#: Words become UTF-8 bytes (bilm-tf) or code points of a char dictionary (ELMoForManyLangs).
 BYTE_ENCODING = "bytes"
 CODE_POINT_ENCODING = "code_points"
 CHAR_ENCODINGS = (BYTE_ENCODING, CODE_POINT_ENCODING)
-#: The encoding's settings, which a byte model's :meth:`BiLMConfig.to_dict` leaves out.
 _ENCODING_KEYS = ("char_encoding", "word_dim", "n_words")
 
-#: Entries of every code-point char dictionary besides characters (ELMoForManyLangs' names).
+#: Entries of every code-point char and word dictionary besides characters and words.
 CHAR_MARKERS = ("<bow>", "<eow>", "<bos>", "<eos>", "<oov>", "<pad>")
-#: ... and every word dictionary (unknown word, padding).
 WORD_MARKERS = ("<oov>", "<pad>")
 #: Room for a word's begin and end marks around a sentence mark, after the cut of long words.
 MIN_CODE_POINT_CHARS = 7
@@ -36,8 +32,7 @@ MIN_CODE_POINT_CHARS = 7
 
 @dataclass(frozen=True)
 class BiLMConfig:
-    """Sizes and options of the char-CNN, the two LSTM stacks and the output softmax; the defaults
-    are the published "original" ELMo; ``vocab_size`` 0: no output softmax (enough for embedding)."""
+    """Sizes of the char-CNN, LSTMs and softmax (``vocab_size`` 0: none); the defaults are the "original" ELMo."""
 
     char_embed_dim: int = 16
     filters: tuple[tuple[int, int], ...] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
@@ -73,7 +68,6 @@ class BiLMConfig:
 
     @property
     def output_dim(self) -> int:
-        """Width of every layer's vector: forward and backward (or x twice) concatenated."""
         return 2 * self.projection_dim
 
     @property
@@ -82,11 +76,9 @@ class BiLMConfig:
 
     @property
     def ids_per_token(self) -> int:
-        """Columns of a token's id row: its char ids, then its word id when there is a word table."""
         return self.max_characters_per_token + (1 if self.word_dim else 0)
 
     def parameter_count(self) -> int:
-        """How many numbers the weights hold (padding rows, word table and softmax included)."""
         d, nf, p, c, w = self.char_embed_dim, self.n_filters, self.projection_dim, self.lstm_dim, self.word_dim
         chars = self.n_characters * d + sum(width * d * n + n for width, n in self.filters)
         highway = self.n_highway * (2 * nf * nf + 2 * nf)
@@ -95,8 +87,7 @@ class BiLMConfig:
         return chars + highway + words + (w + nf) * p + p + lstm + self.vocab_size * (p + 1)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every setting, less the encoding's when they are the byte defaults (which keeps a byte
-        model's ``config.json`` and the fingerprints built from it free of them)."""
+        """Every setting, less the encoding's for a byte model (keeps its ``config.json`` free of them)."""
         data = dataclasses.asdict(self)
         data["filters"] = [list(f) for f in self.filters]
         if self.char_encoding == BYTE_ENCODING:
@@ -113,7 +104,7 @@ class BiLMConfig:
         return cls(**data)
 
     def differences(self, other: "BiLMConfig") -> list[str]:
-        """The settings in which ``other`` differs, ``vocab_size`` (the output layer's) aside."""
+        """The settings in which ``other`` differs, ``vocab_size`` aside."""
         mine, theirs = self.to_dict(), other.to_dict()
         return [
             key
@@ -125,7 +116,6 @@ class BiLMConfig:
         return dataclasses.replace(self, **changes)
 
     def to_options(self) -> dict[str, Any]:
-        """The bilm-tf / AllenNLP ``options.json`` content for this config."""
         if self.char_encoding != BYTE_ENCODING or self.forget_bias != 1.0:
             raise ValueError(
                 "bilm-tf's format holds byte-encoded biLMs with a forget bias of 1.0 added at run time; "
@@ -156,7 +146,7 @@ class BiLMConfig:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "BiLMConfig":
-        """Read bilm-tf's ``options.json``; missing clips mean none. Errors name the key."""
+        """Read bilm-tf's ``options.json`` (missing clips mean none); errors name the key."""
         lstm, cnn = _section(options, "lstm", ""), _section(options, "char_cnn", "")
         embedding = _section(cnn, "embedding", "char_cnn.")
         # bilm-tf trains with 261 ids and stores 262 after adding padding; both mean the same table.
@@ -194,23 +184,18 @@ ARCHITECTURE_FIELDS = (
 )
 
 
-# ---------------------------------------------------------------------------- validation
-# Types first; then values and the encoding's settings; then sizes (only of valid values).
+# Validation: types first, then values and the encoding's settings, then sizes of valid values.
 _INTEGER_FIELDS = tuple(f.name for f in dataclasses.fields(BiLMConfig) if f.type == "int")
-#: At most this many LSTM layers, highway layers or filter widths (published models: 2, 2, 7):
-#: a larger count in a small file would mean minutes of work before any error.
+#: Bounds on counts, weights, ids per token and char rows (docs/reliability.md): a larger size in a
+#: small file would mean minutes of work or all memory before any error.
 MAX_COUNT = 64
-#: At most this many weights (the largest published ELMo has 0.5 billion).
 MAX_PARAMETERS = 2**33
-#: At most this many ids per code-point token: every token of a batch takes a row this wide.
 MAX_CHARACTERS_PER_TOKEN = 1024
-#: Every Unicode code point, the :data:`CHAR_MARKERS` and the padding row.
 MAX_CODE_POINT_CHARACTERS = 0x110000 + len(CHAR_MARKERS) + 1
 _MISSING = object()
 
 
 def is_integer(value: Any) -> bool:
-    """An integer, not a bool and not a float that happens to be whole (``64.0``)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -229,7 +214,7 @@ def _is_filter_list(value: Any) -> bool:
 
 
 def _optional_float(value: Any) -> Optional[float]:
-    """Clips as floats: bilm-tf writes ``3``, and ``config.json`` and its fingerprints say ``3.0``."""
+    """bilm-tf writes ``3``; ``config.json`` and its fingerprints say ``3.0``."""
     return None if value is None else float(value)
 
 
@@ -237,7 +222,7 @@ _shown = reprlib.repr
 
 
 def _type_problems(config: BiLMConfig) -> list[str]:
-    """Settings of the wrong type: an error here, never a ``TypeError`` deep in torch."""
+    """An error here, never a ``TypeError`` deep in torch."""
     problems = [
         f"{name} must be an integer, not {_shown(getattr(config, name))}"
         for name in _INTEGER_FIELDS
@@ -259,7 +244,6 @@ def _type_problems(config: BiLMConfig) -> list[str]:
 
 
 def _value_problems(config: BiLMConfig) -> list[str]:
-    """Values that no model can have (NaN settings would give NaN vectors)."""
     problems = []
     if config.activation not in ACTIVATIONS:
         problems.append(f"activation must be one of {ACTIVATIONS}, not {config.activation!r}")
@@ -285,7 +269,6 @@ def _value_problems(config: BiLMConfig) -> list[str]:
 
 
 def _encoding_problems(config: BiLMConfig) -> list[str]:
-    """The byte encoding has fixed sizes and no word table; the code-point one needs room for its markers."""
     if config.char_encoding not in CHAR_ENCODINGS:
         return [f"char_encoding must be one of {CHAR_ENCODINGS}, not {config.char_encoding!r}"]
     if config.char_encoding == BYTE_ENCODING:
@@ -306,7 +289,6 @@ def _encoding_problems(config: BiLMConfig) -> list[str]:
 
 
 def _size_problems(config: BiLMConfig) -> list[str]:
-    """Counts and a total that would take minutes or all memory before anything could fail."""
     counts = {"n_layers": config.n_layers, "n_highway": config.n_highway, "filters": len(config.filters)}
     problems = [f"{name} is {count}, more than {MAX_COUNT}" for name, count in counts.items() if count > MAX_COUNT]
     bounds = {
@@ -336,18 +318,15 @@ def _option(
     return value
 
 
-# ------------------------------------------------------------------ the code-point dictionaries
 @dataclass(frozen=True, eq=False)
 class Lexicon:
-    """A code-point biLM's dictionaries (ELMoForManyLangs' ``char.dic``, ``word.dic``): string ->
-    id from 0; the tables put a padding row in front, so an id's row is id + 1. ``words`` is None
-    without a word table."""
+    """A code-point biLM's dictionaries: string -> id from 0 (its row is id + 1, after the padding
+    row); ``words`` is None without a word table."""
 
     chars: Mapping[str, int]
     words: Optional[Mapping[str, int]] = None
 
     def problems(self, config: BiLMConfig) -> list[str]:
-        """Why these dictionaries cannot serve ``config``: missing markers, ids outside the tables."""
         problems = []
         tables: list[tuple[str, Mapping[str, int], tuple[str, ...], int]] = [
             ("char", self.chars, CHAR_MARKERS, config.n_characters)

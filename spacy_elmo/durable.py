@@ -1,7 +1,5 @@
-"""Files that are complete or absent, never half written (docs/reliability.md): a temporary file
-beside the target, created exclusively under an unguessable name (a symlink planted there is
-never followed), flushed to disk, renamed over the target, and the folder synced.
-"""
+"""Files that are complete or absent (docs/reliability.md): a temporary file beside the target,
+created exclusively under an unguessable name, synced, renamed over the target, the folder synced."""
 
 from __future__ import annotations
 
@@ -13,7 +11,6 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Mapping, Optional
 
-#: ``TARGET.<16 hex digits>.tmp``: a temporary file written for ``TARGET``.
 TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
 _ATTEMPTS = 100  # names drawn before giving up (a clash is a 1 in 2^64 event without an attacker)
 _FILE_KINDS = (
@@ -26,13 +23,11 @@ _FILE_KINDS = (
 
 
 def file_kind(mode: int) -> str:
-    """What a ``stat`` mode that is not a regular file's names, for an error message."""
     return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
 
 
 def file_sha256(path: Path, digest: Any = None) -> str:
-    """The SHA-256 of a file's bytes (or ``digest`` updated with them), read in blocks: weights
-    and corpora may be gigabytes."""
+    """The SHA-256 of a file's bytes (or ``digest`` updated with them), read in blocks."""
     digest = hashlib.sha256() if digest is None else digest
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -41,8 +36,7 @@ def file_sha256(path: Path, digest: Any = None) -> str:
 
 
 def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
-    """A new, empty file beside ``path`` under an unguessable name, open for binary writing, and
-    that name. Created with ``O_EXCL``: never a file (or a link) that was already there."""
+    """A new file beside ``path`` under an unguessable name, never one (or a link) already there."""
     path = Path(path)
     for _ in range(_ATTEMPTS):
         tmp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
@@ -54,15 +48,14 @@ def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
 
 
 def new_temporary_file(path: Path) -> Path:
-    """The name of a new, empty file beside ``path``, for a writer that opens files by name (h5py)."""
+    """For a writer that opens files by name (h5py)."""
     handle, tmp = create_temporary(path)
     handle.close()
     return tmp
 
 
 def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Call ``write`` on an open temporary file, sync it and rename it to ``path``. On an error the
-    temporary file is removed and ``path`` is left as it was."""
+    """Call ``write`` on a temporary file, sync it and rename it to ``path`` (left as it was on an error)."""
     path = Path(path)
     tmp = _write_synced(path, write)
     os.replace(tmp, path)
@@ -70,14 +63,11 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
 
 def write_bytes_atomically(path: Path, data: bytes) -> None:
-    """``data`` at ``path``, complete or not at all."""
     write_files_atomically({path: data})
 
 
 def write_files_atomically(files: Mapping[Path, bytes]) -> None:
-    """Files that belong together (a model's config and weights): all are written and synced
-    under their temporary names before the first is renamed, so an error while writing leaves
-    every target as it was (and no temporary file behind)."""
+    """All are written and synced before the first is renamed: an error leaves every target as it was."""
     written: dict[Path, Path] = {}
     try:
         for path, data in files.items():
@@ -97,8 +87,7 @@ def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
 
 
 def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
-    """A new temporary file for ``path``, written by ``write`` and flushed to disk (or removed).
-    An ``OSError`` of a write (a full disk) names ``path``, which a bare write error does not."""
+    """A new temporary file for ``path``, written and synced; a write's ``OSError`` names ``path``."""
     tmp: Optional[Path] = None
     try:
         handle, tmp = create_temporary(path)
@@ -116,9 +105,7 @@ def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
 
 
 def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] = lambda name: True) -> int:
-    """Delete (and count) the temporary files killed writers left in ``folder`` for the targets
-    ``is_target`` accepts: regular files of this user only, never a link. Call it only where no
-    other writer of those targets can be running."""
+    """Delete the temporary files killed writers left for ``is_target``'s targets (this user's regular files)."""
     removed = 0
     try:
         entries = list(os.scandir(folder))
@@ -139,8 +126,7 @@ def remove_leftover_temporaries(folder: Path, is_target: Callable[[str], bool] =
 
 
 def io_error_reason(err: BaseException) -> str:
-    """Why a read or write failed, in one line: the system's words for its error number (HDF5
-    buries it in a message of several lines), else the first line of the message."""
+    """Why a read or write failed, in one line (HDF5 buries the error number in several)."""
     code = err.errno if isinstance(err, OSError) else None
     if not code:
         found = re.search(r"errno = (\d+)", str(err))
@@ -152,7 +138,7 @@ def io_error_reason(err: BaseException) -> str:
 
 
 def sync_file(path: Path) -> None:
-    """Flush a file written by another library (h5py) to disk; a symlink is refused, not followed."""
+    """Flush a file another library wrote; a symlink is refused."""
     descriptor = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         os.fsync(descriptor)
@@ -161,7 +147,7 @@ def sync_file(path: Path) -> None:
 
 
 def sync_folder(path: Path) -> None:
-    """Make a rename in ``path`` durable (a no-op where folders cannot be opened)."""
+    """Make a rename in ``path`` durable (where folders can be opened)."""
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except OSError:

@@ -1,5 +1,5 @@
-"""One path in, a loaded :class:`~spacy_elmo.nn.BiLM` out, whichever supported layout it holds:
-the one loader of the ``elmo`` component, ``spacy-elmo embed`` and pretraining's ``--init-from``."""
+"""One path in, a :class:`~spacy_elmo.nn.BiLM` out: the one loader of the ``elmo`` component,
+``spacy-elmo embed`` and ``--init-from``."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ PathLike = Union[str, Path]
 
 
 def load_bilm(path: PathLike, *, messages: Messages = MESSAGES, without_softmax: bool = False) -> BiLM:
-    """Load the biLM at ``path`` (``~`` expanded; :mod:`spacy_elmo.formats.resolve` has the rules);
-    ``messages`` words the errors. ``without_softmax`` drops the output softmax and vocabulary,
-    which only pretraining uses, and returns the model in eval mode."""
+    """``without_softmax`` drops the softmax and vocabulary (only pretraining uses them), in eval mode."""
     path = Path(path).expanduser()
     allennlp_files = find_weights(path, messages=messages)
     if allennlp_files is not None:

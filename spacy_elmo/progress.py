@@ -12,7 +12,7 @@ SUMMARY_SECONDS = 30.0
 
 
 class _SummaryLines:
-    """A file for tqdm that writes each redraw (``"\\r" + status + padding``) as one line."""
+    """A file for tqdm that writes each redraw as one line."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -27,7 +27,6 @@ class _SummaryLines:
 
 
 def is_terminal(stream: Any) -> bool:
-    """Whether ``stream`` is an open interactive terminal."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed stream
@@ -41,8 +40,7 @@ def progress_bar(
     summary_seconds: float = SUMMARY_SECONDS,
     **options: Any,
 ) -> tqdm:
-    """``tqdm(iterable, **options)`` writing to ``file`` (default: stderr); a live bar on a
-    terminal, one plain line at most every ``summary_seconds`` elsewhere (and at the end)."""
+    """A live bar on a terminal; elsewhere a plain line every ``summary_seconds`` and at the end."""
     stream = file if file is not None else sys.stderr
     if is_terminal(stream):
         return tqdm(iterable, file=stream, **options)

@@ -1,3 +1,2 @@
-"""Reading corpora, once for ``spacy-elmo embed`` (:mod:`.keyed_sentences`) and pretraining
-(:mod:`.record_stream`): text, JSONL and ``.spacy`` files, with what real corpora hold (invalid
-UTF-8, huge lines, stray binary files) skipped, counted or refused."""
+"""Reading text, JSONL and ``.spacy`` corpora for ``embed`` (:mod:`.keyed_sentences`) and pretraining
+(:mod:`.record_stream`), with what real corpora hold (invalid UTF-8, huge lines, binary files)."""

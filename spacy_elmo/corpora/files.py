@@ -1,8 +1,6 @@
-"""Reading one corpus file, the same way for ``embed`` and pretraining: its format (from the name),
-whether it can be read at all, its lines (in binary mode, bounded, each with the byte offset
-after it, so an undecodable or huge line is reported instead of ending the read), JSONL records
-and ``.spacy`` Docs.
-"""
+"""Reading one corpus file, the same way for ``embed`` and pretraining: lines are read in binary
+mode, bounded, each with the byte offset after it, so an undecodable or huge line is reported
+instead of ending the read."""
 
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ SKIP_CHUNK_BYTES = 1 << 20
 
 
 def guess_format(path: PathLike) -> str:
-    """``"jsonl"``, ``"spacy"`` or ``"text"`` (anything else), from the file name."""
     suffix = Path(path).suffix.lower()
     if suffix in JSONL_SUFFIXES:
         return "jsonl"
@@ -49,8 +46,7 @@ class FileProblem:
 
 
 def file_problem(path: Path, input_format: str) -> Optional[FileProblem]:
-    """What stops ``path`` from being read as ``input_format``, or None. A NUL byte in the first
-    few kB means a binary (often compressed) file, unless it is a ``.spacy`` one."""
+    """What stops ``path`` from being read as ``input_format`` (a NUL byte means a binary file), or None."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(BINARY_SNIFF_BYTES)
@@ -104,7 +100,6 @@ def read_lines(path: Path, max_line_bytes: int, start: int = 0) -> Iterator[Line
 
 
 def _skip_rest_of_line(handle: IO[bytes]) -> int:
-    """Read up to the next newline in bounded pieces; return how many bytes were skipped."""
     skipped = 0
     while True:
         piece = handle.readline(SKIP_CHUNK_BYTES)
@@ -114,8 +109,7 @@ def _skip_rest_of_line(handle: IO[bytes]) -> int:
 
 
 def _decode(raw: bytes, cut: bool) -> tuple[Optional[str], Optional[int]]:
-    """Strict UTF-8 (text, None), or (None, first bad byte). A line that was cut may end inside
-    a character, which is dropped, not an error."""
+    """Strict UTF-8 (text, None), or (None, first bad byte); a cut line may end inside a character."""
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as err:
@@ -129,8 +123,7 @@ def _decode(raw: bytes, cut: bool) -> tuple[Optional[str], Optional[int]]:
 
 # ---------------------------------------------------------------------------- JSONL and DocBins
 class BadJsonLine(ValueError):
-    """A line that is not a JSON object with the wanted fields; whether that ends the read or is
-    counted and passed over is the caller's choice (``embed`` stops, pretraining goes on)."""
+    """A line that is not a JSON object with the wanted fields (``embed`` stops, pretraining goes on)."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +132,10 @@ class JsonlRecord:
     tokens: Optional[list[str]] = None
 
     def has_lone_surrogate(self) -> bool:
-        """True when the text or a token holds ``"\\ud800"``-like escapes, which have no UTF-8 form."""
         return has_lone_surrogate(self.text) or any(has_lone_surrogate(t) for t in self.tokens or ())
 
 
 def parse_jsonl_line(line: str, text_field: str = "text", with_tokens: bool = False) -> JsonlRecord:
-    """The record of ``line``; with ``with_tokens`` an optional ``tokens`` list of strings too."""
     try:
         record = json.loads(line)
     except ValueError as err:
@@ -162,7 +153,6 @@ def parse_jsonl_line(line: str, text_field: str = "text", with_tokens: bool = Fa
 
 
 def has_lone_surrogate(text: str) -> bool:
-    """True when ``text`` holds a surrogate code point, which has no UTF-8 encoding."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -171,7 +161,7 @@ def has_lone_surrogate(text: str) -> bool:
 
 
 class UnreadableFile(ValueError):
-    """A corpus file that cannot be read at all; ``detail`` says why, the message adds the path."""
+    """A corpus file that cannot be read at all."""
 
     def __init__(self, path: Path, detail: str) -> None:
         super().__init__(f"{path}: {detail}")
@@ -180,8 +170,7 @@ class UnreadableFile(ValueError):
 
 
 def read_docbin(path: Path, vocab: Any) -> Iterator[Any]:
-    """The Docs of a ``.spacy`` file, rebuilt on ``vocab``, one at a time; a damaged file fails in
-    many ways (zlib, msgpack, spaCy's checks), each one :class:`UnreadableFile`."""
+    """The Docs of a ``.spacy`` file; every way a damaged one fails is :class:`UnreadableFile`."""
     from spacy.tokens import DocBin
 
     try:

@@ -1,14 +1,6 @@
-"""Sentences to embed, from text, JSONL or ``.spacy`` files, lazily, each with a key that a rerun
-over the same input reproduces (so an interrupted ``spacy-elmo embed`` skips what it wrote).
-
-Text and JSONL (``text``, optionally ``tokens``) lines are keyed by their 0-based line number, as
-``allennlp elmo`` did; with a spaCy pipeline each line is a paragraph whose sentences are keyed
-in order, as are the sentences (or Docs) of a ``.spacy`` file. A line that is not UTF-8, holds a
-lone surrogate or is over ``max_line_bytes`` is skipped and counted (never cut, as pretraining
-cuts it: its vectors would be stored under the whole line's key). A line that is not a JSON
-object with a string ``text``, a binary or a damaged file stops the read with an error: the
-input is probably not what was meant.
-"""
+"""Sentences to embed, lazily, each with a key that a rerun reproduces, so an interrupted ``embed``
+skips what it wrote (the keys and what is skipped or refused: docs/embed.md). An unreadable or
+overlong line is skipped, never cut: its vectors would be stored under the whole line's key."""
 
 from __future__ import annotations
 
@@ -31,7 +23,7 @@ DEFAULT_MAX_LINE_BYTES = 1 << 24
 
 @dataclass
 class SkippedLines:
-    """Input lines left out because they cannot be read as text; the first few are logged."""
+    """Input lines left out; the first few are logged."""
 
     count: int = 0
     examples: list[str] = field(default_factory=list)  # "path:line: why", the first few
@@ -58,8 +50,7 @@ def read_sentences(
     skipped: Optional[SkippedLines] = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[Sentence]:
-    """Sentences of ``path``, one at a time; unreadable lines are counted in ``skipped``. A missing,
-    unreadable or binary file, or anything but a regular file, raises here, at once."""
+    """Sentences of ``path``, lazily; a file that cannot be read at all raises here, at once."""
     path = Path(path)
     with open_regular_file(path, "input file"):
         pass  # opened without blocking (a FIFO would wait for a writer) and checked
@@ -70,60 +61,37 @@ def read_sentences(
     if problem is not None and problem.kind != "empty":
         raise ValueError(f"{path}: {problem.detail}")
     if input_format == "spacy":
-        return _spacy_sentences(path)
-    skipped = SkippedLines() if skipped is None else skipped
-    lines = _readable_lines(path, max_line_bytes, skipped)
-    paragraphs = _text_lines(lines) if input_format == "text" else _jsonl_records(path, lines, skipped)
+        from spacy.vocab import Vocab
+
+        return _doc_sentences(read_docbin(path, Vocab()))
+    paragraphs = _paragraphs(path, input_format, max_line_bytes, SkippedLines() if skipped is None else skipped)
     if nlp is None:
-        return _whitespace_sentences(paragraphs)
+        return (Sentence(str(number), text, tokens) for number, text, tokens in paragraphs if tokens)
     return _doc_sentences(nlp.pipe(text for _, text, _ in paragraphs))
 
 
-def _readable_lines(path: Path, max_line_bytes: int, skipped: SkippedLines) -> Iterator[tuple[int, str]]:
-    """The lines of ``path`` (number, text) that are UTF-8 and within ``max_line_bytes``."""
+def _paragraphs(
+    path: Path, input_format: str, max_line_bytes: int, skipped: SkippedLines
+) -> Iterator[tuple[int, str, list[str]]]:
+    """(0-based line number, text, tokens) of each readable line that is not blank."""
     for line in read_lines(path, max_line_bytes):
         if line.cut:
             skipped.add(path, line.number, f"longer than {max_line_bytes:,} bytes")
         elif line.text is None:
             skipped.add(path, line.number, f"not valid UTF-8 (byte {line.bad_byte})")
+        elif not line.text.strip():
+            continue
+        elif input_format == "text":
+            yield line.number - 1, line.text.strip(), line.text.split()
         else:
-            yield line.number, line.text
-
-
-def _text_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, Optional[list[str]]]]:
-    for number, line in lines:
-        text = line.strip()
-        if text:
-            yield number - 1, text, None
-
-
-def _jsonl_records(
-    path: Path, lines: Iterable[tuple[int, str]], skipped: SkippedLines
-) -> Iterator[tuple[int, str, Optional[list[str]]]]:
-    for number, line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = parse_jsonl_line(line, with_tokens=True)
-        except BadJsonLine as err:
-            raise ValueError(f"{path}:{number}: {err}") from err
-        if record.has_lone_surrogate():
-            skipped.add(path, number, "a lone surrogate (\\ud800-\\udfff) has no UTF-8 form")
-            continue
-        yield number - 1, record.text, record.tokens
-
-
-def _whitespace_sentences(lines: Iterable[tuple[int, str, Optional[list[str]]]]) -> Iterator[Sentence]:
-    for number, text, tokens in lines:
-        tokens = tokens if tokens is not None else text.split()
-        if tokens:
-            yield Sentence(str(number), text, tokens)
-
-
-def _spacy_sentences(path: Path) -> Iterator[Sentence]:
-    from spacy.vocab import Vocab
-
-    yield from _doc_sentences(read_docbin(path, Vocab()))
+            try:
+                record = parse_jsonl_line(line.text, with_tokens=True)
+            except BadJsonLine as err:
+                raise ValueError(f"{path}:{line.number}: {err}") from err
+            if record.has_lone_surrogate():
+                skipped.add(path, line.number, "a lone surrogate (\\ud800-\\udfff) has no UTF-8 form")
+            else:
+                yield line.number - 1, record.text, record.text.split() if record.tokens is None else record.tokens
 
 
 def _doc_sentences(docs: Iterable[Any]) -> Iterator[Sentence]:

@@ -8,12 +8,10 @@ SENTENCE_SPLITTERS = ("parser", "senter", "sentencizer")
 
 
 def splits_sentences(nlp: Any) -> bool:
-    """True when the pipeline sets sentence boundaries itself."""
     return any(name in nlp.pipe_names for name in SENTENCE_SPLITTERS)
 
 
 def blank_with_sentencizer(lang: str) -> Any:
-    """``spacy.blank(lang)`` and a rule-based sentencizer: fast, and spaCy's own tokenization."""
     import spacy
 
     nlp = spacy.blank(lang)
@@ -22,8 +20,7 @@ def blank_with_sentencizer(lang: str) -> Any:
 
 
 def load_pipeline(name: str) -> Any:
-    """A spaCy pipeline for tokenizing and sentence splitting: an installed package or path,
-    or a language code (``en``) for a blank pipeline with a rule-based sentencizer."""
+    """An installed package or path, or a language code (``en``) for a blank one; it splits sentences."""
     import spacy
 
     if len(name) <= 3 and name.isalpha():

@@ -1,7 +1,5 @@
-"""Pretraining's resumable pass over many files: a record per non-blank text line, JSONL line
-(its text field) or Doc, each with the position just after it. Damage never ends a run: bad
-files and lines are skipped, lines over ``max_line_bytes`` cut, each counted in :class:`ReadStats`.
-"""
+"""Pretraining's resumable pass over many files: a record per non-blank text line, JSONL line or
+Doc, with the position after it. Damage never ends a run: it is skipped or cut, and counted."""
 
 from __future__ import annotations
 
@@ -26,9 +24,7 @@ logger = logging.getLogger("spacy_elmo.pretrain")
 
 @dataclass(frozen=True)
 class RecordPosition:
-    """Where a pass over the corpus stands: the next record is at ``offset`` in file
-    ``file_index`` (bytes for text/JSONL, Doc index for ``.spacy``); ``record_index`` counts the
-    records before it in the pass, which is what sharding uses."""
+    """The next record: at ``offset`` (bytes, or a Doc index) of file ``file_index``, after ``record_index``."""
 
     file_index: int = 0
     offset: int = 0
@@ -51,7 +47,6 @@ class ReadStats:
     _warned: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def note(self, kind: str, path: Path, detail: str) -> None:
-        """Log the first case of ``kind`` in ``path`` (the rest are only counted)."""
         if self.warn and (kind, str(path)) not in self._warned:
             self._warned.add((kind, str(path)))
             logger.warning("%s: %s (further cases in this file are only counted)", path, detail)
@@ -77,7 +72,6 @@ class ReadStats:
         return {key: value for key, value in asdict(self).items() if key not in ("warn", "_warned")}
 
     def skip_file(self, kind: str, path: Path, detail: str) -> None:
-        """Count ``path`` as a skipped file of ``kind`` (``empty``, ``binary``, ``unreadable``)."""
         getattr(self, f"{kind}_files").append(str(path))
         self.note(kind, path, f"{detail}; skipped")
 
@@ -88,8 +82,6 @@ class RecordReader:
     def __init__(
         self, files: list[Path], max_line_bytes: int, jsonl_field: str = "text", spacy_vocab: Any = None
     ) -> None:
-        if max_line_bytes < 1:
-            raise ValueError("max_line_bytes must be positive")
         self.files = list(files)
         self.max_line_bytes = max_line_bytes
         self.jsonl_field = jsonl_field
@@ -98,7 +90,7 @@ class RecordReader:
     def records(
         self, start: RecordPosition = RecordPosition(), stats: Optional[ReadStats] = None
     ) -> Iterator[tuple[RecordPosition, Any]]:
-        """Yield ``(position after the record, payload)``; payloads are ``str`` or ``Doc``."""
+        """``(position after the record, payload)``, a ``str`` or ``Doc``."""
         stats = stats if stats is not None else ReadStats()
         record_index = start.record_index
         for file_index in range(start.file_index, len(self.files)):
@@ -117,7 +109,6 @@ class RecordReader:
                 stats.records += 1
                 yield RecordPosition(file_index, next_offset, record_index), payload
 
-    # ------------------------------------------------------------------ per file
     def _lines(self, path: Path, offset: int, kind: str, stats: ReadStats) -> Iterator[tuple[int, str]]:
         for line in read_lines(path, self.max_line_bytes, offset):
             if line.cut:
@@ -150,8 +141,6 @@ class RecordReader:
             yield line.end, text
 
     def _docs(self, path: Path, first: int, stats: ReadStats) -> Iterator[tuple[int, Any]]:
-        if self.spacy_vocab is None:
-            raise ValueError("RecordReader needs a spaCy vocab to read .spacy files")
         try:
             docs = list(read_docbin(path, self.spacy_vocab))  # all or none: a damaged file is skipped whole
         except UnreadableFile as err:

@@ -1,8 +1,5 @@
-"""bilm-tf / AllenNLP weights: ``options.json`` and an ``.hdf5`` in bilm-tf's variable layout,
-read into and written from a :class:`BiLMConfig` and arrays named as in ``BiLM.state_dict()``.
-The mapping of each dataset is the table in docs/weights.md; the char table's padding row 0 and
-the forget bias of 1.0 (added at run time) are not stored.
-"""
+"""bilm-tf / AllenNLP weights: ``options.json`` and an ``.hdf5`` in bilm-tf's layout, to and from
+arrays named as in ``BiLM.state_dict()`` (the mapping is the table in docs/weights.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ import numpy
 
 from ..config import BiLMConfig
 from ..durable import write_files_atomically
-from .hdf5_arrays import WeightArrays, hdf5_image, named_damage, open_hdf5
+from .hdf5_arrays import hdf5_image, named_damage, open_hdf5, read_weight_arrays
 from .regular_files import parse_json
 
 PathLike = Union[str, Path]
@@ -26,19 +23,8 @@ _CHARS = "char_encoder."  # the state-dict names of the char-CNN, highway and pr
 _STACKS = ("forward_lstm", "backward_lstm")  # ... and of the LSTMs, RNN_0 and RNN_1
 
 
-def read_options(options_file: PathLike) -> BiLMConfig:
-    path = Path(options_file)
-    if not path.is_file():
-        raise FileNotFoundError(f"Options file not found: {path}")
-    options = parse_json(path.read_bytes(), str(path), "options file", dict)
-    try:
-        return BiLMConfig.from_options(options)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from err
-
-
 def dataset_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
-    """Every dataset of a bilm-tf file for ``config`` and its shape, in the order they are written."""
+    """Every dataset of a bilm-tf file for ``config`` and its shape, in writing order."""
     d, nf, p, c = config.char_embed_dim, config.n_filters, config.projection_dim, config.lstm_dim
     shapes: dict[str, tuple[int, ...]] = {"char_embed": (config.n_characters - 1, d)}
     for i, (width, n) in enumerate(config.filters):
@@ -63,7 +49,6 @@ def _lstm_layers(config: BiLMConfig) -> Iterator[tuple[str, str]]:
 
 
 def _state_from_file(config: BiLMConfig, read: Callable[[str], numpy.ndarray]) -> StateArrays:
-    """The state-dict arrays, from ``read(dataset)`` in the order of :func:`dataset_shapes`."""
     char_embed = read("char_embed")  # ids 1..261: id 0 (padding) gets a zero row
     padding = numpy.zeros_like(char_embed[:1])
     state = {_CHARS + "char_embedding.weight": numpy.concatenate([padding, char_embed])}
@@ -89,8 +74,7 @@ def _state_from_file(config: BiLMConfig, read: Callable[[str], numpy.ndarray]) -
 
 
 def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> StateArrays:
-    """The datasets of :func:`dataset_shapes` from the state-dict arrays: the inverse of
-    :func:`_state_from_file` (the padding row of the char table is not stored)."""
+    """The inverse of :func:`_state_from_file`."""
     stored = {"char_embed": state[_CHARS + "char_embedding.weight"][1:]}
     for i in range(len(config.filters)):
         stored[f"CNN/W_cnn_{i}"] = state[f"{_CHARS}convolutions.{i}.weight"].transpose(2, 1, 0)[None]
@@ -113,26 +97,29 @@ def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> 
 
 
 def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMConfig, StateArrays]:
-    """The config and state-dict arrays of a bilm-tf model: every dataset's shape is checked
-    against the options before any is read (a small file claiming huge sizes fails at once),
-    every dataset must be one the options use, and every value must be finite."""
-    config = read_options(options_file)
+    """The config and state-dict arrays, every dataset checked against the options before any is read."""
+    path = Path(options_file)
+    if not path.is_file():
+        raise FileNotFoundError(f"Options file not found: {path}")
+    options = parse_json(path.read_bytes(), str(path), "options file", dict)
+    try:
+        config = BiLMConfig.from_options(options)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from err
     with open_hdf5(weight_file) as handle:
-        weights = WeightArrays(handle, str(weight_file))
-        with named_damage(weights.where):
+        with named_damage(str(weight_file)):
             softmax = handle.get("softmax/W")
             if isinstance(softmax, h5py.Dataset) and softmax.ndim >= 1:
                 config = config.replace(vocab_size=int(softmax.shape[0]))
         expected = dataset_shapes(config)
-        arrays = weights.read_all(expected, str(options_file), "the options imply")
+        arrays = read_weight_arrays(handle, str(weight_file), expected, str(options_file), "the options imply")
     return config, _state_from_file(config, arrays.__getitem__)
 
 
 def write_allennlp(
     options_file: PathLike, weight_file: PathLike, config: BiLMConfig, state: Mapping[str, numpy.ndarray]
 ) -> None:
-    """Write ``options.json`` and the ``.hdf5`` (which :func:`read_allennlp` reads back bit for bit),
-    both or neither: a full disk or a crash leaves an earlier export as it was."""
+    """Write ``options.json`` and the ``.hdf5``, both or neither (an earlier export stays on a crash)."""
     options_file, weight_file = Path(options_file), Path(weight_file)
     stored = _file_from_state(config, state)
 

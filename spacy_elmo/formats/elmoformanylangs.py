@@ -1,13 +1,6 @@
-"""ELMoForManyLangs' model directories, read as a config, arrays named as in ``BiLM.state_dict()``
-and the dictionaries of the code-point encoding.
-
-Their ``config.json`` names the model config by ``config_path``, often an absolute path on the
-authors' machine; only files inside the directory are read (that path if relative and inside,
-then its base name), else the values their package bundles (:data:`BUNDLED_CONFIGS`), as their
-``Embedder`` does. ``char.dic`` and ``word.dic`` hold ``entry<TAB>id`` lines; the two ``.pkl``
-files are ``torch.save`` state dicts (:mod:`.torch_pickle`). The mapping of each tensor is the
-table in docs/weights.md.
-"""
+"""ELMoForManyLangs' model directories as a config, state-dict arrays (the mapping is the table in
+docs/weights.md) and the code-point dictionaries. Only files inside the directory are read: their
+``config_path`` is often an absolute path on the authors' machine."""
 
 from __future__ import annotations
 
@@ -31,7 +24,6 @@ WORD_DIC = "word.dic"
 TOKEN_EMBEDDER = "token_embedder.pkl"
 ENCODER = "encoder.pkl"
 _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
-#: Bounds on what is read (their configs are a few hundred bytes, a dictionary some MB).
 MAX_JSON_BYTES = 1 << 20
 MAX_DICTIONARY_BYTES = 1 << 26
 
@@ -47,8 +39,7 @@ _SAMPLE = {
         "max_characters_per_token": 50,
     },
 }
-#: The model configs their package bundles (the same values under both names), used when a
-#: directory lacks the file its ``config.json`` names, as their ``Embedder`` does.
+#: The model configs their package bundles, used as their ``Embedder`` does when the file is missing.
 BUNDLED_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "cnn_50_100_512_4096_sample.json": _SAMPLE,
     "cnn_0_100_512_4096_sample.json": _SAMPLE,
@@ -63,9 +54,7 @@ def is_elmoformanylangs_dir(path: PathLike) -> bool:
 
 
 def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexicon]:
-    """The config, state-dict arrays and dictionaries of the model in directory ``path``. Every
-    problem is one ``ValueError`` naming the file and the line or key; shapes are checked before
-    any tensor is read."""
+    """The config, state-dict arrays and dictionaries; shapes are checked before any tensor is read."""
     directory = Path(path)
     if not directory.is_dir():
         raise FileNotFoundError(f"ELMoForManyLangs model directory not found: {directory}")
@@ -86,7 +75,8 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
 
 
 def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
-    """The model config (and the name to use in errors) that ``config.json`` names."""
+    """The model config ``config.json`` names, and the name to use in errors: the path if relative
+    and inside, then its base name, then the bundled values."""
     trainer = _read_json_object(directory / TRAINER_CONFIG, "trainer's config")
     named = trainer.get("config_path")
     if not isinstance(named, str) or not named.strip():
@@ -167,8 +157,8 @@ def _config(
 
 
 def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]:
-    """``char.dic`` or ``word.dic``: entry -> id as their ``Embedder`` reads it (a later line wins;
-    an entry that is only whitespace is U+3000), holding ``markers`` and ids ``0..len - 1``."""
+    """``char.dic`` or ``word.dic`` (``entry<TAB>id`` lines) as their ``Embedder`` reads them: a later
+    line wins, an entry that is only whitespace is U+3000."""
     raw = read_regular_file(path, "model's dictionary", MAX_DICTIONARY_BYTES)
     try:
         text = raw.decode("utf-8")
@@ -198,7 +188,6 @@ def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]
 
 
 def _embedder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
-    """The tensors of their ``token_embedder.pkl`` for ``config`` and their shapes."""
     d, nf, p = config.char_embed_dim, config.n_filters, config.projection_dim
     shapes: dict[str, tuple[int, ...]] = {}
     if config.word_dim:
@@ -213,7 +202,6 @@ def _embedder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
 
 
 def _encoder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
-    """The tensors of their ``encoder.pkl`` for ``config`` and their shapes."""
     c, p = config.lstm_dim, config.projection_dim
     shapes: dict[str, tuple[int, ...]] = {}
     for theirs, _ in _lstm_layers(config):
@@ -225,7 +213,6 @@ def _encoder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
 
 
 def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
-    """(their prefix, our state-dict prefix) of every LSTM layer."""
     return [
         (f"{direction}_layer_{k}.", f"{direction}_lstm.layers.{k}.")
         for k in range(config.n_layers)
@@ -234,7 +221,6 @@ def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
 
 
 def _our_arrays(config: BiLMConfig, embedder: StateArrays, lstms: StateArrays) -> StateArrays:
-    """Their tensors under our names and conventions (the table in docs/weights.md)."""
     ours = "char_encoder."
     state = {ours + "char_embedding.weight": _after_padding_row(embedder["char_emb_layer.embedding.weight"])}
     if config.word_dim:

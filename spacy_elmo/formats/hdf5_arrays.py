@@ -1,5 +1,5 @@
 """Checked reads from HDF5 files: every failure names the file, the dataset and the shapes, and no
-file that links to or stores data outside itself is read (docs/reliability.md)."""
+file that reads other files is opened (docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ import numpy
 PathLike = Union[str, Path]
 
 
-#: What h5py raises for a damaged file (a flipped bit in a header, a truncated B-tree).
+#: What h5py raises for a damaged file.
 H5PY_DAMAGE = (OSError, KeyError, RuntimeError, TypeError, IndexError, AttributeError, UnicodeDecodeError)
 
 
 def open_hdf5(path: PathLike) -> h5py.File:
-    """Open an HDF5 file for reading, with a clear error if it is missing or not HDF5."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"Weight file not found: {path}")
@@ -30,7 +29,6 @@ def open_hdf5(path: PathLike) -> h5py.File:
 
 
 def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
-    """An HDF5 file held in memory (a serialized model's weights), checked as files on disk are."""
     if not data.startswith(b"\x89HDF\r\n\x1a\n"):
         raise ValueError(f"{where} is not an HDF5 file")
 
@@ -41,8 +39,7 @@ def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
 
 
 def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
-    """The bytes of an HDF5 file that ``write`` fills, built in memory: a full disk while they are
-    written is then an ordinary ``OSError``, never a failed HDF5 write (which can crash the process)."""
+    """Built in memory: a full disk is then an ``OSError`` of a write, never a failed HDF5 write (a crash)."""
     name = f"in-memory-{uuid.uuid4().hex}.hdf5"  # HDF5 refuses two open files of one name, even in memory
     with h5py.File(name, "w", driver="core", backing_store=False) as handle:
         write(handle)
@@ -68,8 +65,7 @@ def open_safe_hdf5(
     check: Optional[Callable[[h5py.File], None]] = None,
     where: Optional[str] = None,
 ) -> h5py.File:
-    """``path`` opened read-only once :func:`check_hdf5_safe` and ``check`` accept it;
-    ``unreadable(err)`` is raised when h5py cannot open it."""
+    """``path`` opened read-only once :func:`check_hdf5_safe` and ``check`` accept it."""
     try:
         handle = h5py.File(path, "r")
     except OSError as err:
@@ -100,7 +96,8 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
                 raise ValueError(f"{path}: {where!r} is a soft link (to {link.path!r}); refused")
             item = group[name]
             if isinstance(item, h5py.Group):
-                address = _address(item)
+                info = h5py.h5o.get_info(item.id)  # where it lives: the same for every hard link to it
+                address = getattr(info, "token", None) or info.addr
                 if address not in seen:
                     seen.add(address)
                     pending.append((where, item))
@@ -111,59 +108,38 @@ def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:
                     raise ValueError(f"{path}: dataset {where!r} stores its data in external files; refused")
 
 
-class WeightArrays:
-    """An open weights file whose datasets are checked against the shapes a config implies and
-    read as finite float32 arrays; every error names ``where``."""
-
-    def __init__(self, handle: h5py.File, where: str) -> None:
-        self.handle = handle
-        self.where = where
-
-    def check_shape(self, name: str, shape: tuple[int, ...], implied_by: str = "the options imply") -> h5py.Dataset:
-        """The dataset ``name``, which must exist with exactly ``shape`` (nothing is read yet)."""
-        with named_damage(self.where):
-            if name not in self.handle:
-                raise ValueError(f"{self.where}: dataset {name!r} is missing (expected shape {shape})")
-            dataset = self.handle[name]
+def read_weight_arrays(
+    handle: h5py.File, where: str, shapes: Mapping[str, tuple[int, ...]], what: str, implied_by: str
+) -> dict[str, numpy.ndarray]:
+    """Exactly the datasets ``shapes`` names (as ``what`` implies) as finite float32 arrays; every
+    shape is checked, and every dataset of the file accounted for, before any is read."""
+    datasets = {}
+    with named_damage(where):
+        for name, shape in shapes.items():
+            dataset = handle.get(name)
+            if dataset is None:
+                raise ValueError(f"{where}: dataset {name!r} is missing (expected shape {shape})")
             if not isinstance(dataset, h5py.Dataset):
-                raise ValueError(f"{self.where}: {name!r} is a group, not a dataset")
+                raise ValueError(f"{where}: {name!r} is a group, not a dataset")
             if tuple(dataset.shape) != tuple(shape):
                 raise ValueError(
-                    f"{self.where}: dataset {name!r} has shape {tuple(dataset.shape)}, "
-                    f"but {implied_by} shape {tuple(shape)}"
+                    f"{where}: dataset {name!r} has shape {tuple(dataset.shape)}, but {implied_by} shape {tuple(shape)}"
                 )
-        return dataset
-
-    def read(self, name: str, shape: tuple[int, ...]) -> numpy.ndarray:
-        """The dataset ``name`` (of exactly ``shape``) as a finite float32 array."""
-        dataset = self.check_shape(name, shape)
-        if not numpy.issubdtype(dataset.dtype, numpy.floating):
-            raise ValueError(f"{self.where}: dataset {name!r} has dtype {dataset.dtype}, not float")
-        with named_damage(self.where):
-            stored = dataset[...]
-        return finite_float32(stored, f"{self.where}: dataset {name!r}")
-
-    def check_no_unused(self, used: set[str], what: str) -> None:
-        """Refuse datasets the options do not account for (a third LSTM layer where they say two)."""
+            datasets[name] = dataset
         found: list[str] = []
-        with named_damage(self.where):
-            self.handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
-        extra = sorted(set(found) - used)
+        handle.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
+        extra = sorted(set(found) - set(shapes))  # a third LSTM layer where the config says two
         if extra:
             shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
-            raise ValueError(f"{self.where} has datasets {what} does not use: {shown}; the file and {what} disagree")
-
-    def read_all(self, shapes: Mapping[str, tuple[int, ...]], what: str, implied_by: str) -> dict[str, numpy.ndarray]:
-        """Exactly the datasets ``shapes`` names (as ``what`` implies), all checked before any is read."""
-        for name, shape in shapes.items():
-            self.check_shape(name, shape, implied_by)
-        self.check_no_unused(set(shapes), what)
-        return {name: self.read(name, shape) for name, shape in shapes.items()}
+            raise ValueError(f"{where} has datasets {what} does not use: {shown}; the file and {what} disagree")
+        for name, dataset in datasets.items():
+            if not numpy.issubdtype(dataset.dtype, numpy.floating):
+                raise ValueError(f"{where}: dataset {name!r} has dtype {dataset.dtype}, not float")
+        return {name: finite_float32(dataset[...], f"{where}: dataset {name!r}") for name, dataset in datasets.items()}
 
 
 def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:
-    """``stored`` as float32, refused if any value is NaN or infinite there (after the cast: a
-    float64 1e300 becomes inf); ``what`` names the array in the error."""
+    """``stored`` as float32, refused if any value is NaN or infinite after the cast."""
     with numpy.errstate(over="ignore"):
         array = stored.astype(numpy.float32, copy=False)
     finite = numpy.isfinite(array)
@@ -177,9 +153,3 @@ def finite_float32(stored: numpy.ndarray, what: str) -> numpy.ndarray:
             f"(the first at index {first}): such weights would give NaN vectors"
         )
     return array
-
-
-def _address(item: h5py.HLObject) -> object:
-    """Where an object lives in its file (the same for every hard link to it)."""
-    info = h5py.h5o.get_info(item.id)
-    return getattr(info, "token", None) or info.addr

@@ -1,9 +1,6 @@
-"""Our model directory: ``config.json``, ``weights.hdf5`` (arrays named as in ``BiLM.state_dict()``),
-``vocab.json`` with an output softmax, and a code-point model's ``chars.json``/``words.json``;
-JSON and arrays only. ``config.json`` records the SHA-256 of every other file and of its own
-settings, checked before HDF5 parses anything (models written before the checksums load
-unchecked). The files come from a folder or, packed in a saved pipeline, from bytes.
-"""
+"""Our model directory (docs/weights.md): JSON and HDF5 arrays only; ``config.json`` records the
+SHA-256 of every other file and of its own settings, checked before HDF5 parses anything. The
+files come from a folder or, packed in a saved pipeline, from bytes."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ import numpy
 
 from ..config import ARCHITECTURE_FIELDS, BYTE_ENCODING, BiLMConfig, Lexicon
 from ..durable import file_sha256, write_files_atomically
-from .hdf5_arrays import WeightArrays, hdf5_image, open_hdf5, open_hdf5_bytes
+from .hdf5_arrays import hdf5_image, open_hdf5, open_hdf5_bytes, read_weight_arrays
 from .regular_files import parse_json
 
 PathLike = Union[str, Path]
@@ -30,12 +27,10 @@ WEIGHTS_FILE = "weights.hdf5"
 VOCAB_FILE = "vocab.json"
 CHARS_FILE = "chars.json"
 WORDS_FILE = "words.json"
-#: The files besides ``config.json`` a model may have; it records the checksum of each it has.
 DATA_FILES = (WEIGHTS_FILE, VOCAB_FILE, CHARS_FILE, WORDS_FILE)
 CHECKSUMS = "sha256"  # config.json: file name (or "config" for the settings) -> SHA-256
-#: The settings every ``config.json`` has (later ones may be absent and take their defaults) ...
+#: The settings every ``config.json`` has (later ones take their defaults), and a code-point model's.
 REQUIRED_SETTINGS = (*ARCHITECTURE_FIELDS, "vocab_size", "forget_bias")
-#: ... and every code-point model's (its sizes are not the byte encoding's defaults).
 CODE_POINT_SETTINGS = ("max_characters_per_token", "n_characters", "word_dim", "n_words")
 
 
@@ -45,39 +40,24 @@ def is_model_dir(path: PathLike) -> bool:
 
 
 class ModelSource:
-    """Where the files of a model come from; ``where`` leads every error message."""
+    """A model's files, in the folder ``where`` or in memory (``files``); ``where`` leads every error."""
 
-    where: str
+    def __init__(self, where: str, files: Optional[Mapping[str, bytes]] = None) -> None:
+        self.where, self.files, self.path = where, files, Path(where)
 
     def label(self, name: str) -> str:
         return f"{self.where}/{name}"
 
     def has(self, name: str) -> bool:
-        raise NotImplementedError
+        return name in self.files if self.files is not None else (self.path / name).is_file()
 
     def read_bytes(self, name: str) -> bytes:
-        raise NotImplementedError
+        return self.files[name] if self.files is not None else self._read(name, Path.read_bytes)
 
     def sha256(self, name: str) -> str:
-        return hashlib.sha256(self.read_bytes(name)).hexdigest()
-
-    def open_weights(self) -> h5py.File:
-        raise NotImplementedError
-
-
-class _Folder(ModelSource):
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.where = str(path)
-
-    def has(self, name: str) -> bool:
-        return (self.path / name).is_file()
-
-    def read_bytes(self, name: str) -> bytes:
-        return self._read(name, Path.read_bytes)
-
-    def sha256(self, name: str) -> str:
-        return self._read(name, file_sha256)
+        if self.files is not None:
+            return hashlib.sha256(self.files[name]).hexdigest()
+        return self._read(name, file_sha256)  # streamed: weights may be gigabytes
 
     def _read(self, name: str, read: Callable[[Path], T]) -> T:
         try:
@@ -86,33 +66,20 @@ class _Folder(ModelSource):
             raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
 
     def open_weights(self) -> h5py.File:
+        if self.files is not None:
+            return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
         return open_hdf5(self.path / WEIGHTS_FILE)
 
 
-class _Packed(ModelSource):
-    def __init__(self, files: Mapping[str, bytes], where: str) -> None:
-        self.files = files
-        self.where = where
-
-    def has(self, name: str) -> bool:
-        return name in self.files
-
-    def read_bytes(self, name: str) -> bytes:
-        return self.files[name]
-
-    def open_weights(self) -> h5py.File:
-        return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
-
-
 def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
-    """A model directory's files held in memory (name -> bytes), as :func:`model_files` makes them."""
+    """A model directory's files held in memory, as :func:`model_files` makes them."""
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if name not in files]
     if missing:
         raise ValueError(f"{where} is not a spacy-elmo model: missing {', '.join(missing)}")
     unknown = sorted(set(files) - {CONFIG_FILE, *DATA_FILES})
     if unknown:
         raise ValueError(f"{where} holds unexpected files: {', '.join(map(repr, unknown))}")
-    return _Packed(files, where)
+    return ModelSource(where, files)
 
 
 def _source(path: Union[PathLike, ModelSource]) -> ModelSource:
@@ -124,7 +91,7 @@ def _source(path: Union[PathLike, ModelSource]) -> ModelSource:
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{path} is not a spacy-elmo model directory: missing {', '.join(missing)}")
-    return _Folder(path)
+    return ModelSource(str(path))
 
 
 # ---------------------------------------------------------------------------- writing
@@ -162,8 +129,7 @@ def write_model_dir(
     vocab: Optional[Sequence[str]] = None,
     lexicon: Optional[Lexicon] = None,
 ) -> None:
-    """Write the model directory whole or not at all (an earlier model stays on a full disk or a
-    crash), then remove the files of an earlier model that this one lacks."""
+    """Write the model directory whole or not at all, then remove an earlier model's other files."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     files = model_files(config, state, vocab, lexicon)
@@ -183,8 +149,7 @@ def _settings_digest(settings: object) -> str:
 
 # ---------------------------------------------------------------------------- reading
 def read_model_config(path: Union[PathLike, ModelSource]) -> tuple[BiLMConfig, Optional[list[str]]]:
-    """The config and vocabulary (None without ``vocab.json``), checked against the recorded
-    checksums of every file and against each other."""
+    """The config and vocabulary, checked against the recorded checksums and each other."""
     source = _source(path)
     meta = _read_meta(source)
     checksums = _verified_checksums(source, meta)
@@ -210,8 +175,8 @@ def read_model_weights(
     """The arrays of ``weights.hdf5``: exactly ``shapes``, all checked before any is read."""
     source = _source(path)
     with source.open_weights() as handle:
-        weights = WeightArrays(handle, source.label(WEIGHTS_FILE))
-        return weights.read_all(shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
+        where = source.label(WEIGHTS_FILE)
+        return read_weight_arrays(handle, where, shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 
 def _read_json(source: ModelSource, name: str, what: str, expected: Optional[type] = None) -> Any:
@@ -234,7 +199,7 @@ def _read_meta(source: ModelSource) -> dict:
 
 
 def _verified_checksums(source: ModelSource, meta: dict) -> Optional[dict[str, str]]:
-    """The checksums ``config.json`` records, each verified (None for a model written before them)."""
+    """The recorded checksums, each verified (None for a model written before them)."""
     if CHECKSUMS not in meta:
         return None
     where = source.label(CONFIG_FILE)
@@ -273,7 +238,6 @@ def _config_from(settings: dict, where: str) -> BiLMConfig:
 
 
 def _read_vocab(source: ModelSource) -> list[str]:
-    """The softmax vocabulary in ``vocab.json``: a JSON list of distinct strings."""
     where = source.label(VOCAB_FILE)
     vocab = _read_json(source, VOCAB_FILE, "vocabulary")
     if not isinstance(vocab, list) or not all(isinstance(word, str) for word in vocab):
@@ -297,15 +261,13 @@ def first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
 
 
 def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:
-
     if config.char_encoding == BYTE_ENCODING:
         return ()
     return (CHARS_FILE, WORDS_FILE) if config.word_dim else (CHARS_FILE,)
 
 
 def read_lexicon(path: Union[PathLike, ModelSource], config: BiLMConfig) -> Optional[Lexicon]:
-    """A code-point model's dictionaries (None for a byte model), checked against ``config``;
-    read after :func:`read_model_config`, which verifies their checksums."""
+    """A code-point model's dictionaries (None for a byte model), checked against ``config``."""
     names = _dictionary_files(config)
     if not names:
         return None

@@ -1,7 +1,6 @@
-"""Files from elsewhere: opened without blocking and checked by descriptor to be regular files of a
-bounded size before anything is read (not a link to ``/dev/zero``, not a FIFO that waits
-forever), and their JSON parsed with one error naming the file for whatever is wrong.
-"""
+"""Files from elsewhere: opened without blocking and checked to be regular files of a bounded size
+(not a link to ``/dev/zero``, not a FIFO that waits forever), their JSON parsed with errors naming
+the file."""
 
 from __future__ import annotations
 
@@ -20,9 +19,7 @@ MAX_JSON_DEPTH = 16
 
 
 def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None) -> BinaryIO:
-    """``path`` opened for reading in binary, when it is (or links to) a regular file of at most
-    ``max_bytes`` bytes (None: any size). ``what`` names the file's role in the errors:
-    ``FileNotFoundError`` when nothing is there, else ``ValueError`` naming the file."""
+    """``path`` opened when it is (or links to) a regular file of at most ``max_bytes`` bytes."""
     path = Path(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -44,8 +41,7 @@ def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None
 
 
 def read_regular_file(path: PathLike, what: str, max_bytes: int) -> bytes:
-    """The bytes of the regular file ``path`` (see :func:`open_regular_file`), at most
-    ``max_bytes`` of them, even when it grows while it is read."""
+    """The bytes of the regular file ``path``, at most ``max_bytes`` even when it grows meanwhile."""
     with open_regular_file(path, what, max_bytes) as handle:
         try:
             data = handle.read(max_bytes + 1)
@@ -78,7 +74,7 @@ def parse_json(raw: bytes, where: str, what: str, expected: Optional[type] = Non
 
 
 def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in a JSON value (counted without recursing)."""
+    """How deeply lists and objects nest (counted without recursing)."""
     deepest, pending = 0, [(value, 1)]
     while pending:
         value, depth = pending.pop()

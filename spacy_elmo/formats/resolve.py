@@ -1,8 +1,5 @@
-"""Which biLM files a path holds: the one set of path rules of every loader (the rules, in
-order, are in docs/weights.md). Errors name the path and what is missing, worded by a table
-(:data:`MESSAGES`) that a caller may lead with its own option's name (:func:`messages_for`).
-Reading what is found is :func:`spacy_elmo.loading.load_bilm`'s job.
-"""
+"""Which biLM files a path holds: the path rules of every loader (docs/weights.md). Errors are
+worded by a table (:data:`MESSAGES`) that a caller may lead with its option's name."""
 
 from __future__ import annotations
 
@@ -16,9 +13,7 @@ PathLike = Union[str, Path]
 OPTIONS_FILE = "options.json"
 HDF5_SUFFIXES = (".hdf5", ".h5")
 
-#: Problem name -> (exception type, message template). A template may use ``{path}``,
-#: ``{parent}`` (the folder searched), ``{found}`` (its .hdf5 files), ``{missing}`` (what an
-#: incomplete ELMoForManyLangs folder lacks), ``{options}``, ``{config}`` and ``{weights}``.
+#: Problem -> (exception type, template with the fields of :func:`find_weights`).
 Messages = Mapping[str, tuple[type[Exception], str]]
 
 
@@ -87,17 +82,15 @@ class _Unusable(Exception):
 
 
 def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[tuple[Path, Path]]:
-    """AllenNLP's (options, weights) files for ``path``, or None for a directory read whole (a
-    spacy-elmo or ELMoForManyLangs model directory); ``messages`` words the errors."""
+    """AllenNLP's (options, weights) files for ``path``, or None for a model directory read whole."""
     path = Path(path)
     try:
         return _locate(path)
     except _Unusable as unusable:
         kind, template = messages.get(unusable.problem) or MESSAGES[unusable.problem]
-        parent = path if path.is_dir() else path.parent
         fields = dict(
             path=path,
-            parent=parent,
+            parent=path if path.is_dir() else path.parent,
             found=unusable.found,
             missing=unusable.missing,
             options=OPTIONS_FILE,
@@ -108,7 +101,6 @@ def find_weights(path: PathLike, *, messages: Messages = MESSAGES) -> Optional[t
 
 
 def _locate(path: Path) -> Optional[tuple[Path, Path]]:
-    """None for a directory read whole, else AllenNLP's (options, weights) files."""
     if not path.exists():
         raise _Unusable("missing")
     if path.is_dir():
@@ -127,9 +119,10 @@ def _options_in(directory: Path) -> Path:
     options = directory / OPTIONS_FILE
     if options.is_file():
         return options
-    elsewhere = _holds_a_bilm_elsewhere(directory)
-    if elsewhere is not None:
-        raise _Unusable(elsewhere)
+    if (directory / "config.cfg").is_file() and (directory / "meta.json").is_file():
+        raise _Unusable("spacy_pipeline")  # a folder that is no biLM but holds one
+    if (directory / "model-best").is_dir():
+        raise _Unusable("pretraining_run" if is_model_dir(directory / "model-best") else "training_run")
     weights = _hdf5_files(directory)
     found = ", ".join(p.name for p in weights) or "none"
     theirs = [name for name in (CHAR_DIC, TOKEN_EMBEDDER, ENCODER) if (directory / name).is_file()]
@@ -139,16 +132,6 @@ def _options_in(directory: Path) -> Path:
     if (directory / CONFIG_FILE).is_file():
         raise _Unusable("incomplete_model_dir", found)
     raise _Unusable("no_options" if weights else "empty_dir", found)
-
-
-def _holds_a_bilm_elsewhere(directory: Path) -> Optional[str]:
-    """The problem name of a folder that is no biLM but holds one (see :data:`MESSAGES`)."""
-    if (directory / "config.cfg").is_file() and (directory / "meta.json").is_file():
-        return "spacy_pipeline"
-    best = directory / "model-best"
-    if best.is_dir():
-        return "pretraining_run" if is_model_dir(best) else "training_run"
-    return None
 
 
 def _weights_in(directory: Path) -> Path:

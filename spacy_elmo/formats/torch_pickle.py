@@ -1,11 +1,9 @@
-"""State dicts written by ``torch.save`` (a zip archive, or the legacy stream of ELMoForManyLangs'
-published models), walked without running or allocating anything, every shape and byte checked
-before ``torch.load(weights_only=True)`` reads the very file handle that was checked (the rules:
-docs/reliability.md). A tensor is ``torch._utils._rebuild_tensor_v2(storage, offset, size,
-stride, ...)``, its storage the persistent id ``("storage", torch.<Type>Storage, key, location,
+"""``torch.save`` state dicts (zip, or the legacy stream of ELMoForManyLangs' models), walked
+without running or allocating anything before ``torch.load(weights_only=True)`` reads the very
+handle that was checked (docs/reliability.md). A tensor is ``_rebuild_tensor_v2(storage, offset,
+size, stride, ...)``, its storage the persistent id ``("storage", <Type>Storage, key, location,
 numel[, view])``; the legacy stream is five pickles (magic, protocol, system facts, the object,
-the storage keys), then each storage after an 8-byte element count.
-"""
+the storage keys), then each storage after an 8-byte element count."""
 
 from __future__ import annotations
 
@@ -58,8 +56,7 @@ _DAMAGE = (
 
 # Tuples, not classes with a ``__dict__``: a pickle's BUILD opcode cannot rewrite them.
 class StoredTensor(NamedTuple):
-    """What the pickle says about one tensor: its shape and element type (the storage type's
-    name, e.g. ``FloatStorage``)."""
+    """What the pickle says about one tensor: its shape and storage type (``FloatStorage``)."""
 
     shape: tuple[int, ...]
     storage_type: str
@@ -80,8 +77,7 @@ class _Refused(Exception):
 
 
 def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> StoredTensor:
-    """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built.
-    (``rest``: requires_grad, backward hooks and, in newer torch, metadata.)"""
+    """``_rebuild_tensor_v2``'s arguments, checked to lie inside their storage; nothing built."""
     if (
         not isinstance(storage, _Storage)
         or not all(isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride))
@@ -96,8 +92,7 @@ def _stand_in_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: A
     return StoredTensor(tuple(size), storage.kind)
 
 
-#: The opcodes torch's weights-only unpickler reads: every other is refused, so that both
-#: consume the same bytes of a legacy stream.
+#: The opcodes torch's weights-only unpickler reads: refusing the others, both read the same bytes.
 _TORCH_OPCODES = tuple(
     getattr(pickle, name)
     for name in (
@@ -163,9 +158,7 @@ class _ShapeReader(_Plain):
 
 
 def stored_tensors(path: PathLike, handle: Optional[BinaryIO] = None) -> dict[str, StoredTensor]:
-    """The name, shape and type of every tensor of the state dict at ``path``, read without
-    allocating any; a ``ValueError`` names the file and what else it holds. ``handle``: the file,
-    already open (so what is checked is what the caller goes on to read)."""
+    """Every tensor's shape and type, nothing allocated; ``handle``: the open file the caller reads next."""
     path = Path(path)
     if handle is None:
         with open_regular_file(path, "torch.save file") as opened:
@@ -212,7 +205,11 @@ def _zip_tensors(handle: BinaryIO, size: int) -> Any:
 
 
 def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
-    if _is_tar(handle):
+    try:  # torch's legacy reader tries a tar archive first
+        tarfile.TarInfo.frombuf(handle.read(tarfile.BLOCKSIZE), tarfile.ENCODING, "surrogateescape")
+    except tarfile.HeaderError:
+        handle.seek(0)
+    else:
         raise ValueError("a tar archive (torch's container before 0.4), which torch.load would read instead")
     head = io.BytesIO(handle.read(min(size, MAX_PICKLE_BYTES)))
     try:
@@ -249,23 +246,10 @@ def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
     return result
 
 
-def _is_tar(handle: BinaryIO) -> bool:
-    """Whether torch's legacy reader would take the file for a tar archive (its first try)."""
-    block = handle.read(tarfile.BLOCKSIZE)
-    handle.seek(0)
-    try:
-        tarfile.TarInfo.frombuf(block, tarfile.ENCODING, "surrogateescape")
-    except tarfile.HeaderError:
-        return False
-    return True
-
-
 def read_state_dict(
     path: PathLike, expected: Mapping[str, tuple[int, ...]], convert: Callable[[numpy.ndarray, str], numpy.ndarray]
 ) -> dict[str, numpy.ndarray]:
-    """The tensors of ``path`` as numpy float arrays, exactly the names and shapes of ``expected``
-    (compared before any data is read), each passed through ``convert(array, what)``. Every
-    problem is a ``ValueError`` naming the file and the tensor."""
+    """Exactly the tensors of ``expected`` (names and shapes checked first), each through ``convert``."""
     import torch
 
     path = Path(path)

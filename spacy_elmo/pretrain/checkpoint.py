@@ -1,12 +1,7 @@
-"""Training checkpoints: what one holds (:class:`CheckpointState`, the only place its keys are
-written and read), in a file that loses nothing and executes nothing.
-
-One ``torch.save`` file of plain containers and tensors, read back with
-``torch.load(..., weights_only=True)`` and written atomically (:mod:`spacy_elmo.durable`): a
-crash leaves the old or the new checkpoint, never half of one. Counters that older checkpoints
-lack start at their defaults. Every failure is one :class:`~.errors.CheckpointError` naming the
-file.
-"""
+"""Training checkpoints: one ``torch.save`` file of plain containers and tensors, written
+atomically and read with ``weights_only=True`` (so it executes nothing); :class:`CheckpointState`
+is the only place its keys are spelled. Every failure is a :class:`~.errors.CheckpointError`
+naming the file."""
 
 from __future__ import annotations
 
@@ -41,10 +36,7 @@ class Progress:
 
 @dataclass(frozen=True)
 class CheckpointState:
-    """A run's state after a step. ``shards`` and ``rng`` hold every shard's data position and
-    every process's random states; ``model`` and ``optimizer`` are state dicts on the CPU.
-    ``train_files`` and ``vocab_sha256`` fingerprint the training text and the vocabulary
-    (None in older checkpoints): a resume checks both, and ``model_config``, against its own."""
+    """A run's state after a step; the fingerprints of text and vocabulary are None in older checkpoints."""
 
     progress: Progress
     n_shards: int
@@ -57,7 +49,6 @@ class CheckpointState:
     vocab_sha256: Optional[str] = None
 
     def save(self, path: Union[str, Path]) -> None:
-        """Write atomically (see :func:`save_checkpoint`)."""
         payload = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         progress = dataclasses.asdict(payload.pop("progress"))
         payload["shards"] = {str(shard): state.to_dict() for shard, state in self.shards.items()}
@@ -65,29 +56,13 @@ class CheckpointState:
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "CheckpointState":
-        """Read a checkpoint of this or any earlier release; errors name the file."""
+        """A checkpoint of this or an earlier release (missing counters take their defaults)."""
         payload = load_checkpoint(path)
-        best = payload.get("best_score")
-        start = payload.get("decay_start_tokens")
-        progress = Progress(
-            step=int(payload["step"]),
-            tokens=int(payload["tokens"]),
-            best_score=None if best is None else float(best),
-            since_eval=[float(value) for value in payload.get("since_eval", [0.0, 0.0])],
-            elapsed_seconds=float(payload.get("elapsed_seconds", 0.0)),
-            decay_start_tokens=None if start is None else int(start),
-        )
-        return cls(
-            progress=progress,
-            n_shards=int(payload["n_shards"]),
-            shards={int(shard): ShardState.from_dict(state) for shard, state in payload["shards"].items()},
-            rng=list(payload.get("rng", [])),
-            model_config=dict(payload["model_config"]),
-            model=payload["model"],
-            optimizer=payload["optimizer"],
-            train_files=payload.get("train_files"),
-            vocab_sha256=payload.get("vocab_sha256"),
-        )
+        counters = {f.name for f in dataclasses.fields(Progress)}
+        progress = Progress(**{key: value for key, value in payload.items() if key in counters})
+        values = {f.name: payload[f.name] for f in dataclasses.fields(cls) if f.name in payload}
+        shards = {int(shard): ShardState.from_dict(state) for shard, state in payload["shards"].items()}
+        return cls(**{"rng": [], **values, "progress": progress, "shards": shards})
 
 
 def capture_rng(generator: Optional[torch.Generator] = None) -> dict[str, Any]:
@@ -120,7 +95,7 @@ def restore_rng(state: dict[str, Any], generator: Optional[torch.Generator] = No
 
 
 def save_checkpoint(path: Union[str, Path], payload: dict[str, Any]) -> None:
-    """Write atomically: the previous checkpoint stays until the new one is complete on disk."""
+    """The previous checkpoint stays until the new one is complete on disk."""
     path = Path(path)
     writers: list[_RecordingWriter] = []
 
@@ -172,8 +147,7 @@ def load_checkpoint(path: Union[str, Path]) -> dict[str, Any]:
 
 
 class _RecordingWriter:
-    """A file wrapper that keeps the first ``OSError`` of a write: torch reports a failed write
-    (a full disk) only as an internal position mismatch."""
+    """Keeps a write's ``OSError``: torch reports a full disk only as an internal position mismatch."""
 
     def __init__(self, handle) -> None:
         self.handle = handle

@@ -1,5 +1,4 @@
-"""torch.distributed, as much as pretraining needs: who am I, sum this, wait for rank 0. Without
-torchrun (``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK``) everything here is a no-op."""
+"""torch.distributed, as much as pretraining needs; without torchrun everything here is a no-op."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ class Distributed:
         return self.rank == 0
 
     def all_reduce_sum(self, tensor: torch.Tensor) -> torch.Tensor:
-        """Sum over processes (in place, and returned); communicated on the training device."""
+        """Sum over processes, in place."""
         if self.enabled:
             on_device = tensor.to(self.device)
             dist.all_reduce(on_device, op=dist.ReduceOp.SUM)
@@ -39,7 +38,6 @@ class Distributed:
         return tensor
 
     def gather(self, value: Any) -> list[Any]:
-        """Every process's ``value`` (small Python data), in rank order."""
         if not self.enabled:
             return [value]
         values: list[Any] = [None] * self.world_size
@@ -48,9 +46,7 @@ class Distributed:
 
 
 def run_on_main(context: Distributed, work: Callable[[], T], others: Optional[Callable[[], T]] = None) -> T:
-    """Run ``work`` on rank 0 while the others wait; they then run ``others``, or without it get
-    rank 0's result (small Python data). An error on rank 0 stops every process with its message
-    instead of leaving them hanging."""
+    """Run ``work`` on rank 0, the others wait; an error there stops every process, none hangs."""
     error: Optional[BaseException] = None
     result: Any = None
     if context.is_main:
@@ -68,8 +64,7 @@ def run_on_main(context: Distributed, work: Callable[[], T], others: Optional[Ca
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:
-    """``cpu``, ``cuda`` (this process's GPU under torchrun), an explicit ``cuda:N``, or ``auto``:
-    CUDA when torch sees a GPU, the CPU otherwise (what the project workflow uses)."""
+    """``cpu``, ``cuda`` (this process's GPU under torchrun), ``cuda:N``, or ``auto`` (a GPU if any)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     try:
@@ -88,7 +83,6 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
 
 
 def setup_distributed(device_name: str) -> Distributed:
-    """Join the process group that torchrun describes (gloo on CPU, NCCL on GPU), if any."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))

@@ -1,7 +1,5 @@
-"""Every error a pretraining run raises for a problem the user can fix, under
-:class:`PretrainError`, which ``spacy-elmo pretrain`` prints as one line naming the file or
-setting. Each subclass is also the built-in type of its kind (``OSError`` for files,
-``ValueError`` for content), so code that catches those still does."""
+"""The errors of problems a user can fix, printed as one line naming the file or setting; each is
+also the built-in type of its kind (``OSError``, ``ValueError``), so code catching those still does."""
 
 from __future__ import annotations
 
@@ -56,7 +54,6 @@ class ResumeSettingsError(PretrainError, ValueError):
 
 @contextmanager
 def reading(path: Union[str, Path]) -> Iterator[None]:
-    """An ``OSError`` of reading ``path`` as :class:`InputFileError` naming the file."""
     try:
         yield
     except PretrainError:
@@ -69,7 +66,6 @@ def reading(path: Union[str, Path]) -> Iterator[None]:
 
 @contextmanager
 def writing(path: Union[str, Path]) -> Iterator[None]:
-    """An ``OSError`` of writing ``path`` as :class:`OutputFolderError` naming the file."""
     try:
         yield
     except PretrainError:

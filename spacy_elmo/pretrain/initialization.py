@@ -1,5 +1,5 @@
-"""The model pretraining starts from: fresh, or any byte-encoded biLM :func:`~spacy_elmo.loading.load_bilm`
-reads (``--init-from``), whose output layer is rebuilt when the vocabulary differs."""
+"""The model pretraining starts from: fresh, or a byte-encoded biLM (``--init-from``) whose output
+layer is rebuilt when the vocabulary differs."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ INIT_FROM_MESSAGES = messages_for("--init-from")
 
 
 def load_existing_model(path: Union[str, Path]) -> BiLM:
-    """The :class:`BiLM` at ``path``, output softmax and vocabulary included (when it has them)."""
     try:
         with reading(path):
             model = load_bilm(path, messages=INIT_FROM_MESSAGES)
@@ -38,8 +37,7 @@ def load_existing_model(path: Union[str, Path]) -> BiLM:
 
 
 def fresh_model(config: BiLMConfig, vocab: Vocabulary, seed: int) -> BiLM:
-    """A new biLM whose output bias starts at the log unigram distribution (when counts are
-    known): the softmax then begins where a unigram model is, not at a uniform guess."""
+    """The output bias starts at the log unigram distribution (when counts are known), not uniform."""
     torch.manual_seed(seed)
     model = BiLM(config.replace(vocab_size=0), vocab=vocab.words)
     _init_output_layer(model, vocab)
@@ -47,7 +45,6 @@ def fresh_model(config: BiLMConfig, vocab: Vocabulary, seed: int) -> BiLM:
 
 
 def with_vocabulary(model: BiLM, vocab: Vocabulary, seed: int) -> BiLM:
-    """``model`` predicting ``vocab``: unchanged if it already does, else a new output layer."""
     if model.vocab == vocab.words and model.softmax is not None:
         return model
     if model.softmax is not None:
@@ -73,7 +70,6 @@ def _init_output_layer(model: BiLM, vocab: Vocabulary) -> None:
 
 
 def vocabulary_of(model: BiLM) -> Optional[Vocabulary]:
-    """The model's own vocabulary, if it has one that can be trained on."""
     if model.vocab is None or model.softmax is None:
         return None
     try:

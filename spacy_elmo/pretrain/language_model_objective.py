@@ -1,10 +1,6 @@
-"""The biLM's training objective: two language models over one sentence, no peeking.
-
-In ``<S> w1 .. wn </S>`` the forward top layer at position k has read positions <= k and predicts
-token k+1; the backward one has read positions >= k and predicts token k-1. Both use the shared
-output layer; the loss is the mean of the two directions' mean NLLs (bilm-tf's), so
-``exp(loss)`` reads as a perplexity.
-"""
+"""The biLM's training objective: in ``<S> w1 .. wn </S>`` the forward top layer at k predicts token
+k+1, the backward one token k-1, both through the shared output layer; the loss is the mean of the
+two directions' mean NLLs (bilm-tf's), so ``exp(loss)`` reads as a perplexity."""
 
 from __future__ import annotations
 
@@ -21,8 +17,7 @@ from .softmax import SoftmaxLoss, exact_nll_sum
 def directional_predictions(
     states: BiLMStates, targets: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens:
-    ``length - 1`` predictions per sentence and direction."""
+    """``(forward_hidden, forward_targets, backward_hidden, backward_targets)`` over real tokens."""
     valid = targets[:, 1:] != PAD_TARGET
     forward_hidden = states.forward[-1][:, :-1][valid]
     backward_hidden = states.backward[-1][:, 1:][valid]
@@ -30,11 +25,7 @@ def directional_predictions(
 
 
 class LanguageModelObjective(nn.Module):
-    """A :class:`BiLM` whose ``forward`` returns the summed training NLL of each direction, ``(2,)``:
-    what DDP needs to see as one module. In training, ``dropout`` hits the token vectors and the
-    top layer's output, ``lstm_dropout`` the input of every LSTM layer above the first.
-    ``precision`` (one that runs on the model's device) sets the products' dtype, the softmax's too.
-    """
+    """``forward`` gives each direction's summed training NLL, ``(2,)``: what DDP sees as one module."""
 
     def __init__(
         self,
@@ -55,8 +46,7 @@ class LanguageModelObjective(nn.Module):
 
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         softmax = self.bilm.softmax
-        if softmax is None:  # checked in __init__, unless it was removed since
-            raise ValueError("Pretraining needs a BiLM with an output softmax (a vocabulary)")
+        assert softmax is not None
         # No prediction reads the forward stack at EOS or the backward stack at BOS: skip those steps.
         states = self.bilm.contextualize(
             char_ids,
@@ -79,9 +69,8 @@ class LanguageModelObjective(nn.Module):
 def exact_direction_nll(
     bilm: BiLM, char_ids: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
-    """Summed exact NLL of each direction, ``(2,)`` (for perplexity; no dropout, no sampling)."""
-    if bilm.softmax is None:
-        raise ValueError("The model has no output softmax")
+    """Summed exact NLL of each direction, ``(2,)``: what perplexity is computed from."""
+    assert bilm.softmax is not None
     states = bilm.contextualize(char_ids, lengths)
     forward_hidden, forward_targets, backward_hidden, backward_targets = directional_predictions(states, targets)
     return torch.stack(

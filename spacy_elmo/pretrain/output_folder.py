@@ -1,6 +1,5 @@
 """What a pretraining run writes into its ``OUTPUT_DIR``: the file names (spelled nowhere else),
-``metrics.jsonl`` (one line per evaluation, flushed, so a killed run keeps them) and ``run.json``
-(how the last session ended, so a report can say whether the biLM got its budget)."""
+``metrics.jsonl`` (flushed per line, so a killed run keeps them) and ``run.json``."""
 
 from __future__ import annotations
 
@@ -30,27 +29,25 @@ RUN_MARKERS = (INPUTS_FILE, CHECKPOINT_FILE, METRICS_FILE, RUN_FILE, STATS_FILE)
 
 
 def is_run_folder(folder: Path) -> bool:
-    """Whether ``folder`` holds a pretraining run (finished, interrupted or just started)."""
     return folder.is_dir() and any((folder / name).exists() for name in RUN_MARKERS)
 
 
 def remove_leftover_temporaries_of_run(folder: Path) -> int:
-    """Delete the temporary files a killed run left in ``folder`` and its model folders (only the
-    run writes there); return how many."""
+    """Only the run writes in its folder and model folders: a killed session's temporary files go."""
     with writing(folder):
         return sum(remove_leftover_temporaries(path) for path in (folder, folder / MODEL_LAST, folder / MODEL_BEST))
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """``data`` at ``path``, complete or not at all; an error names the file."""
     with writing(path):
         write_bytes_atomically(path, data)
 
 
 # ---------------------------------------------------------------- metrics.jsonl
 def append_metrics(path: Union[str, Path], record: dict[str, Any]) -> None:
-    """Append one line and flush it (a resume drops a line cut short); a symlink is refused."""
-    line = (json.dumps(_finite(record)) + "\n").encode("utf8")
+    """Append one line and sync it; a symlink is refused."""
+    finite = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+    line = (json.dumps(finite) + "\n").encode("utf8")  # JSON has no NaN or infinity
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     with writing(path):
         with open(path, "ab", opener=lambda name, _: os.open(name, flags, 0o666)) as handle:
@@ -75,15 +72,10 @@ def read_metrics(path: Union[str, Path]) -> list[dict[str, Any]]:
     return records
 
 
-def _finite(record: dict[str, Any]) -> dict[str, Any]:
-    """JSON has no NaN or infinity: write those as null."""
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
-
-
 # ---------------------------------------------------------------- run.json
 @dataclass(frozen=True)
 class RunSummary:
-    """How a session ended: ``stopped_by`` is max_tokens, max_steps, max_minutes or signal."""
+    """How a session ended, so a report can say whether the biLM got its budget."""
 
     stopped_by: str
     steps: int
@@ -97,7 +89,6 @@ class RunSummary:
     def of_session(
         cls, training: TrainingSettings, steps: int, tokens: int, signalled: bool, minutes: float
     ) -> "RunSummary":
-        """A signal, else the budget that was used up, else the time guard (the only other end)."""
         if signalled:
             reason = "signal"
         elif training.max_tokens > 0 and tokens >= training.max_tokens:
@@ -112,7 +103,6 @@ class RunSummary:
         write_file(Path(folder) / RUN_FILE, (json.dumps(asdict(self), indent=2) + "\n").encode("utf8"))
 
     def time_guard_line(self) -> str:
-        """The plain line that says the time guard cut the run short."""
         steps = f"step {self.steps:,}" + (f" of {self.max_steps:,}" if self.max_steps else "")
         tokens = f"{self.tokens:,}" + (f" of {self.max_tokens:,}" if self.max_tokens else "") + " tokens"
         return f"Stopped by the {self.max_minutes:g}-minute guard (max_minutes) at {steps} ({tokens})"

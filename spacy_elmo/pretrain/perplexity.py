@@ -1,13 +1,12 @@
-"""Dev perplexity of each direction, with the exact full softmax: during training, and of a saved
-biLM afterwards (``spacy-elmo perplexity``, a check of a run's own ``metrics.jsonl``)."""
+"""Dev perplexity of each direction with the exact softmax: in training, and of a saved biLM
+(``spacy-elmo perplexity``)."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 
@@ -35,7 +34,6 @@ class DevScores:
 
 
 def exp(value: float) -> float:
-    """``math.exp`` that overflows to infinity (a perplexity early in training)."""
     return math.exp(value) if value < 700 else float("inf")
 
 
@@ -46,29 +44,22 @@ def dev_batches(
     rank: int = 0,
     world_size: int = 1,
 ) -> list[StepInputs]:
-    """This process's share of the dev sentences (every ``world_size``-th from ``rank``), grouped
-    by length into batches of twice the training token budget (no gradients to hold)."""
+    """This process's share, in batches of twice the training token budget (no gradients to hold)."""
     mine = sentences[rank::world_size]
     lengths = [len(s) + 2 for s in mine]
     groups = length_sorted_batches(lengths, training.max_batch_sentences, 2 * training.batch_tokens)
     return [encoder.encode([mine[i] for i in group]) for group in groups]
 
 
-def dev_perplexity(
-    bilm: BiLM,
-    batches: Sequence[StepInputs],
-    context: Distributed,
-    autocast: Callable[[], ContextManager] = contextlib.nullcontext,
-) -> Optional[DevScores]:
-    """Each process scores its own batches and the sums are added up; None when none has any."""
+def dev_perplexity(bilm: BiLM, batches: Sequence[StepInputs], context: Distributed) -> Optional[DevScores]:
+    """Each process scores its own batches and the sums are added up; None without any."""
     was_training = bilm.training
     bilm.eval()
     totals = torch.zeros(3, dtype=torch.float64)
     with torch.no_grad():
         for batch in batches:
             batch = batch.to(context.device)
-            with autocast():
-                sums = exact_direction_nll(bilm, batch.char_ids, batch.lengths, batch.targets)
+            sums = exact_direction_nll(bilm, batch.char_ids, batch.lengths, batch.targets)
             totals += torch.tensor([float(sums[0]), float(sums[1]), batch.n_tokens], dtype=torch.float64)
     bilm.train(was_training)
     context.all_reduce_sum(totals)
@@ -78,8 +69,6 @@ def dev_perplexity(
 
 @dataclass(frozen=True)
 class SavedModelScores:
-    """The dev perplexities of the model at ``model`` on the text at ``dev``."""
-
     model: Path
     dev: str
     scores: DevScores
@@ -102,9 +91,7 @@ def saved_model_perplexity(
     model_name: Optional[str] = None,
     config: Optional[Union[str, Path]] = None,
 ) -> SavedModelScores:
-    """Score a saved biLM (``path``: a run's folder, whose ``model_name`` is scored, or a model
-    folder) on dev text read as the run read it: the reading settings and the default ``dev`` come
-    from ``config``, else from the run's ``config.cfg``, else from the defaults."""
+    """Score a run's ``model_name`` or a model folder on dev text read as the run read it."""
     path = Path(path)
     if is_run_folder(path) and (path / CONFIG_FILE).is_file():
         model_path, run_config = path / (model_name or MODEL_BEST), path / CONFIG_FILE
@@ -112,7 +99,11 @@ def saved_model_perplexity(
         model_path, run_config = path, path.parent / CONFIG_FILE
         if not (is_run_folder(path.parent) and run_config.is_file()):
             run_config = None
-    corpus, training, run_dev = _reading_settings(config if config is not None else run_config)
+    config = config if config is not None else run_config
+    settings = settings_from_config(load_config(config)) if config is not None else None
+    corpus = settings.corpus if settings else CorpusSettings()
+    training = settings.training if settings else TrainingSettings()
+    run_dev = settings.paths.dev if settings else None
     dev_text = str(dev) if dev is not None else run_dev
     if not dev_text:
         raise ValueError(f"No dev text: {path} names none (paths.dev); give one")
@@ -131,10 +122,3 @@ def saved_model_perplexity(
     if scores is None:
         raise ValueError(f"The dev text {dev_text} has no sentences")
     return SavedModelScores(model_path, dev_text, scores)
-
-
-def _reading_settings(config: Optional[Union[str, Path]]) -> tuple[CorpusSettings, TrainingSettings, Optional[str]]:
-    if config is None:
-        return CorpusSettings(), TrainingSettings(), None
-    settings = settings_from_config(load_config(config))
-    return settings.corpus, settings.training, settings.paths.dev

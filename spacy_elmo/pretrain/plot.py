@@ -9,7 +9,7 @@ from .output_folder import METRICS_FILE, read_metrics
 
 
 def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, Path]] = None) -> Path:
-    """Plot train loss and train/dev perplexities against steps; returns the PNG's path."""
+    """Plot train loss and perplexities against steps; returns the PNG's path."""
     output_dir = Path(output_dir)
     records = [r for r in read_metrics(output_dir / METRICS_FILE) if "step" in r]
     if not records:
@@ -23,16 +23,14 @@ def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, 
         raise RuntimeError("plot-training needs matplotlib: pip install 'spacy-elmo[plot]'") from err
 
     steps = [r["step"] for r in records]
+    sampled = any(r.get("softmax") == "sampled" for r in records)
+    train_label = "train (sampled-softmax estimate)" if sampled else "train"
     figure, (loss_axis, ppl_axis) = plt.subplots(1, 2, figsize=(11, 4))
-    loss_axis.plot(steps, [_value(r, "train_loss") for r in records], marker="o", label="train loss")
+    loss_axis.plot(steps, [_value(r, "train_loss") for r in records], marker="o", label=f"{train_label} loss")
     loss_axis.set_xlabel("step")
     loss_axis.set_ylabel("NLL per token (mean of directions)")
     loss_axis.set_title("Training loss")
     loss_axis.grid(alpha=0.3)
-    loss_axis.legend()
-    sampled = any(r.get("softmax") == "sampled" for r in records)
-    train_label = "train (sampled-softmax estimate)" if sampled else "train"
-    loss_axis.lines[0].set_label(f"{train_label} loss")
     loss_axis.legend()
     for key, label in (
         ("train_perplexity", train_label),

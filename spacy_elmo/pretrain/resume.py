@@ -1,16 +1,5 @@
-"""``--resume`` and ``--auto-resume``: what a run checks before it trusts the folder it continues.
-
-``--resume`` continues the run in ``OUTPUT_DIR`` from its checkpoint (weights, optimizer, data
-positions, every process's random states). It first refuses what the checkpoint cannot honour:
-another run's checkpoint (other model sizes or vocabulary), other model sizes or training text
-in the settings, and training files rewritten since the run began, since the saved data
-positions (file, byte offset) would then point into other text. Other changed settings are
-ignored or applied, with a warning (:data:`REFUSED`, :data:`IGNORED`).
-
-``--auto-resume`` resumes when ``OUTPUT_DIR`` holds a run of the same parsed settings and file
-contents (its ``inputs.json``); otherwise that run is moved aside to ``OUTPUT_DIR.previous-N``,
-never deleted, and a new run starts: a workflow can rerun its pretraining step blindly.
-"""
+"""``--resume`` and ``--auto-resume``: what a run checks before it trusts the folder it continues
+(the rules are in docs/pretraining.md#checkpoints-and---resume)."""
 
 from __future__ import annotations
 
@@ -28,8 +17,8 @@ from typing import Any, Optional, Union
 from ..config import BiLMConfig
 from ..corpora.files import list_corpus_files
 from ..durable import file_sha256
-from .checkpoint import CheckpointState, restore_rng
-from .distributed import Distributed, run_on_main
+from .checkpoint import CheckpointState
+from .distributed import Distributed
 from .errors import CheckpointMismatchError, PretrainError, ResumeSettingsError, reading, writing
 from .initialization import load_existing_model
 from .output_folder import (
@@ -44,7 +33,6 @@ from .output_folder import (
     write_file,
 )
 from .settings import PretrainSettings, load_config, settings_from_config
-from .softmax import SoftmaxLoss
 from .vocab import Vocabulary
 
 logger = logging.getLogger("spacy_elmo.pretrain")
@@ -114,7 +102,8 @@ def check_resumed(
     vocab: Vocabulary,
     train_files: list[FileFingerprint],
 ) -> None:
-    """Refuse another run's checkpoint, or one whose training text was rewritten since."""
+    """Refuse a checkpoint copied from another run (other sizes than the run began with, another
+    vocabulary), or one whose training text was rewritten since."""
     checkpoint = out / CHECKPOINT_FILE
     if resumed.train_files is None:
         logger.warning(
@@ -128,16 +117,42 @@ def check_resumed(
             "so its saved data positions no longer mean anything. Restore the text the run began with, "
             "or start a new run in another folder"
         )
-    architecture, source = _run_architecture(out, settings)
-    check_checkpoint_fits(resumed, checkpoint, vocab, out / VOCAB_FILE, architecture, source)
-
-
-def restore_random_states(resumed: CheckpointState, loss: SoftmaxLoss, rank: int) -> None:
-    """This process's random states (and its negative sampler's) as the checkpoint saved them."""
-    if rank < len(resumed.rng):
-        restore_rng(resumed.rng[rank], loss.generator)
-    else:
-        logger.warning("The checkpoint has no random state for process %d: reseeded", rank)
+    try:
+        found = BiLMConfig.from_dict(resumed.model_config)
+    except (TypeError, ValueError) as err:
+        raise CheckpointMismatchError(f"{checkpoint}: its model config cannot be used ({err})") from err
+    saved, _ = _saved_settings(out / CONFIG_FILE)
+    began = saved or settings
+    architecture: Optional[BiLMConfig] = began.model
+    source = f"{out / CONFIG_FILE if saved is not None else 'the config'} [model]"
+    if began.paths.init_from:
+        source = f"the --init-from model {began.paths.init_from}"
+        try:
+            architecture = load_existing_model(began.paths.init_from).config
+        except PretrainError as err:
+            architecture = None
+            logger.warning(
+                "--resume cannot compare the checkpoint's model sizes with the run's: its --init-from model %s "
+                "cannot be read (%s)",
+                began.paths.init_from,
+                err,
+            )
+    problems = []
+    if architecture is not None:
+        theirs, ours = found.to_dict(), architecture.to_dict()
+        problems += [
+            f"{key} {theirs.get(key)!r} where {source} has {ours.get(key)!r}" for key in found.differences(architecture)
+        ]
+    vocab_file = out / VOCAB_FILE
+    if found.vocab_size != len(vocab):
+        problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")
+    elif resumed.vocab_sha256 is not None and resumed.vocab_sha256 != vocab.digest():
+        problems.append(f"other words than {vocab_file} (as many, another SHA-256)")
+    if problems:
+        raise CheckpointMismatchError(
+            f"{checkpoint} is another run's checkpoint: its model has {'; '.join(problems)}. Put this run's "
+            "own checkpoint back, or resume that one in its own folder"
+        )
 
 
 def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) -> None:
@@ -168,57 +183,6 @@ def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) 
             )
 
 
-def _run_architecture(out: Path, settings: PretrainSettings) -> tuple[Optional[BiLMConfig], str]:
-    """The model sizes the run in ``out`` began with (its ``config.cfg``'s ``[model]`` or its
-    ``--init-from`` model's) and where they are written; None when that model cannot be read."""
-    saved, _ = _saved_settings(out / CONFIG_FILE)
-    began = saved or settings
-    if not began.paths.init_from:
-        return began.model, f"{out / CONFIG_FILE if saved is not None else 'the config'} [model]"
-    try:
-        return load_existing_model(began.paths.init_from).config, f"the --init-from model {began.paths.init_from}"
-    except PretrainError as err:
-        logger.warning(
-            "--resume cannot compare the checkpoint's model sizes with the run's: its --init-from model %s "
-            "cannot be read (%s)",
-            began.paths.init_from,
-            err,
-        )
-        return None, ""
-
-
-def check_checkpoint_fits(
-    resumed: CheckpointState,
-    checkpoint: Path,
-    vocab: Vocabulary,
-    vocab_file: Path,
-    architecture: Optional[BiLMConfig],
-    architecture_source: str,
-) -> None:
-    """Refuse a checkpoint whose model has other sizes than ``architecture`` (None: not known) or
-    predicts another vocabulary than ``vocab``: it was copied from another run."""
-    try:
-        found = BiLMConfig.from_dict(resumed.model_config)
-    except (TypeError, ValueError) as err:
-        raise CheckpointMismatchError(f"{checkpoint}: its model config cannot be used ({err})") from err
-    problems = []
-    if architecture is not None:
-        theirs, ours = found.to_dict(), architecture.to_dict()
-        problems += [
-            f"{key} {theirs.get(key)!r} where {architecture_source} has {ours.get(key)!r}"
-            for key in found.differences(architecture)
-        ]
-    if found.vocab_size != len(vocab):
-        problems.append(f"a softmax over {found.vocab_size:,} words where {vocab_file} has {len(vocab):,}")
-    elif resumed.vocab_sha256 is not None and resumed.vocab_sha256 != vocab.digest():
-        problems.append(f"other words than {vocab_file} (as many, another SHA-256)")
-    if problems:
-        raise CheckpointMismatchError(
-            f"{checkpoint} is another run's checkpoint: its model has {'; '.join(problems)}. Put this run's "
-            "own checkpoint back, or resume that one in its own folder"
-        )
-
-
 def _saved_settings(saved_config: Path) -> tuple[Optional[PretrainSettings], str]:
     """The settings of a run's ``config.cfg``, or None and what is wrong with it."""
     if not saved_config.is_file():
@@ -234,7 +198,7 @@ def _rule(key: str, rules: dict[str, str]) -> str:
 
 
 def _flat_settings(settings: PretrainSettings) -> dict[str, Any]:
-    """Every setting under its dotted name, as JSON reads it back (lists for tuples)."""
+    """Every setting under its dotted name, as JSON reads it back."""
     sections = dataclasses.asdict(settings)
     return json.loads(
         json.dumps({f"{name}.{key}": v for name, values in sections.items() for key, v in values.items()})
@@ -251,7 +215,7 @@ def _resolved(flat: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- changed text
 def fingerprint(path: Union[str, Path]) -> list[FileFingerprint]:
-    """Name, size and SHA-256 of every file read from ``path`` (a file or a folder), in reading order."""
+    """Name, size and SHA-256 of every file read from ``path``, in reading order."""
     root = Path(path)
     with reading(root):
         return [
@@ -264,13 +228,8 @@ def fingerprint(path: Union[str, Path]) -> list[FileFingerprint]:
         ]
 
 
-def shared_fingerprint(context: Distributed, path: Union[str, Path]) -> list[FileFingerprint]:
-    """:func:`fingerprint` computed once, on rank 0, and given to every process."""
-    return run_on_main(context, lambda: fingerprint(path))
-
-
 def describe_change(recorded: list[FileFingerprint], current: list[FileFingerprint]) -> Optional[str]:
-    """None when the text is the one recorded, else what differs first, in words."""
+    """None when the text is the one recorded, else what differs first."""
     if recorded == current:
         return None
     old = {str(item["file"]): item for item in recorded}
@@ -301,9 +260,7 @@ def content_digest(path: Path) -> str:
 
 # ---------------------------------------------------------------- --auto-resume
 def describe_run(settings: PretrainSettings) -> RunInputs:
-    """What identifies a run for ``--auto-resume``: every parsed setting, the files and folders of
-    ``paths.*`` by their absolute path and content, and an existing ``corpus.pipeline`` folder by
-    its absolute path."""
+    """What ``--auto-resume`` compares: the parsed settings, ``paths.*`` by absolute path and content."""
     flat = _flat_settings(settings)
     files: dict[str, Any] = {}
     for key in FILE_SETTINGS:
@@ -318,8 +275,7 @@ def describe_run(settings: PretrainSettings) -> RunInputs:
 
 
 def describe_differences(recorded: Optional[RunInputs], current: RunInputs) -> list[str]:
-    """One line per setting in which the run ``recorded`` differs from ``current`` (none: the same
-    run); one line saying why when the record cannot be compared."""
+    """One line per setting that differs (none: the same run), or why the record cannot be compared."""
     if recorded is None:
         return [f"it has no readable {INPUTS_FILE} (it was not started with --auto-resume)"]
     if not isinstance(recorded, dict) or recorded.get("format") != RUN_RECORD_FORMAT:
@@ -352,11 +308,12 @@ def _file_shown(entry: dict[str, Any]) -> str:
 
 
 def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
-    """True when ``output_dir`` holds an interrupted run of ``run`` (:func:`describe_run`) to
-    resume. Otherwise False, once the folder is ready for a new run with ``inputs.json`` in it: a
-    run of other settings is moved aside with a warning naming each difference; one of the same
-    settings without a checkpoint is cleared."""
-    differences = describe_differences(recorded_inputs(output_dir), run) if output_dir.exists() else []
+    """Whether to resume; else the folder is made ready for a new run, with ``inputs.json``."""
+    try:
+        recorded = json.loads((output_dir / INPUTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = None
+    differences = describe_differences(recorded, run) if output_dir.exists() else []
     if not differences and (output_dir / CHECKPOINT_FILE).is_file():
         return True
     _make_room(output_dir, differences)
@@ -366,17 +323,8 @@ def resume_or_start_over(output_dir: Path, run: RunInputs) -> bool:
     return False
 
 
-def recorded_inputs(output_dir: Path) -> Optional[RunInputs]:
-    """The inputs the run in ``output_dir`` was started with (None if it has no record)."""
-    try:
-        return json.loads((output_dir / INPUTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def move_aside(output_dir: Path) -> Path:
-    """Rename ``output_dir`` to ``OUTPUT_DIR.previous-N``, N the first free number; never onto
-    anything that exists (the name is claimed with ``mkdir`` first)."""
+    """To ``OUTPUT_DIR.previous-N``, N the first free number, never onto anything that exists."""
     for number in itertools.count(1):
         aside = output_dir.with_name(f"{output_dir.name}.previous-{number}")
         try:
@@ -395,8 +343,8 @@ def move_aside(output_dir: Path) -> Path:
 
 
 def _make_room(output_dir: Path, differences: list[str]) -> None:
-    """Empty ``output_dir`` for a new run: a run of other settings is moved aside, one of the same
-    settings that never reached a checkpoint is deleted, anything else is refused."""
+    """Empty ``output_dir``: another run is moved aside, this one without a checkpoint deleted,
+    anything else refused."""
     if not output_dir.exists():
         return
     if not output_dir.is_dir():

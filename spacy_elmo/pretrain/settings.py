@@ -1,12 +1,9 @@
-"""The pretraining config: a thinc/spaCy ``.cfg`` read into typed, checked settings, one section
-per dataclass below and ``[model]`` the :class:`BiLMConfig` (less ``vocab_size``: ``[vocab]``).
-Unknown keys are errors, so a typo never silently becomes a default.
-"""
+"""The pretraining config: a ``.cfg`` read into typed, checked settings, a dataclass per section
+and ``[model]`` the :class:`BiLMConfig`. Unknown keys are errors: a typo never becomes a default."""
 
 from __future__ import annotations
 
 import configparser
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
@@ -22,15 +19,15 @@ PathLike = Union[str, Path]
 
 @dataclass(frozen=True)
 class PathSettings:
-    """Where the data lives. ``train``/``dev`` may be a file or a folder (read recursively)."""
+    """``train``/``dev`` may be a file or a folder (read recursively)."""
 
     train: Optional[str] = None
     dev: Optional[str] = None
     vocab: Optional[str] = None  # an existing vocabulary (JSON list or one word per line)
-    init_from: Optional[str] = None  # our model directory or an AllenNLP options.json + hdf5 directory
+    init_from: Optional[str] = None  # any biLM path docs/weights.md accepts
 
 
-#: The precisions pretraining takes (int8 has no backward pass).
+#: int8 has no backward pass.
 TRAINING_PRECISIONS = tuple(p for p in PRECISIONS if p != "int8")
 
 
@@ -38,7 +35,7 @@ TRAINING_PRECISIONS = tuple(p for p in PRECISIONS if p != "int8")
 class SystemSettings:
     seed: int = 0
     device: str = "cpu"
-    precision: str = "float32"  # float32, or bfloat16 / float16 products on a GPU (spacy_elmo.nn.precision)
+    precision: str = "float32"  # or bfloat16 / float16 products on a GPU
     threads: int = 0  # torch intra-op threads per process; 0 keeps torch's default
 
     def __post_init__(self) -> None:
@@ -51,13 +48,11 @@ class SystemSettings:
 
 @dataclass(frozen=True)
 class CorpusSettings:
-    """How raw text becomes sentences of tokens."""
-
     lang: str = "en"
     pipeline: Optional[str] = None  # a spaCy package or path; None means blank(lang) + sentencizer
     pretokenized: bool = False  # one sentence per line, tokens separated by whitespace
     jsonl_field: str = "text"
-    max_line_bytes: int = 100_000  # longer lines are cut here, at a character boundary (and counted)
+    max_line_bytes: int = 100_000  # longer lines are cut here (and counted)
     max_token_chars: int = 50  # the char-CNN reads at most 48 bytes; longer tokens are cut (and counted)
     max_sentence_tokens: int = 100  # longer sentences are split into pieces of this size
     chunk_sentences: int = 10_000  # sentences read, sorted by length and shuffled together
@@ -74,9 +69,7 @@ class VocabSettings:
 
 @dataclass(frozen=True)
 class SoftmaxSettings:
-    """``n_negatives`` 0 trains with the full softmax; otherwise a sampled softmax."""
-
-    n_negatives: int = 0
+    n_negatives: int = 0  # 0: the full softmax
 
 
 LR_DECAYS = ("none", "linear", "cosine")
@@ -84,12 +77,9 @@ LR_DECAYS = ("none", "linear", "cosine")
 
 @dataclass(frozen=True)
 class TrainingSettings:
-    # The run stops after the step at which either budget is reached (0: none; one is needed).
-    # max_tokens counts training tokens over all processes: the same stop on any machine.
+    # The budget and recipe keys are in docs/pretraining.md.
     max_steps: int = 1000
     max_tokens: int = 0
-    # Minutes of training (all sessions), 0 for none: a guard that keeps a demo run near its
-    # length on a slower machine, ending it as max_steps would (not reproducible step for step).
     max_minutes: float = 0.0
     batch_tokens: int = 2000  # padded tokens (BOS/EOS included) per step, over all processes
     max_batch_sentences: int = 256
@@ -99,12 +89,11 @@ class TrainingSettings:
     adam_beta1: float = 0.9
     adam_beta2: float = 0.999
     warmup_steps: int = 0
-    # After the warm-up: "linear"/"cosine" bring the rate to min_learning_rate at the end of the budget.
     lr_decay: str = "none"
     min_learning_rate: float = 0.0
     grad_clip: float = 10.0
-    dropout: float = 0.1  # on the char-CNN's token vectors and on the top layer before the softmax
-    lstm_dropout: float = 0.0  # on the input of each LSTM layer above the first (bilm-tf: = dropout)
+    dropout: float = 0.1
+    lstm_dropout: float = 0.0
     eval_every: int = 200
     checkpoint_every: int = 200
     max_dev_sentences: int = 5000
@@ -135,7 +124,6 @@ class TrainingSettings:
                 raise ConfigError(f"training.{name} must be in [0, 1), not {getattr(self, name)}")
 
     def budget_reached(self, step: int, tokens: int) -> bool:
-        """Whether a run at ``step`` with ``tokens`` done has used up its step or token budget."""
         return (self.max_steps > 0 and step >= self.max_steps) or (self.max_tokens > 0 and tokens >= self.max_tokens)
 
 
@@ -154,7 +142,7 @@ _SECTIONS = {name: hint for name, hint in get_type_hints(PretrainSettings).items
 
 
 def load_config(path: PathLike, overrides: Optional[dict[str, Any]] = None) -> Config:
-    """Read a ``.cfg`` with dotted overrides (``{"training.max_steps": 10}``), interpolated."""
+    """Read a ``.cfg`` with dotted overrides (``{"training.max_steps": 10}``)."""
     path = Path(path)
     if not path.is_file():
         raise InputNotFoundError(f"Config file not found: {path}")
@@ -166,7 +154,6 @@ def load_config(path: PathLike, overrides: Optional[dict[str, Any]] = None) -> C
 
 
 def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSettings:
-    """Check every section and key and build :class:`PretrainSettings`."""
     unknown = sorted(set(config) - set(_SECTIONS) - {"model"})
     if unknown:
         raise ConfigError(f"Unknown config sections: {unknown}; expected {sorted(_SECTIONS) + ['model']}")
@@ -179,18 +166,14 @@ def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSetti
         model = BiLMConfig.from_dict(model_data)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"[model]: {err}") from err
-    sections = {name: _build_section(name, cls, config.get(name, {})) for name, cls in _SECTIONS.items()}
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        data, hints = config.get(name, {}), get_type_hints(cls)
+        unknown = sorted(set(data) - set(hints))
+        if unknown:
+            raise ConfigError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(hints)}")
+        sections[name] = cls(**{key: _coerce(f"{name}.{key}", value, hints[key]) for key, value in data.items()})
     return PretrainSettings(model=model, **sections)
-
-
-def _build_section(name: str, cls: type, data: dict[str, Any]) -> Any:
-    hints = get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"Unknown keys in [{name}]: {unknown}; known keys: {sorted(known)}")
-    values = {key: _coerce(f"{name}.{key}", value, hints[key]) for key, value in data.items()}
-    return cls(**values)
 
 
 def _coerce(where: str, value: Any, hint: Any) -> Any:

@@ -1,8 +1,6 @@
 """A run made ready to train: output folder, vocabulary, model, objective, optimizer and data.
-
-The steps run in the order of the random draws they make (the model's initial weights, then the
-dropout seed, then the sampler's): keep that order, or a run no longer reproduces.
-"""
+The steps run in the order of their random draws (weights, dropout seed, sampler): keep it, or a
+run no longer reproduces."""
 
 from __future__ import annotations
 
@@ -11,14 +9,14 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator, Optional
+from typing import Iterator, Optional
 
 import torch
 
 from ..config import BiLMConfig
 from ..nn.bilm import BiLM
 from ..nn.precision import running_precision
-from .checkpoint import CheckpointState, Progress, save_model
+from .checkpoint import CheckpointState, Progress, restore_rng, save_model
 from .data.batches import BatchPlan, RankStream, ShardState, ShardStream, shards_of_rank
 from .data.sentences import SentenceSplitter, count_words, make_reader, read_dev_sentences
 from .data.step_inputs import StepInputBuilder, StepInputs
@@ -29,7 +27,7 @@ from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
 from .perplexity import dev_batches
-from .resume import FileFingerprint, check_resumed, open_output, restore_random_states, shared_fingerprint
+from .resume import FileFingerprint, check_resumed, fingerprint, open_output
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .vocab import Vocabulary, build_vocabulary, with_counts
@@ -51,7 +49,6 @@ class TrainingRun:
     objective: LanguageModelObjective
     trainable: torch.nn.Module  # the objective, or its DistributedDataParallel wrapper
     optimizer: torch.optim.Optimizer
-    autocast: Callable[[], ContextManager]
     n_shards: int
     encoder: StepInputBuilder
     stream: RankStream
@@ -63,12 +60,11 @@ class TrainingRun:
 def set_up_run(
     settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str, show_progress: bool
 ) -> TrainingRun:
-    """Prepare ``out`` and build every part of the run, fresh or from its checkpoint."""
     train = settings.paths.train
     if not train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
     resumed = open_output(settings, out, context, resume, config_text)
-    train_files = shared_fingerprint(context, train)
+    train_files = run_on_main(context, lambda: fingerprint(train))
     splitter = SentenceSplitter(settings.corpus)
     show_progress = show_progress and context.is_main
     initial = None
@@ -93,7 +89,6 @@ def set_up_run(
 
         ids = [context.device.index] if context.device.type == "cuda" else None
         trainable = DistributedDataParallel(objective, device_ids=ids)
-    autocast = contextlib.nullcontext  # the objective runs its products in its precision
     optimizer = make_optimizer(objective.parameters(), training)
     n_shards = resumed.n_shards if resumed is not None else (training.shards or context.world_size)
     if n_shards % context.world_size:
@@ -106,11 +101,29 @@ def set_up_run(
         with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
             optimizer.load_state_dict(resumed.optimizer)
         progress = resumed.progress
-        restore_random_states(resumed, loss, context.rank)
+        if context.rank < len(resumed.rng):
+            restore_rng(resumed.rng[context.rank], loss.generator)
+        else:
+            logger.warning("The checkpoint has no random state for process %d: reseeded", context.rank)
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
     encoder = StepInputBuilder(vocab)
+    plan = BatchPlan(
+        batch_tokens=max(1, training.batch_tokens // n_shards),
+        max_sentences=max(1, training.max_batch_sentences // n_shards),
+        chunk_sentences=settings.corpus.chunk_sentences,
+    )
+    reader, states = make_reader(train, settings.corpus, splitter), resumed.shards if resumed is not None else {}
+    streams = [
+        ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
+        for shard in shards_of_rank(context.rank, context.world_size, n_shards)
+    ]
+    dev = settings.paths.dev
+    dev_sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []
+    if not dev_sentences:
+        where = f"The dev text {dev} has no sentences" if dev else "No dev text (paths.dev)"
+        logger.warning("%s: dev perplexity is not computed and model-best follows the training loss", where)
     return TrainingRun(
         settings=settings,
         out=out,
@@ -122,11 +135,10 @@ def set_up_run(
         objective=objective,
         trainable=trainable,
         optimizer=optimizer,
-        autocast=autocast,
         n_shards=n_shards,
         encoder=encoder,
-        stream=_stream(settings, train, context, splitter, n_shards, resumed.shards if resumed is not None else {}),
-        dev_batches=_dev_batches(settings, context, splitter, encoder),
+        stream=RankStream(streams),
+        dev_batches=dev_batches(dev_sentences, encoder, training, context.rank, context.world_size),
         progress=progress,
         train_files=train_files,
     )
@@ -140,8 +152,7 @@ def run_vocabulary(
     initial: Optional[BiLM],
     show_progress: bool,
 ) -> Vocabulary:
-    """The vocabulary a new run predicts, written to ``OUTPUT_DIR/vocab.json`` (by rank 0): a given
-    word list, the initial model's, or one built from the training text by rank 0."""
+    """A given word list, the initial model's, or one built from the training text by rank 0."""
     if settings.paths.vocab:
         vocab = Vocabulary.from_disk(settings.paths.vocab)
         if initial is None or initial.vocab != vocab.words:  # a new output layer: start it from counts
@@ -163,7 +174,7 @@ def run_vocabulary(
 def _build_vocabulary(
     settings: PretrainSettings, out: Path, splitter: SentenceSplitter, show_progress: bool
 ) -> Vocabulary:
-    """The most frequent words of the training text, with what the pass read in ``corpus_stats.json``."""
+    """The most frequent words, with what the pass read in ``corpus_stats.json``."""
     counter, stats = count_words(settings, splitter, show_progress)
     if counter.sentences == 0:
         raise EmptyCorpusError(f"The training text {settings.paths.train} has no sentences ({stats.summary()})")
@@ -214,8 +225,7 @@ def _start_model(
 
 @contextlib.contextmanager
 def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
-    """torch's errors of a state that does not fit (a size mismatch, a missing key) as one
-    :class:`CheckpointMismatchError` naming the checkpoint instead of a traceback."""
+    """torch's errors of a state that does not fit as one error naming the checkpoint."""
     try:
         yield
     except (RuntimeError, ValueError, KeyError) as err:
@@ -226,48 +236,3 @@ def _restoring(checkpoint: Path, what: str) -> Iterator[None]:
         raise CheckpointMismatchError(
             f"{checkpoint}: its {what} cannot be restored ({detail}); it is damaged or was edited"
         ) from err
-
-
-def _n_shards(settings: PretrainSettings, context: Distributed, resumed: Optional[CheckpointState]) -> int:
-    n = resumed.n_shards if resumed is not None else (settings.training.shards or context.world_size)
-    if n % context.world_size:
-        raise PretrainError(
-            f"{n} data shards cannot be split over {context.world_size} processes: "
-            "use a number of processes that divides training.shards"
-        )
-    return n
-
-
-def _stream(
-    settings: PretrainSettings,
-    train: str,
-    context: Distributed,
-    splitter: SentenceSplitter,
-    n_shards: int,
-    states: dict[int, ShardState],
-) -> RankStream:
-    plan = BatchPlan(
-        batch_tokens=max(1, settings.training.batch_tokens // n_shards),
-        max_sentences=max(1, settings.training.max_batch_sentences // n_shards),
-        chunk_sentences=settings.corpus.chunk_sentences,
-    )
-    reader = make_reader(train, settings.corpus, splitter)
-    seed = settings.system.seed
-    return RankStream(
-        [
-            ShardStream(reader, splitter, plan, shard, n_shards, seed, states.get(shard, ShardState()))
-            for shard in shards_of_rank(context.rank, context.world_size, n_shards)
-        ]
-    )
-
-
-def _dev_batches(
-    settings: PretrainSettings, context: Distributed, splitter: SentenceSplitter, encoder: StepInputBuilder
-) -> list[StepInputs]:
-    dev, training = settings.paths.dev, settings.training
-    sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []
-    if not sentences:
-        where = f"The dev text {dev} has no sentences" if dev else "No dev text (paths.dev)"
-        logger.warning("%s: dev perplexity is not computed and model-best follows the training loss", where)
-        return []
-    return dev_batches(sentences, encoder, training, context.rank, context.world_size)

@@ -1,8 +1,5 @@
-"""One pretraining run: set up (:mod:`.setup`) or resume (:mod:`.resume`), then the training loop:
-one optimizer step on the global batch (every process's part together) at a time until a budget
-is used up or a signal asks to stop; every ``eval_every`` steps a line in ``metrics.jsonl`` and
-``model-best`` when it improved, every ``checkpoint_every`` steps (and at the end) the checkpoint
-and ``model-last``. Under torchrun only rank 0 writes.
+"""One pretraining run: set up or resume, then optimizer steps on the global batch until a budget
+is used up or a signal asks to stop, evaluating and checkpointing as the config says (rank 0 writes).
 """
 
 from __future__ import annotations
@@ -19,15 +16,14 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 import torch
-from tqdm import tqdm
 
 from ..progress import progress_bar
 from .checkpoint import CheckpointState, capture_rng, save_model
 from .data.batches import ShardState
 from .data.step_inputs import StepInputs
-from .distributed import Distributed, run_on_main, setup_distributed, teardown_distributed
+from .distributed import run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
-from .optim import decay_progress, learning_rate_at, set_learning_rate
+from .optim import decay_progress, learning_rate_at
 from .output_folder import CHECKPOINT_FILE, METRICS_FILE, MODEL_BEST, MODEL_LAST, RunSummary, append_metrics
 from .perplexity import DevScores, dev_perplexity, exp
 from .resume import describe_run, resume_or_start_over
@@ -55,8 +51,7 @@ def pretrain(
     progress: bool = True,
     auto_resume: bool = False,
 ) -> RunResult:
-    """Pretrain a biLM as ``settings`` say into ``output_dir``. ``resume`` continues the run saved
-    there; ``auto_resume`` resumes it when it has these settings, else moves it aside and starts over."""
+    """``auto_resume`` resumes a run of these settings, else moves it aside and starts over."""
     if resume and auto_resume:
         raise PretrainError("resume and auto_resume exclude each other: pass one")
     out = Path(output_dir)
@@ -65,46 +60,37 @@ def pretrain(
         if settings.system.threads > 0:
             torch.set_num_threads(settings.system.threads)
         with catch_stop_signals() as stop:
-            if auto_resume:
-                resume = _decide_resume(context, out, settings)
+            if auto_resume:  # rank 0 looks at (and, to start over, clears) the folder
+                resume = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)))
+                if resume:
+                    logger.info("Same settings as the run in %s: resuming it", out)
             run = set_up_run(settings, out, context, resume, config_text, progress)
             loop = TrainingLoop(run, stop)
             loop.train()
-            summary = loop.run_summary()
+            progress = loop.progress
+            minutes = loop.elapsed() / 60.0
+            summary = RunSummary.of_session(
+                settings.training, progress.step, progress.tokens, stop.signum is not None, minutes
+            )
             if context.is_main:
                 summary.to_disk(out)
                 if summary.stopped_by == "max_minutes":
                     logger.warning(summary.time_guard_line())
-            return RunResult(
-                out, loop.progress.step, loop.progress.tokens, loop.progress.best_score, stop.signum, summary.stopped_by
-            )
+            return RunResult(out, progress.step, progress.tokens, progress.best_score, stop.signum, summary.stopped_by)
     finally:
         teardown_distributed(context)
 
 
-def _decide_resume(context: Distributed, out: Path, settings: PretrainSettings) -> bool:
-    """Rank 0 looks at (and, to start over, clears) the folder; every process gets its answer."""
-    resume = run_on_main(context, lambda: resume_or_start_over(out, describe_run(settings)))
-    if resume:
-        logger.info("Same settings as the run in %s: resuming it", out)
-    return resume
-
-
+@dataclass
 class StopRequest:
     """Set by a signal handler, read by the training loop between steps."""
 
-    def __init__(self) -> None:
-        self.signum: Optional[int] = None
-
-    @property
-    def requested(self) -> bool:
-        return self.signum is not None
+    signum: Optional[int] = None
 
 
 @contextlib.contextmanager
 def catch_stop_signals() -> Iterator[StopRequest]:
-    """SIGINT and SIGTERM ask for a checkpoint and a stop after the current step (a second SIGINT
-    stops at once), from the start of the run on (main thread only)."""
+    """SIGINT and SIGTERM ask for a checkpoint and a stop after this step; a second SIGINT stops now."""
     request = StopRequest()
 
     def request_stop(signum: int, frame: Any) -> None:
@@ -138,15 +124,22 @@ class TrainingLoop:
         self.trained_parameters = [p for p in run.objective.parameters() if p.requires_grad]  # what grad_clip clips
 
     def train(self) -> None:
-        """Step until the budget is used up, the time guard fires or a signal asks to stop."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         batches = iter(run.stream)
         shard_states: dict[int, ShardState] = {s.shard: s.state for s in run.stream.streams}
         window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
-        by_tokens = bool(training.max_tokens)
-        bar = self._progress_bar(by_tokens)
+        by_tokens = bool(training.max_tokens)  # the bar counts what the budget counts
+        bar = progress_bar(
+            total=(training.max_tokens if by_tokens else training.max_steps) or None,
+            initial=progress.tokens if by_tokens else progress.step,
+            unit="tok" if by_tokens else "step",
+            unit_scale=by_tokens,
+            disable=not run.show_progress,
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
         epoch = 0
         try:
             while not training.budget_reached(progress.step, progress.tokens):
@@ -177,7 +170,12 @@ class TrainingLoop:
                     record = self._evaluate(epoch, session_tokens / max(train_seconds, 1e-9))
                     progress.since_eval = [0.0, 0.0]
                     if run.context.is_main:
-                        bar.write(_describe(record))
+                        line = f"step {record['step']:>7}  tokens {record['tokens']:>12,}  "
+                        line += f"train ppl {record['train_perplexity']:.2f}"
+                        if record["dev_perplexity"] is not None:
+                            fwd, bwd = record["dev_perplexity_forward"], record["dev_perplexity_backward"]
+                            line += f"  dev ppl fwd {fwd:.2f} bwd {bwd:.2f}"
+                        bar.write(line)
                 if progress.step % training.checkpoint_every == 0 or finished or stopping:
                     self._checkpoint(shard_states)
                 if time_up and not stopping:
@@ -189,36 +187,14 @@ class TrainingLoop:
         finally:
             bar.close()
 
-    def _progress_bar(self, by_tokens: bool) -> tqdm:
-        """The bar counts what the budget counts: tokens when max_tokens is set, else steps."""
-        training, progress = self.run.settings.training, self.progress
-        return progress_bar(
-            total=(training.max_tokens if by_tokens else training.max_steps) or None,
-            initial=progress.tokens if by_tokens else progress.step,
-            unit="tok" if by_tokens else "step",
-            unit_scale=by_tokens,
-            disable=not self.run.show_progress,
-            dynamic_ncols=True,
-            mininterval=0.5,
-        )
-
     def elapsed(self) -> float:
         """Wall seconds of training in all sessions of this run so far."""
         if self.session_start is None:
             return self.progress.elapsed_seconds
         return self.progress.elapsed_seconds + time.perf_counter() - self.session_start
 
-    def run_summary(self) -> RunSummary:
-        """How this session ended, for ``run.json``."""
-        progress = self.progress
-        return RunSummary.of_session(
-            self.run.settings.training, progress.step, progress.tokens, self.stop.requested, self.elapsed() / 60.0
-        )
-
     def _step(self, batch: StepInputs) -> tuple[int, float, bool, bool]:
-        """One optimizer step on this process's part of the global batch: the global number of
-        predictions, the mean loss, whether any process was asked to stop, and whether rank 0's
-        time budget is used up (every process then stops after this same step)."""
+        """Predictions over all processes, the mean loss, and whether any process must stop after this step."""
         run, progress, training = self.run, self.progress, self.run.settings.training
         context = run.context
         batch = batch.to(context.device)
@@ -226,17 +202,14 @@ class TrainingLoop:
             progress.decay_start_tokens = progress.tokens
         decay = decay_progress(progress.step, progress.tokens, training, progress.decay_start_tokens)
         self.learning_rate = learning_rate_at(progress.step, training, decay)
-        set_learning_rate(run.optimizer, self.learning_rate)
+        for group in run.optimizer.param_groups:
+            group["lr"] = self.learning_rate
         run.objective.train()
-        with run.autocast():
-            sums = run.trainable(batch.char_ids, batch.lengths, batch.targets)
-        detached = sums.detach()
+        sums = run.trainable(batch.char_ids, batch.lengths, batch.targets)
         budget = training.max_minutes * 60.0
         time_up = context.is_main and budget > 0 and self.elapsed() >= budget
-        totals = torch.tensor(
-            [batch.n_tokens, float(self.stop.requested), float(detached[0]), float(detached[1]), float(time_up)],
-            dtype=torch.float64,
-        )
+        stop = self.stop.signum is not None
+        totals = torch.tensor([batch.n_tokens, stop, *sums.detach().tolist(), time_up], dtype=torch.float64)
         context.all_reduce_sum(totals)
         n_tokens = int(totals[0])
         step_loss = float(totals[2] + totals[3]) / (2.0 * n_tokens)
@@ -258,7 +231,7 @@ class TrainingLoop:
         run, progress = self.run, self.progress
         loss_sum, n_tokens = progress.since_eval
         train_loss = loss_sum / n_tokens if n_tokens else float("nan")
-        scores: Optional[DevScores] = dev_perplexity(run.model, run.dev_batches, run.context, run.autocast)
+        scores: Optional[DevScores] = dev_perplexity(run.model, run.dev_batches, run.context)
         record = {
             "step": progress.step,
             "epoch": epoch,
@@ -302,26 +275,9 @@ class TrainingLoop:
             rng=[part["rng"] for part in gathered],
             model_config=run.model.config.to_dict(),
             model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
-            optimizer=_to_cpu(run.optimizer.state_dict()),
+            optimizer=run.optimizer.state_dict(),  # read back onto the CPU (map_location)
             train_files=run.train_files,
             vocab_sha256=run.vocab.digest(),
         )
         state.save(run.out / CHECKPOINT_FILE)
         save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)
-
-
-def _to_cpu(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_cpu(v) for v in value)
-    return value
-
-
-def _describe(record: dict[str, Any]) -> str:
-    text = f"step {record['step']:>7}  tokens {record['tokens']:>12,}  train ppl {record['train_perplexity']:.2f}"
-    if record["dev_perplexity"] is not None:
-        text += f"  dev ppl fwd {record['dev_perplexity_forward']:.2f} bwd {record['dev_perplexity_backward']:.2f}"
-    return text

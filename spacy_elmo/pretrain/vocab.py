@@ -1,8 +1,5 @@
-"""The output vocabulary: which words the softmax predicts (the input side reads characters).
-
-Ids are ``<S>``, ``</S>``, ``<UNK>`` and then words by decreasing frequency: the log-uniform
-sampler of the sampled softmax relies on that order.
-"""
+"""The output vocabulary: ``<S>``, ``</S>``, ``<UNK>``, then words by decreasing frequency, the
+order the sampled softmax's log-uniform sampler relies on."""
 
 from __future__ import annotations
 
@@ -48,17 +45,15 @@ class Vocabulary:
         return [self.bos_id, *(get(word, unk) for word in sentence), self.eos_id]
 
     def digest(self) -> str:
-        """SHA-256 of the word list, in order: what a checkpoint records of the words it predicts."""
+        """What a checkpoint records of the words it predicts."""
         return hashlib.sha256(json.dumps(self.words, ensure_ascii=False).encode("utf8")).hexdigest()
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        """A JSON list of words (the format of a model directory's ``vocab.json``), atomically."""
         write_file(Path(path), json.dumps(self.words, ensure_ascii=False).encode("utf8"))
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "Vocabulary":
-        """A JSON list, or bilm-tf's text format (a word per line, anything after a tab ignored);
-        the specials are added in front if the file lacks them."""
+        """A JSON list or bilm-tf's word per line (after a tab: ignored); missing specials go in front."""
         path = Path(path)
         if not path.is_file():
             raise InputNotFoundError(f"Vocabulary file not found: {path}")
@@ -82,8 +77,7 @@ class Vocabulary:
 
 
 class WordCounter:
-    """Counts words in one streaming pass, in bounded memory: beyond ``max_types`` distinct words
-    the rarest are dropped (they could not make the vocabulary anyway)."""
+    """Counts words in bounded memory: beyond ``max_types`` distinct words the rarest are dropped."""
 
     def __init__(self, max_types: int = 5_000_000) -> None:
         self.counts: Counter[str] = Counter()
@@ -97,12 +91,9 @@ class WordCounter:
         self.sentences += 1
         self.tokens += len(sentence)
         if len(self.counts) > self.max_types:
-            self._prune()
-
-    def _prune(self) -> None:
-        while len(self.counts) > self.max_types // 2:
-            self.pruned_below += 1
-            self.counts = Counter({w: c for w, c in self.counts.items() if c > self.pruned_below})
+            while len(self.counts) > self.max_types // 2:
+                self.pruned_below += 1
+                self.counts = Counter({w: c for w, c in self.counts.items() if c > self.pruned_below})
 
 
 def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Vocabulary:
@@ -119,9 +110,7 @@ def build_vocabulary(counter: WordCounter, size: int, min_count: int = 1) -> Voc
 
 
 def with_counts(vocab: Vocabulary, counter: WordCounter) -> Vocabulary:
-    """``vocab``'s words with their counts in ``counter`` (the specials as :func:`build_vocabulary`
-    counts them), so that a given word list's output layer starts from the unigram frequencies
-    as a built vocabulary's does, not from zeros (which trains markedly worse early on)."""
+    """So a given word list's output layer starts from unigram frequencies (zeros train worse early)."""
     counts = [counter.counts.get(word, 0) if word not in SPECIALS else 0 for word in vocab.words]
     covered = sum(counts)
     counts[vocab.bos_id] = counts[vocab.eos_id] = counter.sentences

@@ -1,8 +1,6 @@
-"""``spacy-elmo embed``'s driver: sentences in chunks of about ``chunk_tokens`` tokens, planned into
-groups by the :class:`~spacy_elmo.embedding.embedder.Embedder`; groups already stored with the same
-tokens are skipped, each other becomes one part (:mod:`.parts`). With ``shard=(k, n)`` a process
-computes the groups numbered ``k`` modulo ``n``: the groups depend on the input only.
-"""
+"""``spacy-elmo embed``'s driver: chunks of sentences planned into groups by the ``Embedder``; a group
+already stored with the same tokens is skipped, each other becomes one part. Shard ``k`` of ``n``
+computes the groups numbered ``k`` modulo ``n``: the groups depend on the input only."""
 
 from __future__ import annotations
 
@@ -22,7 +20,6 @@ from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
 from ..embedding.word_cache import WordCacheStats
 from ..nn.bilm import BiLM
-from ..nn.precision import DEFAULT_PRECISION
 from .join import FORMAT_VERSION
 from .parts import PartStore
 
@@ -47,16 +44,11 @@ class EmbedSummary:
 def reduce_layers(
     layers: numpy.ndarray, mode: str, mix_weights: Optional[Sequence[float]] = None, gamma: float = 1.0
 ) -> numpy.ndarray:
-    """``(L+1, n, 2P)`` layers as stored for ``mode``: all of them, the top one, their mean or a mix."""
     if mode == "all":
         return layers
     if mode == "top":
         return layers[-1]
-    if mode == "average":
-        return mix_layers(layers)
-    if mode == "mix":
-        return mix_layers(layers, mix_weights, gamma)
-    raise ValueError(f"layers must be one of {LAYER_MODES}, not {mode!r}")
+    return mix_layers(layers, mix_weights, gamma) if mode == "mix" else mix_layers(layers)
 
 
 def tokens_hash(tokens: Sequence[str]) -> str:
@@ -70,7 +62,7 @@ def tokens_hash(tokens: Sequence[str]) -> str:
 
 
 def weights_digest(bilm: BiLM) -> str:
-    """A content hash of the sizes, dictionaries and weights the vectors depend on (not the softmax)."""
+    """A hash of the sizes, dictionaries and weights the vectors depend on (not the softmax)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(json.dumps(bilm.config.to_dict(), sort_keys=True).encode())
     if bilm.lexicon is not None:  # a code-point model's ids depend on its dictionaries too
@@ -95,8 +87,7 @@ def embed_corpus(
     progress: bool = True,
     shard: tuple[int, int] = (0, 1),
 ) -> EmbedSummary:
-    """Embed ``sentences`` into ``output`` (created, or resumed if it or its parts exist) as
-    ``embedder`` turns sentences into layers; ``shard=(k, n)``: only this process's share."""
+    """Embed this shard's share of ``sentences`` into ``output``, resuming what is stored."""
     from ..progress import progress_bar
 
     bilm, max_tokens = embedder.bilm, embedder.max_tokens
@@ -108,7 +99,19 @@ def embed_corpus(
     shard_index, n_shards = shard
     if not (n_shards >= 1 and 0 <= shard_index < n_shards):
         raise ValueError(f"shard must be K/N with 0 <= K < N, not {shard_index}/{n_shards}")
-    manifest = _manifest(bilm, layers, mix_weights, gamma, max_tokens, embedder.running_precision())
+    # What the stored vectors depend on: the weights and the settings that change them, with the
+    # precision that runs (float32 where the device cannot run the one asked for).
+    settings = {
+        "layers": layers,
+        "n_layers": bilm.config.n_output_layers,
+        "dim": bilm.config.output_dim,
+        "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
+        "gamma": float(gamma) if layers == "mix" else None,
+        "max_tokens": int(max_tokens),
+        "dtype": str(bilm.dtype).replace("torch.", ""),
+        "precision": embedder.running_precision(),
+    }
+    manifest = {"format": FORMAT_VERSION, "settings": settings, "weights": weights_digest(bilm)}
     parts = PartStore(Path(output), manifest, shard_index, n_shards)
     try:
         summary = EmbedSummary()
@@ -153,32 +156,7 @@ def embed_corpus(
     return summary
 
 
-def _manifest(
-    bilm: BiLM,
-    layers: str,
-    mix_weights: Optional[Sequence[float]],
-    gamma: float,
-    max_tokens: int,
-    precision: str = DEFAULT_PRECISION,
-) -> dict:
-    """What the stored vectors depend on: the weights' content and the settings that change them.
-
-    ``precision`` is the one that runs (float32 where the device cannot run the one asked for)."""
-    settings: dict[str, object] = {
-        "layers": layers,
-        "n_layers": bilm.config.n_output_layers,
-        "dim": bilm.config.output_dim,
-        "mix_weights": [float(w) for w in mix_weights] if layers == "mix" and mix_weights is not None else None,
-        "gamma": float(gamma) if layers == "mix" else None,
-        "max_tokens": int(max_tokens),
-        "dtype": str(bilm.dtype).replace("torch.", ""),
-    }
-    settings["precision"] = precision
-    return {"format": FORMAT_VERSION, "settings": settings, "weights": weights_digest(bilm)}
-
-
 def _chunks(sentences: Iterable[Sentence], chunk_tokens: int) -> Iterator[list[Sentence]]:
-    """Consecutive sentences, about ``chunk_tokens`` tokens at a time (decided by the input only)."""
     chunk: list[Sentence] = []
     tokens = 0
     for sentence in sentences:

@@ -1,20 +1,12 @@
-"""The result of ``spacy-elmo embed`` (one HDF5 file: a float32 dataset per sentence key carrying
-a hash of its tokens, ``sentence_to_index``, and the manifest as the root attribute
-``spacy_elmo_embed``, without which a file is never written into) and the join that writes it.
-
-The join copies the parts and an earlier output's still valid datasets into a temporary file that
-replaces ``OUTPUT`` in one rename, checking every token hash, so another run's vectors never end up
-under this run's sentences. It reserves its disk space first: HDF5 handles failed writes badly.
-"""
+"""The result file of ``spacy-elmo embed`` (docs/embed.md): a dataset per sentence key with a hash of
+its tokens, ``sentence_to_index``, and the manifest as a root attribute, without which a file is
+never written into."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
@@ -22,11 +14,6 @@ import h5py
 
 from ..durable import (
     file_kind,
-    io_error_reason,
-    new_temporary_file,
-    remove_leftover_temporaries,
-    sync_file,
-    sync_folder,
 )
 from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
 from ..nn.precision import DEFAULT_PRECISION
@@ -36,7 +23,6 @@ SENTENCE_INDEX = "sentence_to_index"
 MARKER_ATTR = "spacy_elmo_embed"
 TOKENS_ATTR = "spacy_elmo_tokens"
 FORMAT_VERSION = 2
-_JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
 
 
 class EmbedError(ValueError):
@@ -44,126 +30,12 @@ class EmbedError(ValueError):
 
 
 def parts_dir(output: PathLike) -> Path:
-    """The folder holding a run's finished batches until they are joined into ``output``."""
     output = Path(output)
     return output.with_name(output.name + ".parts")
 
 
-@dataclass(frozen=True)
-class Join:
-    """Joining the parts folder ``parts`` into ``output``, for a run of ``manifest``."""
-
-    output: Path
-    parts: Path
-    manifest: dict
-
-    def run(
-        self, found: dict[str, tuple[tuple[str, Path], ...]], wanted: dict[str, str], sentence_to_index: dict[str, str]
-    ) -> int:
-        """Write ``output`` from the stored datasets of the ``wanted`` keys (``found``: key ->
-        ((tokens hash, file), ...)); return how many stored datasets were left out because their
-        key is gone from the input."""
-        dropped = sum(1 for key in found if key not in wanted)
-        sources = {key: dict(pairs) for key, pairs in found.items()}
-        missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
-        if missing:
-            raise EmbedError(
-                f"{len(missing)} sentence(s) (first: {missing[0]!r}) have no vectors in {self.parts} for their "
-                "current tokens: the input changed while shards ran, or a shard stopped; run every shard again"
-            )
-        current_output = all(sources[key][digest] == self.output for key, digest in wanted.items())
-        if current_output and dropped == 0 and self._output_is_current(sentence_to_index):
-            shutil.rmtree(self.parts, ignore_errors=True)
-            return 0
-        by_source: dict[Path, list[str]] = {}
-        for key, digest in wanted.items():
-            by_source.setdefault(sources[key][digest], []).append(key)
-        index = json.dumps(sentence_to_index, ensure_ascii=False)
-        needed = sum(source.stat().st_size for source in by_source) + len(index.encode("utf8")) + _JOIN_MARGIN
-        remove_leftover_temporaries(self.output.parent, lambda target: target == self.output.name)
-        self._check_space(needed)
-        staging = None
-        try:
-            staging = new_temporary_file(self.output)
-            self._write_joined(staging, by_source, wanted, index, needed)
-        except BaseException as err:
-            if staging is not None:
-                staging.unlink(missing_ok=True)
-            if isinstance(err, EmbedError) or not isinstance(err, Exception):
-                raise
-            raise EmbedError(
-                f"could not write the joined file {self.output} ({io_error_reason(err)}); "
-                f"every finished batch is kept in {self.parts}: free some space and run the same command again"
-            ) from err
-        os.replace(staging, self.output)
-        sync_folder(self.output.parent)
-        shutil.rmtree(self.parts, ignore_errors=True)
-        return dropped
-
-    def _write_joined(
-        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
-    ) -> None:
-        """The joined file at ``staging``, its space reserved first; every dataset copied must still
-        carry the token hash of the sentence it is stored for."""
-        with h5py.File(staging, "w"):
-            pass
-        self._reserve(staging, needed)
-        with h5py.File(staging, "r+") as target:
-            for source, keys in by_source.items():
-                with h5py.File(source, "r") as handle:
-                    for key in keys:
-                        dataset = handle.get(key)
-                        stored = None if dataset is None else str(dataset.attrs.get(TOKENS_ATTR, ""))
-                        if stored != wanted[key]:
-                            raise EmbedError(
-                                f"{source} no longer holds this run's vectors of sentence {key!r}: another run "
-                                f"wrote into {self.parts} meanwhile. {self.output} was not changed; run the same "
-                                "command again (one run at a time)"
-                            )
-                        target.copy(dataset, target, name=key)
-            dataset = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
-            dataset[0] = index
-            target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
-        sync_file(staging)
-
-    def _reserve(self, staging: Path, needed: int) -> None:
-        """Claim the joined file's disk space before HDF5 writes into it (HDF5 gives the unused rest
-        back when it closes the file); skipped where the file system cannot reserve."""
-        descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
-        try:
-            os.posix_fallocate(descriptor, 0, needed)
-        except OSError as err:
-            if err.errno == errno.ENOSPC:
-                raise self._no_room(needed) from err
-            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise
-        finally:
-            os.close(descriptor)
-
-    def _output_is_current(self, sentence_to_index: dict[str, str]) -> bool:
-        if not self.output.exists():
-            return False
-        try:
-            return read_sentence_index(self.output) == sentence_to_index
-        except (OSError, KeyError, ValueError):
-            return False
-
-    def _check_space(self, needed: int) -> None:
-        """Refuse to start a join the disk cannot hold."""
-        if needed > shutil.disk_usage(self.output.parent).free:
-            raise self._no_room(needed)
-
-    def _no_room(self, needed: int) -> EmbedError:
-        free = shutil.disk_usage(self.output.parent).free
-        return EmbedError(
-            f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
-            f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
-            "free some space and run the same command again"
-        )
-
-
 def check_output_kind(path: Path) -> None:
-    """Refuse an output path that is not a file, which HDF5 would answer with a page of messages."""
+    """Refuse an output that is not a file, which HDF5 would answer with a page of messages."""
     try:
         facts = os.stat(path)
     except OSError:
@@ -176,7 +48,6 @@ def check_output_kind(path: Path) -> None:
 
 
 def open_output_file(path: Path, manifest: dict) -> h5py.File:
-    """``path`` opened for reading, after checking it is an embedding file of these settings."""
 
     def unreadable(err: OSError) -> Exception:
         return EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over")
@@ -185,7 +56,6 @@ def open_output_file(path: Path, manifest: dict) -> h5py.File:
 
 
 def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
-    """Refuse a file that embed did not write, or wrote with other settings."""
     found = handle.attrs.get(MARKER_ATTR)
     if found is None:
         raise EmbedError(
@@ -202,7 +72,7 @@ def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
 
 
 def check_manifest(found: object, expected: dict, where: Path) -> None:
-    """Refuse a result file or parts folder written with other weights or settings than ``expected``."""
+    """Refuse a result or parts folder written with other weights or settings."""
     if found == expected:
         return
     if not isinstance(found, dict) or found.get("format") != expected["format"]:
@@ -226,7 +96,6 @@ def check_manifest(found: object, expected: dict, where: Path) -> None:
 
 
 def read_sentence_index(output: PathLike) -> dict[str, str]:
-    """The ``sentence_to_index`` map of an embedding file."""
     with h5py.File(output, "r") as handle:
         check_hdf5_safe(handle, output)
         raw = handle[SENTENCE_INDEX][0]

@@ -1,8 +1,6 @@
-"""One ``spacy-elmo embed`` run per output and shard: two runs writing the same parts would mix
-their vectors. A run holds an exclusive ``flock`` on ``OUTPUT.embed-K.lock`` (it dies with its
-process); the lock's predictable name is never followed. Without locks (some network mounts)
-the run goes on with a warning: the join's token hashes still keep another run's vectors out.
-"""
+"""One ``spacy-elmo embed`` run per output and shard, by an exclusive ``flock`` on
+``OUTPUT.embed-K.lock`` (which dies with its process, and whose name is never followed). Without
+locks (some network mounts) a run goes on with a warning: the join's token hashes still hold."""
 
 from __future__ import annotations
 
@@ -21,17 +19,15 @@ _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
 
 
 class OutputBusy(RuntimeError):
-    """Another run holds the lock; the message says which process and what to do."""
+    """Another run holds the lock."""
 
 
 class UnsafeLockFile(ValueError):
-    """The lock's path is a symlink or not a regular file; the message names it."""
+    """The lock's path is a symlink or not a regular file."""
 
 
 def open_lock_file(path: Path) -> int:
-    """A descriptor of the lock file ``path`` (created if missing), open for reading and
-    writing. Never follows a symlink there, and refuses anything but a regular file, with
-    :class:`UnsafeLockFile`."""
+    """Created if missing; a symlink or anything but a regular file there is refused."""
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         descriptor = os.open(path, flags, 0o644)
@@ -99,7 +95,6 @@ class OutputLock:
             pass  # the process id only makes the other run's message nicer; a full disk may refuse it
 
     def release(self) -> None:
-        """Remove the lock file (while still holding it) and let go."""
         if self._descriptor is None:
             return
         try:

@@ -1,11 +1,12 @@
-"""The parts folder behind ``spacy-elmo embed``: each finished group is its own HDF5 file, written
-atomically, so a kill loses at most the group in flight. Each shard K of N writes its own parts
-and then ``done-K-of-N``; the shard that finds all N joins them (under a lock). The folder
-records the manifest and N: a run of other settings or another shard count is refused.
-"""
+"""The parts folder of ``spacy-elmo embed``: each finished group is its own HDF5 file, written
+atomically. Shard K of N writes its parts, then ``done-K-of-N``; the shard that finds all N joins
+(under a lock) the parts and an earlier output's valid datasets into a temporary file that replaces
+``OUTPUT`` in one rename, reserving its disk space first (HDF5 handles failed writes badly). The
+folder records the manifest and N: other settings or shard counts are refused."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -17,17 +18,25 @@ from typing import Optional
 import h5py
 import numpy
 
-from ..durable import io_error_reason, remove_leftover_temporaries, sync_folder, write_bytes_atomically
+from ..durable import (
+    io_error_reason,
+    new_temporary_file,
+    remove_leftover_temporaries,
+    sync_file,
+    sync_folder,
+    write_bytes_atomically,
+)
 from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image
 from .join import (
+    MARKER_ATTR,
     SENTENCE_INDEX,
     TOKENS_ATTR,
     EmbedError,
-    Join,
     check_manifest,
     check_output_kind,
     open_output_file,
     parts_dir,
+    read_sentence_index,
 )
 from .output_lock import OutputBusy, OutputLock, UnsafeLockFile, open_lock_file
 
@@ -35,12 +44,11 @@ _MANIFEST = "manifest.json"
 _PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
 _JOIN_LOCK = "join.lock"
 _SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does not depend on it
+_JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
 
 
 @dataclass
 class PartStore:
-    """The output file and its parts folder: what is stored, and writing more."""
-
     output: Path
     manifest: dict
     shard: int = 0
@@ -72,7 +80,6 @@ class PartStore:
             raise
 
     def close(self) -> None:
-        """Let other runs of this shard start (the lock is also released if the process dies)."""
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -81,7 +88,6 @@ class PartStore:
         kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
         self._found[key] = kept + ((digest, path),)
 
-    # ----------------------------------------------------------------- reading what is there
     def _read_output(self) -> None:
         with open_output_file(self.output, self.manifest) as handle:
             for key, dataset in handle.items():
@@ -89,8 +95,7 @@ class PartStore:
                     self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
 
     def _read_parts(self, own_cleanup: bool = False) -> None:
-        """Read every finished part; with ``own_cleanup`` also delete this shard's leftovers (the
-        temporary files of a killed run, parts damaged on disk), never another shard's."""
+        """With ``own_cleanup`` also delete this shard's leftovers (temporary files, damaged parts)."""
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))
@@ -124,12 +129,10 @@ class PartStore:
                 self._add(key, digest, path)
 
     def _is_own_file(self, name: str) -> bool:
-        """Whether this shard writes a file of this name into the parts folder (a part or its done mark)."""
         parsed = _part_number(Path(name))
         return (parsed is not None and parsed[0] == self.shard) or name == _done_name(self.shard, self.n_shards)
 
     def _check_parts_manifest(self, found: object) -> None:
-        """The folder must hold parts of these settings, split into as many shards as this run's."""
         recorded = dict(found) if isinstance(found, dict) else found
         n_shards = recorded.pop(_SHARDS_KEY, None) if isinstance(recorded, dict) else None
         check_manifest(recorded, self.manifest, self.parts)
@@ -148,7 +151,7 @@ class PartStore:
         )
 
     def _create_parts(self) -> None:
-        """Create the folder with its manifest in one rename, so it never exists without one."""
+        """Create the folder with its manifest in one rename."""
         staging = self.parts.with_name(f"{self.parts.name}.{os.getpid()}-{self.shard}.tmp")
         shutil.rmtree(staging, ignore_errors=True)  # left by a killed run of this process id
         manifest = json.dumps({**self.manifest, _SHARDS_KEY: self.n_shards}, sort_keys=True).encode()
@@ -172,9 +175,7 @@ class PartStore:
     def has(self, key: str, digest: str) -> bool:
         return any(stored == digest for stored, _ in self._found.get(key, ()))
 
-    # ----------------------------------------------------------------- writing
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
-        """One finished group as its own file, renamed into place once it is on disk."""
 
         def fill(handle: h5py.File) -> None:
             for key, digest, array in items:
@@ -228,13 +229,97 @@ class PartStore:
             return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
-        """Write ``output`` from the stored datasets of the ``wanted`` keys (see :class:`.join.Join`);
-        return how many stored datasets were left out because their key is gone from the input."""
-        return Join(self.output, self.parts, self.manifest).run(self._found, wanted, sentence_to_index)
+        """Write ``output``, every token hash checked; how many datasets were dropped with their key."""
+        dropped = sum(1 for key in self._found if key not in wanted)
+        sources = {key: dict(pairs) for key, pairs in self._found.items()}
+        missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
+        if missing:
+            raise EmbedError(
+                f"{len(missing)} sentence(s) (first: {missing[0]!r}) have no vectors in {self.parts} for their "
+                "current tokens: the input changed while shards ran, or a shard stopped; run every shard again"
+            )
+        unchanged = dropped == 0 and all(sources[key][digest] == self.output for key, digest in wanted.items())
+        try:
+            unchanged = unchanged and read_sentence_index(self.output) == sentence_to_index
+        except (OSError, KeyError, ValueError):  # none yet, or not readable
+            unchanged = False
+        if unchanged:
+            shutil.rmtree(self.parts, ignore_errors=True)
+            return 0
+        by_source: dict[Path, list[str]] = {}
+        for key, digest in wanted.items():
+            by_source.setdefault(sources[key][digest], []).append(key)
+        index = json.dumps(sentence_to_index, ensure_ascii=False)
+        needed = sum(source.stat().st_size for source in by_source) + len(index.encode("utf8")) + _JOIN_MARGIN
+        remove_leftover_temporaries(self.output.parent, lambda target: target == self.output.name)
+        if needed > shutil.disk_usage(self.output.parent).free:
+            raise self._no_room(needed)
+        staging = None
+        try:
+            staging = new_temporary_file(self.output)
+            self._write_joined(staging, by_source, wanted, index, needed)
+        except BaseException as err:
+            if staging is not None:
+                staging.unlink(missing_ok=True)
+            if isinstance(err, EmbedError) or not isinstance(err, Exception):
+                raise
+            raise EmbedError(
+                f"could not write the joined file {self.output} ({io_error_reason(err)}); "
+                f"every finished batch is kept in {self.parts}: free some space and run the same command again"
+            ) from err
+        os.replace(staging, self.output)
+        sync_folder(self.output.parent)
+        shutil.rmtree(self.parts, ignore_errors=True)
+        return dropped
+
+    def _write_joined(
+        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
+    ) -> None:
+        """The joined file at ``staging``; every dataset copied must still carry its sentence's hash."""
+        with h5py.File(staging, "w"):
+            pass
+        self._reserve(staging, needed)
+        with h5py.File(staging, "r+") as target:
+            for source, keys in by_source.items():
+                with h5py.File(source, "r") as handle:
+                    for key in keys:
+                        dataset = handle.get(key)
+                        stored = None if dataset is None else str(dataset.attrs.get(TOKENS_ATTR, ""))
+                        if stored != wanted[key]:
+                            raise EmbedError(
+                                f"{source} no longer holds this run's vectors of sentence {key!r}: another run "
+                                f"wrote into {self.parts} meanwhile. {self.output} was not changed; run the same "
+                                "command again (one run at a time)"
+                            )
+                        target.copy(dataset, target, name=key)
+            dataset = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
+            dataset[0] = index
+            target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
+        sync_file(staging)
+
+    def _reserve(self, staging: Path, needed: int) -> None:
+        """Claim the disk space before HDF5 writes (where the file system can reserve)."""
+        descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
+        try:
+            os.posix_fallocate(descriptor, 0, needed)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise self._no_room(needed) from err
+            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+        finally:
+            os.close(descriptor)
+
+    def _no_room(self, needed: int) -> EmbedError:
+        free = shutil.disk_usage(self.output.parent).free
+        return EmbedError(
+            f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
+            f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
+            "free some space and run the same command again"
+        )
 
 
 def _part_number(path: Path) -> Optional[tuple[int, int]]:
-    """(shard, number) of a part file ``part-SSSS-NNNNNNNN.hdf5``, or None for other files."""
     name = path.name
     if not (name.startswith(_PART_PREFIX) and name.endswith(_PART_SUFFIX)):
         return None

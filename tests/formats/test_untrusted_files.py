@@ -10,7 +10,7 @@ import numpy
 import pytest
 import torch
 
-from spacy_elmo.formats.hdf5_arrays import WeightArrays
+from spacy_elmo.formats import hdf5_arrays
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 
 from ..conftest import without_checksums
@@ -108,7 +108,7 @@ def test_claimed_sizes_are_checked_before_the_model_is_allocated(allennlp_files,
     data["lstm"]["dim"] = 300_000  # would allocate about 1.1 GB of LSTM weights
     options.write_text(json.dumps(data))
     only_on_meta(monkeypatch)
-    monkeypatch.setattr(WeightArrays, "read", no_reading)
+    monkeypatch.setattr(hdf5_arrays, "finite_float32", no_reading)
     with pytest.raises(ValueError, match=r"has shape .* but the options imply shape"):
         BiLM.from_allennlp(options, weights)
 
@@ -118,7 +118,7 @@ def test_native_claimed_sizes_are_checked_before_the_model_is_allocated(native_d
     meta["config"]["lstm_dim"] = 300_000
     (native_dir / "config.json").write_text(json.dumps(meta))
     only_on_meta(monkeypatch)
-    monkeypatch.setattr(WeightArrays, "read", no_reading)
+    monkeypatch.setattr(hdf5_arrays, "finite_float32", no_reading)
     with pytest.raises(ValueError, match="has shape"):
         BiLM.from_disk(native_dir)
 

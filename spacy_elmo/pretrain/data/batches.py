@@ -1,10 +1,6 @@
-"""An endless, sharded, resumable stream of training batches.
-
-The text is read in chunks of ``chunk_sentences`` sentences, each shuffled, grouped by length and
-its batches visited in a shuffled order, all drawn from the seed, shard, epoch and chunk start:
-so a shard's state is "which chunk, how many of its batches used", and a resume re-reads one
-chunk, not the corpus. Record ``i`` of a pass belongs to shard ``i % n_shards``.
-"""
+"""An endless, sharded, resumable stream of training batches: chunks of sentences, each shuffled,
+grouped by length and its batches shuffled, all drawn from the seed, shard, epoch and chunk start,
+so a resume re-reads one chunk, not the corpus. Record ``i`` belongs to shard ``i % n_shards``."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from .sentences import SentenceSplitter, Tokens
 
 @dataclass(frozen=True)
 class ShardState:
-    """The resume point of one shard: the chunk that starts at ``(file_index, offset)`` in
-    epoch ``epoch``, of which ``batches_done`` batches have been used."""
+    """A shard's resume point: the chunk at ``(file_index, offset)`` in ``epoch``, ``batches_done`` used."""
 
     epoch: int = 0
     file_index: int = 0
@@ -43,8 +38,6 @@ class ShardState:
 
 @dataclass(frozen=True)
 class BatchPlan:
-    """How sentences are grouped: a padded-token budget and a sentence cap per batch."""
-
     batch_tokens: int
     max_sentences: int
     chunk_sentences: int
@@ -88,7 +81,6 @@ class ShardStream:
                 state = ShardState(state.epoch, next_start.file_index, next_start.offset, next_start.record_index)
 
     def _read_chunk(self, start: RecordPosition) -> tuple[list[Tokens], RecordPosition, bool]:
-        """Sentences of this shard from ``start`` until the chunk is full or the pass ends."""
         own = (
             (position, payload)
             for position, payload in self.reader.records(start, ReadStats())
@@ -117,8 +109,7 @@ class ShardStream:
 
 
 class RankStream:
-    """The batches of one process: at each step, the next batch of each of its shards, joined (so
-    with ``n_shards`` fixed, N processes together see exactly the batches one process sees)."""
+    """One process's step: the next batch of each of its shards, so N processes see what one sees."""
 
     def __init__(self, streams: Sequence[ShardStream]) -> None:
         if not streams:
@@ -137,7 +128,6 @@ class RankStream:
 
 
 def shards_of_rank(rank: int, world_size: int, n_shards: int) -> list[int]:
-    """Shards ``rank, rank + world_size, ...``; ``n_shards`` must be a multiple of the world size."""
     if n_shards % world_size:
         raise ValueError(f"training.shards ({n_shards}) must be a multiple of the number of processes ({world_size})")
     return list(range(rank, n_shards, world_size))

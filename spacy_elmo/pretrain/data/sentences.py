@@ -1,12 +1,6 @@
-"""Raw text (records: texts or Docs) to sentences of tokens within length limits, and the whole
-passes over a text that the vocabulary and the dev set need.
-
-Texts are tokenized and split by ``spacy.blank(lang)`` and a ``sentencizer`` (the tokenization a
-user's spaCy pipeline sees downstream) or the pipeline the config names. Tokens are cut to
-``max_token_chars`` (the char-CNN reads 48 bytes, and a megabyte-long "word" must not reach the
-vocabulary), whitespace tokens are dropped, and sentences over ``max_sentence_tokens`` are split,
-which bounds the LSTM's time loop.
-"""
+"""Records (texts or Docs) to sentences of tokens, tokenized as a user's spaCy pipeline sees them
+downstream; long tokens are cut (a megabyte-long "word" must not reach the vocabulary) and long
+sentences split (which bounds the LSTM's time loop). Also the passes the vocabulary and dev set need."""
 
 from __future__ import annotations
 
@@ -33,8 +27,6 @@ PIPE_GROUP = 256
 
 @dataclass
 class SentenceStats:
-    """What the length limits changed, for the run's log and ``corpus_stats.json``."""
-
     tokens: int = 0
     sentences: int = 0
     cut_tokens: int = 0
@@ -50,8 +42,7 @@ class SentenceStats:
 
 
 def load_sentence_pipeline(settings: CorpusSettings) -> Any:
-    """The spaCy pipeline that tokenizes and splits sentences; a named one without a sentence
-    splitter is used as it is (each record one sentence, with a warning)."""
+    """A named pipeline without a sentence splitter makes each record one sentence."""
     import spacy
 
     if settings.pipeline:
@@ -77,13 +68,13 @@ class SentenceSplitter:
         self.stats = SentenceStats()
 
     @property
-    def vocab(self) -> Any:
-        """The spaCy vocab ``.spacy`` files are read with."""
-        return (self.nlp if self.nlp is not None else self._load()).vocab
+    def pipeline(self) -> Any:
+        if self.nlp is None:
+            self.nlp = load_sentence_pipeline(self.settings)
+        return self.nlp
 
     def split(self, records: Iterable[tuple[Context, Any]]) -> Iterator[tuple[Context, list[Tokens]]]:
-        """Each record's context with its sentences, in input order; a ``Doc`` with sentence
-        boundaries (from a ``.spacy`` file) keeps them and its tokens."""
+        """Each record's context with its sentences, in input order; a ``Doc``'s own sentences are kept."""
         waiting: list[tuple[Any, Context]] = []
         for context, payload in records:
             if self.settings.pretokenized and isinstance(payload, str):
@@ -102,13 +93,8 @@ class SentenceSplitter:
             return
         group = list(waiting)
         waiting.clear()
-        nlp = self.nlp if self.nlp is not None else self._load()
-        for doc, context in nlp.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
+        for doc, context in self.pipeline.pipe(group, as_tuples=True, batch_size=PIPE_GROUP):
             yield context, self._finish([token.text for token in sent] for sent in sentence_spans(doc))
-
-    def _load(self) -> Any:
-        self.nlp = load_sentence_pipeline(self.settings)
-        return self.nlp
 
     def _finish(self, raw_sentences: Iterable[Iterable[str]]) -> list[Tokens]:
         limit = self.settings.max_token_chars
@@ -136,7 +122,6 @@ class SentenceSplitter:
 
 
 def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter) -> RecordReader:
-    """A reader of the text at ``path`` (a file or a folder); a missing path is an error naming it."""
     with reading(path):
         files = list_corpus_files(path)
     needs_spacy = any(guess_format(f) == "spacy" for f in files)
@@ -144,7 +129,7 @@ def make_reader(path: Union[str, Path], settings: CorpusSettings, splitter: Sent
         files,
         max_line_bytes=settings.max_line_bytes,
         jsonl_field=settings.jsonl_field,
-        spacy_vocab=splitter.vocab if needs_spacy else None,
+        spacy_vocab=splitter.pipeline.vocab if needs_spacy else None,
     )
 
 
@@ -156,7 +141,7 @@ def _sentences(reader: RecordReader, splitter: SentenceSplitter, stats: ReadStat
 def count_words(
     settings: PretrainSettings, splitter: SentenceSplitter, progress: bool = True
 ) -> tuple[WordCounter, ReadStats]:
-    """One pass over the training text: word counts, and what was skipped (with warnings)."""
+    """One pass over the training text: word counts, and what was skipped."""
     path = settings.paths.train
     assert path is not None  # set_up_run checks it
     stats = ReadStats(warn=True)
@@ -176,7 +161,7 @@ def count_words(
 def read_dev_sentences(
     path: Union[str, Path], settings: CorpusSettings, splitter: SentenceSplitter, limit: int
 ) -> list[Tokens]:
-    """The first ``limit`` sentences of the dev text (a dev set is small; a huge one is cut)."""
+    """The first ``limit`` sentences of the dev text."""
     stats = ReadStats(warn=True)
     reader = make_reader(path, settings, splitter)
     with reading(path):

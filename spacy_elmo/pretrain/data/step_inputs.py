@@ -16,9 +16,7 @@ PAD_TARGET = -1
 
 @dataclass
 class StepInputs:
-    """``char_ids`` (B, T, 50) and ``targets`` (B, T) of ``<S> w1 .. wn </S>``, padded with
-    zeros and ``PAD_TARGET``; ``lengths`` count BOS and EOS; ``n_tokens`` is the number of
-    predictions each direction makes (words + 1 per sentence)."""
+    """Padded ``<S> w1 .. wn </S>``; ``n_tokens``: predictions per direction (words + 1 per sentence)."""
 
     char_ids: torch.Tensor
     lengths: torch.Tensor
@@ -35,9 +33,7 @@ class StepInputs:
 
 
 class StepInputBuilder:
-    """Encodes batches: char ids from each distinct word once
-    (:func:`~spacy_elmo.nn.words.word_batch.encode_padded`, a few numpy calls per batch), target
-    ids from the vocabulary."""
+    """Encodes batches: char ids (each distinct word once), target ids from the vocabulary."""
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab

@@ -288,5 +288,5 @@ def test_precision_needs_an_elmo_component_and_a_known_value(pipelines, run_comm
         run_command(args + ["--setting", "ner-baseline", "--precision", "int8"])
     assert "--precision needs an 'elmo' component" in capsys.readouterr().out
     assert not list(tmp_path.iterdir())  # nothing scored
-    with pytest.raises(typer.BadParameter, match="float16"):
-        run_command(args + ["--setting", "ner-elmo", "--precision", "float16"])
+    with pytest.raises(typer.BadParameter, match="fp16"):
+        run_command(args + ["--setting", "ner-elmo", "--precision", "fp16"])
