@@ -22,8 +22,7 @@ from ..nn.bilm import BiLM
 from ..nn.precision import DEFAULT_PRECISION, check_precision, running_precision
 from .batch_forward import run_batch, to_host
 from .mix import mix_layers
-from .plan import Group, plan_groups
-from .windows import Window, stitch
+from .plan import Group, Window, plan_groups, stitch
 from .word_cache import WordCacheStats, WordVectorCache
 
 DEFAULT_MAX_TOKENS = 256  # the longest sequence the biLM reads at once (longer ones: windows)

@@ -1,10 +1,5 @@
-"""The one layer mix, ELMo's task-specific combination: ``gamma * sum_j w_j * h_j``.
-
-Written once for every caller: :func:`embed` and ``spacy-elmo embed --layers mix`` (numpy), the
-``elmo`` component's ``token._.elmo`` vectors and the learned ``spacy_elmo.scalar_mix.v1``
-layer (numpy or cupy, passed as ``xp``). The arithmetic is the same everywhere: the weighted
-sum over the layer axis in one ``tensordot``, then the scale, in float32.
-"""
+"""The one layer mix, ELMo's task-specific combination ``gamma * sum_j w_j * h_j``, for every caller
+(numpy or cupy as ``xp``): the weighted sum over the layer axis in one ``tensordot``, then the scale."""
 
 from __future__ import annotations
 
@@ -34,12 +29,8 @@ def scale(summed: Any, gamma: Any) -> Any:
 
 
 def mix_layers(layers: Any, layer_weights: Optional[Sequence[float]] = None, gamma: float = 1.0, xp: Any = None) -> Any:
-    """``gamma * sum_j w_j * layers[j]`` over the first axis of ``(L+1, n, D)`` layers.
-
-    ``layer_weights`` are used as given (``[0, 0, 1]`` is the top layer); ``None`` averages
-    all layers. Learned weights from a listener are already softmax-normalised. ``xp``: the
-    array module of ``layers`` (numpy unless given).
-    """
+    """``gamma * sum_j w_j * layers[j]`` over the first axis of ``(L+1, n, D)`` layers; ``layer_weights``
+    as given (``[0, 0, 1]``: the top layer), ``None`` averages; ``xp``: the array module of ``layers``."""
     xp = numpy if xp is None else xp
     weights = layer_weights_array(layer_weights, layers.shape[0], xp)
     return scale(weighted_sum(layers, weights, xp), gamma)

@@ -1,20 +1,11 @@
-"""A bounded LRU cache of layer-0 (char-CNN + highway + projection) vectors, keyed by word.
+"""A bounded LRU cache of layer-0 vectors, keyed by each word's id row.
 
-Layer 0 depends only on a word's characters, and running text repeats words constantly (Zipf),
-so most tokens can skip the char-CNN, which is most of the cost of a small biLM. Vectors live in
-one preallocated table (grown by doubling up to ``max_words`` rows), so serving a batch is one
-gather, whatever its size. Entries are dropped when the version the owner passes (its char
-encoder's weights' identities and version counters: ``BiLM.char_encoder_version``) changes, so
-a stale vector is never served. The owner is an :class:`~spacy_elmo.embedding.embedder.Embedder`.
-A cached vector was computed with other words than a fresh one would be: the two agree within
-float32 rounding (the bound docs/reliability.md states), not always bit for bit.
-
-One cache may serve several threads (one ``nlp`` shared by a web server's workers): a lock
-covers every read and change of the map and the table, hit vectors are copied out before the
-lock is released (a row may be handed to another word right after), and the encoder runs on
-the misses outside the lock. Vectors computed under a version that has since changed are
-returned to their caller but never stored.
-"""
+Layer 0 depends only on a word's characters, and running text repeats words (Zipf), so most
+tokens skip the char-CNN. Entries are dropped when the owner's version of the char encoder's
+weights changes, so a stale vector is never served. One lock covers the map and the table; the
+encoder runs on the misses outside it, and vectors computed under a version that has since
+changed are returned but never stored. A cached vector agrees with a fresh one within float32
+rounding (docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -30,12 +21,8 @@ INITIAL_ROWS = 1024
 
 @dataclass
 class WordCacheStats:
-    """Counts since the cache was created or its counters reset.
-
-    ``tokens``: tokens served, sentence boundaries (BOS/EOS) included; ``computed``: words the
-    encoder had to run on. Repeats within a batch count as hits, since the encoder runs once per
-    distinct word; ``hit_rate`` is the fraction of tokens served without running the encoder.
-    """
+    """Counts since the cache was made or its counters reset: ``tokens`` served (boundaries
+    included), ``computed`` by the encoder (once per distinct word of a batch)."""
 
     tokens: int = 0
     computed: int = 0

@@ -24,7 +24,7 @@ from thinc.types import Floats3d
 from ..config import BiLMConfig
 from ..embedding.batch_forward import to_host
 from ..embedding.embedder import DEFAULT_MAX_TOKENS, DEFAULT_WORD_CACHE_WORDS, Embedder
-from ..embedding.windows import Window
+from ..embedding.plan import Window
 from ..nn.bilm import BiLM
 from ..nn.precision import DEFAULT_PRECISION
 from .doc_sentences import DocSentence, contiguous_index, doc_sentences

@@ -133,14 +133,9 @@ class BiLM(nn.Module):
             held.clear()
 
     def weights_changed(self) -> None:
-        """Tell the model its weights were edited in a way torch cannot see, so that nothing
-        derived from the old values is served again.
-
-        Changes through the parameters themselves (optimizer steps, ``load_state_dict``,
-        ``param.copy_()``, ``param.mul_()`` under ``no_grad``) bump torch's version counters and
-        are noticed without this call. Edits through ``param.data`` or a numpy view of a
-        parameter do not: after them call this method.
-        """
+        """Tell the model its weights were edited where torch cannot see it (through ``param.data`` or
+        a numpy view), so that nothing derived from the old values is served again; changes through
+        the parameters themselves bump torch's version counters and need no call."""
         self._weights_generation += 1
         self.clear_inference_caches()
 
@@ -180,13 +175,11 @@ class BiLM(nn.Module):
     ) -> BiLMStates:
         """Every state of the biLM for ids ``(batch, time, ids_per_token)`` framed by BOS/EOS.
 
-        ``precision`` (:mod:`.precision`): where this device cannot run it, float32 runs (said
-        once). The char encoder runs once per distinct id row; ``word_vectors(unique_ids)``, when
-        given, serves those vectors instead (a word cache). ``final_boundary=False`` skips each
-        direction's last step (EOS read forward, BOS read backward), whose outputs only those
-        boundary positions read: they are then zero. ``token_dropout`` drops the layer-0 vectors
-        per position, ``layer_dropout`` the inputs of the LSTM layers above the first.
-        """
+        ``precision``: float32 runs where the device cannot run it (said once). The char encoder runs
+        once per distinct id row, or ``word_vectors(unique_ids)`` serves them (a word cache).
+        ``final_boundary=False`` skips each direction's last step, which only the boundary positions
+        read (left zero). ``token_dropout`` drops layer-0 vectors per position, ``layer_dropout`` the
+        inputs of the LSTM layers above the first."""
         training = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
         precision = running_precision(precision, char_ids.device, training)
         lengths = lengths.to(torch.long).cpu()

@@ -1,15 +1,8 @@
-"""Tensors derived from parameters (stacked, transposed, tabulated), rebuilt only when one changes.
+"""Tensors derived from parameters, rebuilt only when one changes (its storage or version counter).
 
-Inference reuses such tensors across batches: rebuilding them per batch would copy the weights
-every time. A parameter counts as changed when its storage or its version counter moves:
-in-place updates (optimizer steps, ``load_state_dict``, ``copy_``) bump the version, and
-``.to()`` or ``.data = ...`` swap the storage. The cache keeps the sources' storages alive, so a
-new tensor can never reuse an old address and be mistaken for the old weights.
-
-Threads may share a model: key, pins and value are one tuple swapped in a single assignment, so
-a reader never sees a key with another key's value, and a lock makes one thread build while the
-others wait for its result instead of building their own.
-"""
+The cache pins the sources' storages, so a new tensor never reuses an old address and passes for
+the old weights. Key, pins and value are swapped in one assignment, and a lock lets one thread
+build while the others wait for it."""
 
 from __future__ import annotations
 

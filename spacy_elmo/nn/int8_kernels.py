@@ -1,18 +1,9 @@
-"""Int8 matrix products for :mod:`.reduced_products`: oneDNN's prepacked linear, else ``torch._int_mm``.
+"""Int8 products for :mod:`.reduced_products`: oneDNN's prepacked linear, else ``torch._int_mm``.
 
-Both multiply int8 activations ``q`` ``(rows, in)`` by an int8 weight ``(out, in)`` with int32
-sums and return them in float32 times the weight's per-row scales, ``float(q @ W^T) * scale``.
-
-- oneDNN (``torch.ops.onednn.qlinear_prepack`` / ``qlinear_pointwise``, the ops PyTorch's x86
-  quantization lowers to): the weight is reordered into oneDNN's VNNI layout once and the scaling
-  is fused into the product. The activations go in as uint8 with zero point 128 (``q + 128``),
-  which runs oneDNN's native VNNI kernel (int8 activations fall to a slow reference kernel).
-  Each row's own scale is applied afterwards by the caller. How oneDNN scales its int32 sums
-  differs between CPUs (on AMX in lower precision), so its results agree with the exact product
-  to well within int8's own error, not bit for bit.
-- ``torch._int_mm`` (exact int32, the weight as a plain ``(in, out)`` tensor, reordered at every
-  call, so slower): where the oneDNN ops are missing or fail a one-time probe, said once in a log.
-"""
+Both return ``float(q @ W^T) * scale`` for int8 activations ``q`` and an int8 weight with per-row
+scales. oneDNN reorders the weight into its VNNI layout once and takes the activations as uint8
+at zero point 128 (its native kernel); how it scales its sums varies between CPUs, within int8's
+own error. ``torch._int_mm`` (exact, slower) serves where oneDNN's ops are missing or fail a probe."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
 """The one ``precision`` setting: its values, the check where it enters, and what runs where.
 
-- ``"float32"`` (the default): every product in float32.
-- ``"bfloat16"``: the LSTMs' and the char encoder's dense products in bfloat16 with float32
-  sums. Inference on CPUs with AVX512-BF16 or AMX-BF16 (oneDNN), and inference or training on
-  GPUs.
-- ``"int8"``: those products in int8 with exact int32 sums, per-row scales. Inference on CPUs
-  with AVX512-VNNI, AVX-VNNI or AMX-INT8.
-- ``"float16"``: as bfloat16, on GPUs.
-
-Cell states, gates, clipping and every output stay float32. Where the device cannot run the
-precision asked for (a CPU without the instructions, where oneDNN would emulate them slower than
-float32; float16 or training on a CPU; int8 on a GPU), float32 runs instead and one line per
-process, precision and reason says so (:func:`running_precision`). int8 with gradients is
-refused: it has no backward pass.
-"""
+``float32`` (the default); ``bfloat16`` and ``int8`` for inference on CPUs with the instructions
+(oneDNN), ``bfloat16`` and ``float16`` on GPUs (also training). Cell states, gates and outputs
+stay float32. Where the device cannot run the precision asked for, float32 runs and one line per
+process, precision and reason says so; int8 with gradients is refused (no backward pass)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""Matrix products ``x @ W^T`` with float32 results in a reduced precision, for inference.
+"""Products ``x @ W^T`` in a reduced precision with float32 results, for inference.
 
-A :class:`ReducedWeight` converts a weight ``W`` ``(out, in)`` once (the callers keep it with
-their other derived tensors, :mod:`.derived_cache`), then multiplies float32 activations by it:
-
-- bfloat16 / float16: ``W`` rounded once; each product rounds ``x`` and runs the backend's GEMM
-  in that dtype (float32 sums: oneDNN on CPUs, cuBLAS on GPUs);
-- int8: ``W`` quantized once per output row (symmetric, ``scale = max|w| / 127``), ``x`` per row
-  at every product; the int32 sums are exact and scaled back by both scales
-  (:mod:`.int8_kernels`).
-"""
+bfloat16 / float16: ``W`` rounded once, ``x`` at every product, the backend's GEMM in that dtype.
+int8: ``W`` quantized once per row, ``x`` per row at every product (:mod:`.int8_kernels`)."""
 
 from __future__ import annotations
 

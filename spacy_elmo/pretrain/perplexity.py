@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Union
 
 import torch
 
-from ..embedding.batching import length_sorted_batches
+from ..embedding.plan import length_sorted_batches
 from ..nn.bilm import BiLM
 from .data.sentences import SentenceSplitter, Tokens, read_dev_sentences
 from .data.step_inputs import StepInputBuilder, StepInputs

@@ -7,8 +7,7 @@ import numpy
 import pytest
 
 from spacy_elmo import Embedder, embed_layers
-from spacy_elmo.embedding.plan import plan_groups
-from spacy_elmo.embedding.windows import Window, cut, stitch
+from spacy_elmo.embedding.plan import Window, cut, plan_groups, stitch
 
 from ..conftest import BATCH_BOUND, random_tiny_bilm, relative_difference
 

@@ -5,7 +5,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_elmo.embedding.windows import cut
+from spacy_elmo.embedding.plan import cut
 from spacy_elmo.models.doc_sentences import doc_sentences
 
 

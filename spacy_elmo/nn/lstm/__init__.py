@@ -67,15 +67,10 @@ def run_time_major(
     layer_dropout: float = 0.0,
     reference: bool = False,
 ) -> list[torch.Tensor]:
-    """Per-layer outputs ``(n_stacks, time, batch, P)``, zero at padded positions, every row
-    starting from a zero state; stack ``d`` reads ``inputs[d]`` left to right.
-
-    ``precision`` is one that runs on the inputs' device (:func:`..precision.running_precision`):
-    with gradients only float32, or bfloat16/float16 products on a GPU. ``layer_dropout``
-    drops, with fresh masks from torch's global generator, the input of every layer above the
-    first, as bilm-tf's ``DropoutWrapper(input_keep_prob)`` does (the skip connection then adds
-    the dropped input).
-    """
+    """Per-layer outputs ``(n_stacks, time, batch, P)``, zero at padding, every row from a zero
+    state. ``precision`` must run on the inputs' device (:func:`..precision.running_precision`).
+    ``layer_dropout`` drops the input of every layer above the first (fresh masks from torch's
+    generator), as bilm-tf's ``DropoutWrapper(input_keep_prob)``; the skip connection adds it."""
     masks = layer_input_masks(stacks, inputs, layer_dropout)
     if reference:
         return run_reference(stacks, inputs, active, masks)

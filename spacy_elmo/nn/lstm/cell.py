@@ -1,10 +1,7 @@
-"""The LSTM cell's arithmetic, written once for the inference and the training loop.
-
-Gates are stored in TensorFlow's order (input, candidate, forget, output). ``tanh`` is
-computed as ``2 sigmoid(2x) - 1``: ATen's vectorized float32 ``tanh`` is several times slower
-than its ``sigmoid`` on some x86 CPUs (``benchmarks/README.md``), and the identity's absolute
-error (a few float32 ulps of 1) stays far inside the float64 bound the tests hold the loops to.
-"""
+"""The LSTM cell's arithmetic, once for the inference and the training loop. Gates are in
+TensorFlow's order (input, candidate, forget, output). ``tanh`` is ``2 sigmoid(2x) - 1``: ATen's
+float32 tanh is several times slower than its sigmoid on some x86 CPUs, and the identity stays
+within a few ulps of 1 (far inside the float64 bound the loops are held to)."""
 
 from __future__ import annotations
 
@@ -27,13 +24,10 @@ def cell_update_(
     tanh_cells: Optional[torch.Tensor] = None,
     clip_passes: Optional[torch.Tensor] = None,
 ) -> None:
-    """One step for ``(..., rows, 4C)`` gate pre-activations, which become the activations.
-
-    ``cells`` gets ``c_t = f * c_{t-1} + i * j`` (clipped), where ``previous_cells`` is ``c_{t-1}``
-    (None at the first step; it may be ``cells`` itself, updated in place); ``cell_outputs``
-    gets ``o * tanh(c_t)``. For the backward pass, ``tanh_cells`` keeps ``tanh(c_t)`` and
-    ``clip_passes`` is 1 where the cell clip let the gradient through, else 0.
-    """
+    """One step for ``(..., rows, 4C)`` gate pre-activations, which become the activations:
+    ``cells`` gets ``c_t = f * c_{t-1} + i * j`` (clipped) from ``previous_cells`` (None at the first
+    step; may be ``cells``), ``cell_outputs`` gets ``o * tanh(c_t)``; for the backward pass,
+    ``tanh_cells`` keeps ``tanh(c_t)`` and ``clip_passes`` marks where the clip passed the gradient."""
     cell = gates.shape[-1] // 4
     in_gate = gates[..., :cell].sigmoid_()
     candidate = tanh_into(gates[..., cell : 2 * cell], gates[..., cell : 2 * cell])

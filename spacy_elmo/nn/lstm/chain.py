@@ -1,8 +1,5 @@
-"""How a stack's layers connect, the same in the reference and the training loop.
-
-Layer i+1 reads layer i's output, multiplied by its dropout mask when there is one; with skip
-connections, a layer above the first adds that (masked) input to its own output, as bilm-tf does.
-"""
+"""How a stack's layers connect: layer i+1 reads layer i's output times its dropout mask; with
+skip connections it adds that input to its output, as bilm-tf does."""
 
 from __future__ import annotations
 

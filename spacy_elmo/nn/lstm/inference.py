@@ -1,17 +1,10 @@
 """The inference loop: both directions per step, no autograd, every step computed in place.
 
-Rows are sorted longest first, so the rows still running at step t are the first ``active[t]``.
-Per layer, the input-to-gate products of a window of steps are one product (memory stays
-bounded however long the sentences are); each step then adds the recurrent product into its
-gate slice, updates the cell state in place and writes the projection into the layer's output,
-where the next step reads its hidden state. Nothing is copied or concatenated per step.
-
-The three products per layer and direction run in the ``precision`` asked for: float32 as one
-batched product over both directions, or a :class:`..reduced_products.ReducedWeight` per
-direction (bfloat16 or int8 on CPUs, bfloat16 or float16 on GPUs); the cell state, the gates,
-the clipping and the outputs stay float32. Converted weights are built once per parameter
-version (:class:`..derived_cache.DerivedTensors`), not per batch.
-"""
+A window of steps' input products is one product; each step adds its recurrent product into its
+gate slice, updates the cell state in place and writes the projection where the next step reads
+it. The products run in float32 (batched over the directions) or, per direction, in a reduced
+precision (:class:`..reduced_products.ReducedWeight`); converted weights are kept per parameter
+version."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The plain loop: one direction at a time, one LSTM cell step at a time.
-
-Written for readability, not speed: it is the yardstick the other loops are tested against
-(same math, independently written), and it runs under autograd.
-"""
+"""The plain loop, one direction and one step at a time: the yardstick the other loops are
+tested against, written for reading; it runs under autograd."""
 
 from __future__ import annotations
 

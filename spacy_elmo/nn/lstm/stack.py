@@ -1,9 +1,5 @@
 """The parameters of ELMo's LSTMs: one projected layer, and a stack of them reading one way.
-
-Nothing here runs a time loop, so nothing here imports one: :func:`.dispatch.run_stacks` runs these
-parameters, on the loop it picks (see :mod:`.dispatch` for which one runs when). The loops import
-this module, never the reverse.
-"""
+The loops (:mod:`spacy_elmo.nn.lstm`) run them; nothing here runs a time loop."""
 
 from __future__ import annotations
 

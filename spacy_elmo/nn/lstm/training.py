@@ -1,17 +1,9 @@
-"""The training loop: both directions per step, each layer one autograd op with a written-out backward pass.
+"""The training loop: both directions per step, each layer one autograd op with a written-out backward.
 
-Recorded by autograd, a layer would be ~15 small ops per step, replayed one at a time in the
-backward pass with one small recurrent product per step. Here the forward loop runs without
-autograd and keeps what the backward pass needs (gate activations, cell states and their tanh,
-cell outputs, projected outputs, where each clip let the gradient through); the reverse loop
-computes each step's gate gradients by hand and stores them, so the weight and input gradients
-are one product each over every step once it is done.
-
-Positions are packed: rows are sorted longest first, so step t's rows are the first
-``active[t]``, stored at ``offsets[t]`` in ``(dirs, total, X)`` tensors; padding is neither
-stored nor computed. ``compute_dtype`` (bfloat16 or float16, for GPUs) runs the products in
-that dtype; everything else stays in the inputs' dtype.
-"""
+The forward loop runs without autograd and keeps what the backward needs; the reverse loop
+computes each step's gate gradients by hand, so the weight and input gradients are one product
+each over every step (recorded by autograd, a layer would be ~15 small ops per step). Positions
+are packed: step t's rows (the first ``active[t]``) sit at ``offsets[t]``, padding is not stored."""
 
 from __future__ import annotations
 

@@ -24,15 +24,10 @@ Linear = Callable[[torch.Tensor, nn.Linear], torch.Tensor]
 class CharEncoder(nn.Module):
     """Char embedding, convolutions of several widths max-pooled over the word, highway, projection.
 
-    Input: id rows ``(..., ids_per_token)`` as the model's encoding makes them (50 byte ids; or
-    code-point ids and, with a word table, the word's id in the last column, whose vector goes
-    in front of the char features before the projection, as in ELMoForManyLangs).
-    Output: ``(..., projection_dim)``. A word's vector depends only on its own ids.
-
-    Two paths compute the convolutions: on CPUs summed table lookups (:mod:`.char_tables`,
-    several times faster, with and without autograd); elsewhere ``nn.Conv1d``, also the tests'
-    yardstick (``use_tables=False``).
-    """
+    Input: id rows ``(..., ids_per_token)`` in the model's encoding (a code-point model's word id,
+    if any, in the last column: its vector goes in front of the char features, as in
+    ELMoForManyLangs). Output: ``(..., projection_dim)``; a word's vector depends on its ids only.
+    On CPUs the convolutions run as table lookups (:mod:`.char_tables`), elsewhere as ``nn.Conv1d``."""
 
     def __init__(self, config: BiLMConfig) -> None:
         super().__init__()

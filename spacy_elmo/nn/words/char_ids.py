@@ -1,10 +1,6 @@
-"""Words to character ids, in the encoding that AllenNLP and bilm-tf share.
-
-A word becomes its UTF-8 bytes (at most 48), framed by begin- and end-of-word marks and padded
-to 50 positions; every id is then shifted by one so that 0 can mean "no token here".
-Sentence boundaries (BOS/EOS) are pseudo-words with fixed ids; the literal strings ``<S>`` and
-``</S>`` are encoded as those boundaries, as the reference implementation does.
-"""
+"""Words to the 50 char ids AllenNLP and bilm-tf share: UTF-8 bytes (at most 48) between
+begin- and end-of-word marks, padded, shifted by one (0: no token). ``<S>`` and ``</S>`` are
+the sentence boundaries' ids, as in the reference."""
 
 from __future__ import annotations
 
@@ -56,16 +52,9 @@ def encode_word(word: str) -> numpy.ndarray:
 def encode_sentences(
     sentences: Sequence[Sequence[str]], add_boundaries: bool = True
 ) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """Pad a batch of tokenized sentences into an int64 array (batch, max_len, 50) of char ids.
-
-    With ``add_boundaries`` every sentence is framed by BOS and EOS and its length counts them.
-    Rows past a sentence's length are all zero (the padding id).
-
-    This is the plain per-token reference: the library itself encodes batches with
-    :func:`spacy_elmo.nn.words.word_batch.encode_padded`, which returns the same arrays about ten times
-    faster. This one is kept for tests (which check the two agree) and the reference loop in
-    ``benchmarks/plain_elmo.py``.
-    """
+    """Char ids ``(batch, max_len, 50)`` of tokenized sentences (framed by BOS and EOS with
+    ``add_boundaries``; rows past a sentence's end are zero) and the lengths: the plain per-token
+    reference that tests and ``benchmarks/plain_elmo.py`` check :func:`.word_batch.encode_padded` by."""
     extra = 2 if add_boundaries else 0
     lengths = numpy.asarray([len(s) + extra for s in sentences], dtype=numpy.int64)
     max_len = int(lengths.max()) if len(sentences) else 0

@@ -1,21 +1,10 @@
-"""The char-CNN's convolutions and max-pooling on CPUs, as summed table lookups.
+"""The char-CNN's convolutions on CPUs, as summed table lookups.
 
-A width-w convolution over char embeddings is ``sum_k E[c_{p+k}] @ W_k``. A char has only
-``n_chars`` possible embeddings, so each ``E @ W_k`` is a small table computed once per weight
-version (or per training step, under autograd); the convolution at position p is then the sum
-of w table rows, which ``embedding_bag`` fetches and adds in one call: w*n additions instead of
-2*w*d*n multiply-adds, and no unfolded copy of the words.
-
-The backward pass gains most: the max over positions sends a word's gradient to the position(s)
-holding the maximum only, so instead of a dense convolution backward (a product over every
-position, nearly all of them zero), each word's gradient is added into the few table rows its
-maximum read; the table's gradient reaches the embedding and the filters through ``E @ W_k``
-by autograd. Ties (the windows of a word's padding tail hold the same chars and sum the same
-bits) send the gradient to one of them whole: the same sum autograd's split would add back up.
-
-Code-point alphabets have thousands of chars: above :data:`FULL_TABLE_FLOATS` only the rows of
-the chars a batch uses are built.
-"""
+A width-w convolution is ``sum_k E[c_{p+k}] @ W_k``; with each ``E @ W_k`` a small table (one row
+per char), a position's value is the sum of w table rows, which ``embedding_bag`` adds in one
+call. The backward pass gains most: the max over positions sends a word's gradient into the few
+table rows its maximum read, not through a dense convolution backward. Large (code-point)
+alphabets build the rows of the chars a batch uses only."""
 
 from __future__ import annotations
 
@@ -94,12 +83,8 @@ def _pooled_without_autograd(bags: torch.Tensor, table: torch.Tensor, width: int
 
 
 def _without_repeated_tail(char_ids: torch.Tensor, max_width: int) -> torch.Tensor:
-    """Drop the trailing columns that only repeat windows already there.
-
-    Past its last char a word's ids repeat one padding id, so every window starting in that tail
-    sums the same table rows as the first one there: the maximum is the same without them.
-    Words are far shorter than the 50 columns, so this cuts most lookups.
-    """
+    """Drop the trailing columns that only repeat windows already there: past its last char a
+    word's ids repeat one padding id, so every window starting in that tail has the same sum."""
     length = char_ids.shape[1]
     if char_ids.shape[0] == 0 or length <= max_width:
         return char_ids

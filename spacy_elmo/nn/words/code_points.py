@@ -1,14 +1,9 @@
-"""Words to ids in ELMoForManyLangs' encoding: Unicode code points looked up in a char dictionary.
+"""Words to ids in ELMoForManyLangs' encoding: code points looked up in a char dictionary.
 
-A token is cut to ``max_characters_per_token - 2`` code points; its row is a begin mark, one id
-per code point (unknown ones get ``<oov>``), an end mark, then ``<pad>`` to the full width. The
-sentence marks ``<bos>`` and ``<eos>`` (and tokens spelled like them) get the begin mark, their
-own id and the end mark. Their code fills the first position with the id of ``<eow>`` and the
-end mark with that of ``<bow>`` (the two are swapped where it unpacks them, in training and
-inference alike), and the published weights were trained that way, so this module does the
-same. With a word table one more column holds the word's id (``<oov>`` if unknown), looked up
-after the cut. Every id is shifted by one: 0 means "no token here", as in the byte encoding.
-"""
+A token is cut to ``max_characters_per_token - 2`` code points between a begin and an end mark
+(their code swaps ``<bow>`` and ``<eow>``, and the weights were trained so), padded with
+``<pad>``; the sentence marks get their own ids; a word table adds the word's id in a last
+column. Ids are shifted by one: 0 means "no token here", as in the byte encoding."""
 
 from __future__ import annotations
 

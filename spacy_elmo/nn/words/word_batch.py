@@ -1,14 +1,7 @@
 """A batch of sentences as distinct words plus an index, with char ids built in a few numpy calls.
 
-:func:`spacy_elmo.nn.words.char_ids.encode_sentences` fills one 50-id row per token with several numpy
-calls each; here each *distinct* word is encoded once (one ``str.encode``), all of their bytes
-are scattered into the id array by one masked assignment, and tokens refer to their word by
-index. The ids are the same as :func:`~spacy_elmo.nn.words.char_ids.encode_word`'s.
-
-Which ids a word gets depends on the model: :class:`TokenEncoding` is what every caller (the
-embedder, the Thinc layer, pretraining) asks for them, ``BiLM.encoding`` the one it asks;
-:data:`BYTES` is bilm-tf's encoding, :class:`~.code_points.CodePointEncoding` ELMoForManyLangs'.
-"""
+:class:`TokenEncoding` is how every caller gets a model's ids (``BiLM.encoding``): :data:`BYTES`
+is bilm-tf's encoding, :class:`~.code_points.CodePointEncoding` ELMoForManyLangs'."""
 
 from __future__ import annotations
 

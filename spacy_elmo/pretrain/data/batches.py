@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Iterator, Sequence
 
 from ...corpora.record_stream import ReadStats, RecordPosition, RecordReader
-from ...embedding.batching import length_sorted_batches
+from ...embedding.plan import length_sorted_batches
 from ..errors import EmptyCorpusError, reading
 from .sentences import SentenceSplitter, Tokens
 
