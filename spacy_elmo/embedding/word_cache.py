@@ -12,11 +12,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Hashable, Optional, Sequence
+from typing import Callable, Hashable, Sequence
 
 import torch
-
-INITIAL_ROWS = 1024
 
 
 @dataclass
@@ -37,33 +35,27 @@ class WordCacheStats:
 
 
 class WordVectorCache:
-    """LRU map word -> vector row, cleared whenever ``version`` changes."""
+    """LRU map word -> vector, cleared whenever ``version`` changes."""
 
     def __init__(self, max_words: int) -> None:
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, not {max_words}")
         self.max_words = int(max_words)
         self._lock = threading.Lock()
-        self._generation = 0  # bumped whenever the storage is reset
-        self._reset_storage()
+        self._vectors: OrderedDict[Hashable, torch.Tensor] = OrderedDict()  # least recently used first
+        self._version: Hashable = None
         self._stats = WordCacheStats(max_words=self.max_words)
 
-    def _reset_storage(self) -> None:
-        self._generation = getattr(self, "_generation", 0) + 1
-        self._rows: OrderedDict[Hashable, int] = OrderedDict()  # least recently used first
-        self._table: Optional[torch.Tensor] = None
-        self._version: Hashable = None
-
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._vectors)
 
     def __contains__(self, word: Hashable) -> bool:
-        return word in self._rows
+        return word in self._vectors
 
     @property
     def stats(self) -> WordCacheStats:
         with self._lock:
-            self._stats.size = len(self._rows)
+            self._stats.size = len(self._vectors)
             return self._stats
 
     def reset_stats(self) -> None:
@@ -73,92 +65,42 @@ class WordVectorCache:
     def clear(self) -> None:
         """Forget every vector (the counters stay)."""
         with self._lock:
-            self._reset_storage()
+            self._vectors.clear()
+            self._version = None
 
     def vectors(
-        self,
-        words: Sequence[Hashable],
-        n_tokens: int,
-        version: Hashable,
-        compute: Callable[[list[int]], torch.Tensor],
+        self, words: Sequence[Hashable], n_tokens: int, version: Hashable, compute: Callable[[list[int]], torch.Tensor]
     ) -> torch.Tensor:
-        """Vectors ``(len(words), dim)`` for distinct ``words`` (any keys: the embedder uses
-        each word's id row); ``compute(positions)`` returns the vectors of the misses,
-        ``words[p]`` for p in ``positions``. ``n_tokens`` is how many tokens these words stand
-        for (for the hit rate).
-        """
+        """Vectors ``(len(words), dim)`` for distinct ``words`` (any keys: the embedder uses each
+        word's id row); ``compute(positions)`` gives those of ``words[p]`` for the misses.
+        ``n_tokens``: how many tokens these words stand for (for the hit rate)."""
         with self._lock:
             if version is None or version != self._version:
-                if self._rows:
-                    self._stats.invalidations += 1
-                self._reset_storage()
+                self._stats.invalidations += bool(self._vectors)
+                self._vectors.clear()
                 self._version = version
-            generation = self._generation
-            hit_positions, hit_rows, miss_positions = [], [], []
-            for position, word in enumerate(words):
-                row = self._rows.get(word)
-                if row is None:
-                    miss_positions.append(position)
-                else:
-                    self._rows.move_to_end(word)
-                    hit_positions.append(position)
-                    hit_rows.append(row)
-            # A copy: once the lock is released, another thread may reuse these rows.
-            hits = self._filled_table()[_index(hit_rows, self._filled_table())] if hit_positions else None
+            found = [self._vectors.get(word) for word in words]
+            for word, vector in zip(words, found):
+                if vector is not None:
+                    self._vectors.move_to_end(word)
+            missing = [p for p, vector in enumerate(found) if vector is None]
             self._stats.tokens += n_tokens
-            self._stats.computed += len(miss_positions)
-        missing = [words[p] for p in miss_positions]
-        computed = compute(miss_positions) if missing else None
-        reference = computed if computed is not None else hits
-        assert reference is not None, "vectors() needs at least one word"
-        result = reference.new_empty(len(words), reference.shape[1])
-        if hits is not None:
-            result[_index(hit_positions, result)] = hits
+            self._stats.computed += len(missing)
+        computed = compute(missing) if missing else None
         if computed is not None:
-            result[_index(miss_positions, result)] = computed
+            for position, vector in zip(missing, computed):
+                found[position] = vector
             with self._lock:
-                if self._generation == generation:
-                    self._store(missing, computed)
-        return result
+                if version is not None and version == self._version:
+                    self._store([words[p] for p in missing], computed)
+        return torch.stack(found)  # type: ignore[arg-type]  # every entry is filled now
 
     def _store(self, words: list[Hashable], vectors: torch.Tensor) -> None:
-        if self._version is None:
-            return  # weights whose changes cannot be detected: never keep their vectors
-        words, vectors = words[-self.max_words :], vectors[-self.max_words :]
-        rows, kept = [], []
-        for position, word in enumerate(words):
-            if word in self._rows:  # stored meanwhile by another thread: keep that row
-                continue
-            row = self._take_row(vectors)
-            self._rows[word] = row
-            rows.append(row)
-            kept.append(position)
-        if rows:
-            self._filled_table()[_index(rows, vectors)] = vectors[_index(kept, vectors)]
-
-    def _filled_table(self) -> torch.Tensor:
-        """The table, which exists once a row has been handed out (:meth:`_take_row` grows it)."""
-        assert self._table is not None, "a word has a row only after the table was grown"
-        return self._table
-
-    def _take_row(self, like: torch.Tensor) -> int:
-        """The next unused row of the table (grown as needed), or the LRU entry's row when full."""
-        used = len(self._rows)
-        if used >= self.max_words:
-            _, row = self._rows.popitem(last=False)
-            self._stats.evictions += 1
-            return row
-        if self._table is None or used >= self._table.shape[0]:
-            self._grow(like)
-        return used  # rows are handed out in order until the cache is full
-
-    def _grow(self, like: torch.Tensor) -> None:
-        old = self._table
-        rows = INITIAL_ROWS if old is None else 2 * old.shape[0]
-        table = like.new_empty(min(rows, self.max_words), like.shape[1])
-        if old is not None:
-            table[: old.shape[0]] = old
-        self._table = table
+        for word, vector in zip(words[-self.max_words :], vectors[-self.max_words :]):
+            self._vectors[word] = vector.clone()  # its own storage, not a view of the batch
+            if len(self._vectors) > self.max_words:
+                self._vectors.popitem(last=False)
+                self._stats.evictions += 1
 
     # Copies and pickles start empty: the vectors are derived data.
     def __getstate__(self) -> dict:
@@ -169,7 +111,3 @@ class WordVectorCache:
 
     def __deepcopy__(self, memo: dict) -> "WordVectorCache":
         return WordVectorCache(self.max_words)
-
-
-def _index(positions: list[int], like: torch.Tensor) -> torch.Tensor:
-    return torch.tensor(positions, dtype=torch.long, device=like.device)
