@@ -6,9 +6,8 @@ import logging
 import pytest
 import torch
 
-from spacy_elmo.nn import int8_kernels
-from spacy_elmo.nn.int8_kernels import Int8Matrix, quantize_rows, quantize_rows_shifted
-from spacy_elmo.nn.reduced_products import ReducedWeight
+from spacy_elmo.nn import reduced_products as int8_kernels
+from spacy_elmo.nn.reduced_products import Int8Matrix, ReducedWeight, quantize_rows, quantize_rows_shifted
 
 needs_onednn = pytest.mark.skipif(
     int8_kernels.onednn_unavailable() is not None, reason="oneDNN's int8 linear is not usable in this torch"
