@@ -53,7 +53,14 @@ def run_batch(
     )
     steps = numpy.arange(char_ids.shape[1])[None, :]
     tokens = torch.from_numpy((steps >= 1) & (steps < lengths[:, None] - 1)).to(ids.device)
-    return states.layers()[:, tokens]
+    layers = states.layers()[:, tokens]
+    if not bool(torch.isfinite(layers).all()):  # finite weights can still overflow (a diverged run's)
+        weights = f"the weights read from {bilm.source}" if bilm.source else "this biLM's weights"
+        raise ValueError(
+            f"The biLM gives NaN or infinite layers for a batch of {len(sequences)} sentences (precision "
+            f"{precision}): {weights} are finite but overflow, as a diverged training run's can: use other weights"
+        )
+    return layers
 
 
 def to_host(values: torch.Tensor) -> numpy.ndarray:
