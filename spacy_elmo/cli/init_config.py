@@ -31,15 +31,12 @@ def init_config_cli(
     force: bool = typer.Option(False, "--force", "-F", help="Overwrite OUTPUT_FILE if it exists"),
 ) -> None:
     """Write a spacy train config: elmo first, each component with an ELMo listener in its tok2vec."""
-    from ..formats.resolve import find_weights, messages_for
     from .templates.training_config import config_text, training_config
 
     names = [name.strip() for name in pipeline.split(",") if name.strip()]
     if str(output_file) != "-" and output_file.exists() and not force:
         typer.echo(f"Error: {output_file} already exists: pass --force (-F) to overwrite it", err=True)
         raise typer.Exit(code=1)
-    if weights is not None:
-        find_weights(weights, messages=messages_for("--weights"))
     config = training_config(names, weights=None if weights is None else weights.resolve(), gpu=gpu, lang=lang)
     elmo = "" if weights is not None else " --paths.elmo WEIGHTS"
     text = (

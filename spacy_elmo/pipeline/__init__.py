@@ -1,7 +1,6 @@
-"""The ``elmo`` spaCy component (:mod:`.elmo`) and what works around it in a pipeline: the Doc
-attributes and vector hooks (:mod:`.doc_attributes`), its weights (:mod:`.weights`), a config
-true to them (:mod:`.config_sizes`), the ``replace_listeners`` hooks (:mod:`.listener_copies`),
-why a listener is unlinked (:mod:`.wiring`), and what a trained pipeline holds (:mod:`.mixes`)."""
+"""The ``elmo`` spaCy component (:mod:`.elmo`), what it sets on Docs (:mod:`.doc_attributes`), its
+weights (:mod:`.weights`), its ``replace_listeners`` hooks (:mod:`.listener_copies`) and what a
+trained pipeline holds (:mod:`.mixes`)."""
 
 from .doc_attributes import install_extensions, set_vector_hooks
 from .elmo import DEFAULT_ELMO_MODEL, Elmo, make_elmo

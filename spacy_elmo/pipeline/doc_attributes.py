@@ -1,17 +1,18 @@
-"""What the ``elmo`` component puts on Docs, and the vector hooks.
-
-Stored on the Doc, so they survive ``Doc.to_bytes`` and ``nlp.pipe(n_process=...)``:
-``doc._.elmo_layers`` (L+1, n, D) and ``doc._.elmo_vectors`` (n, D), the component's mix. From
-them: ``token._.elmo`` (a row of the mix), ``span._.elmo`` and ``doc._.elmo`` (the mean).
-"""
+"""What the ``elmo`` component puts on Docs and the vector hooks (docs/component.md): stored on the
+Doc, so that they survive ``Doc.to_bytes`` and ``nlp.pipe(n_process=...)``; the hooks do not."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Optional, Union
 
 from spacy.tokens import Doc, Span, Token
 from thinc.api import get_array_module
 from thinc.types import Floats1d
+
+# spaCy's W109 ("Unable to save user hooks") would come with every saved Doc, and from each
+# n_process worker: the hooks it means are these, and set_vector_hooks puts them back.
+warnings.filterwarnings("ignore", message=r"\[W109\]")
 
 
 def install_extensions() -> None:
@@ -58,13 +59,12 @@ def set_vector_hooks(doc: Doc) -> None:
 
 
 def _has_vector(obj: Union[Doc, Span, Token]) -> bool:
-    doc = obj if isinstance(obj, Doc) else obj.doc
-    return doc._.elmo_vectors is not None
+    return (obj if isinstance(obj, Doc) else obj.doc)._.elmo_vectors is not None
 
 
 def cosine_similarity(a: Union[Doc, Span, Token], b: Union[Doc, Span, Token]) -> float:
-    """Cosine of the two objects' ELMo vectors (0.0 if either is all zeros), read from the Docs
-    (a hooked object compared with an unhooked one still compares ELMo vectors)."""
+    """Cosine of the two objects' ELMo vectors (0.0 if either is all zeros), read from the Docs:
+    a hooked object compared with an unhooked one still compares ELMo vectors."""
     u, v = _elmo_vector(a), _elmo_vector(b)
     if u.shape != v.shape:
         raise ValueError(

@@ -20,7 +20,7 @@ from thinc.api import Model
 
 from ..models.listener import ElmoLayersListener
 from ..models.standalone import listener_block, replace_listener_cfg, standalone_copy, with_block
-from .config_sizes import write_bilm_sizes
+from .weights import write_bilm_sizes
 
 TOK2VEC_PATH = "model.tok2vec"  # where spaCy takes the tok2vec config it gives the first hook from
 

@@ -15,7 +15,9 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from thinc.api import Config
 
+from ...formats.resolve import messages_for
 from ...pipeline.elmo import DEFAULT_ELMO_MODEL
+from ...pipeline.weights import weights_config, write_bilm_sizes
 from .task_blocks import LAYER_NORM, TASK_MODELS, refusal
 
 #: A GPU fits larger biLM batches, and the word cache is left off.
@@ -53,6 +55,8 @@ def training_config(
             f"--lang {lang}: spaCy has no language '{lang}' (use 'xx' for a multi-language pipeline)"
         ) from None
     elmo_model = {**DEFAULT_ELMO_MODEL, **(GPU_MODEL_SETTINGS if gpu else {})}
+    if weights is not None:  # their sizes, so that the config describes the biLM it will hold
+        write_bilm_sizes(elmo_model, weights_config(weights, messages_for("--weights")))
     config = Config(
         {
             "paths": {"train": None, "dev": None, "elmo": None if weights is None else str(weights)},
