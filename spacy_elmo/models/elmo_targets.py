@@ -67,6 +67,7 @@ class ElmoTargets:
         self.layer_weights = None if layer_weights is None else [float(w) for w in layer_weights]
         self.cache = FeatureCache(cache_mb)
         self._layers: Optional[Model] = None  # a spacy_elmo.BiLM.v1 layer, once loaded
+        self.docs_seen = 0
 
     @property
     def loaded(self) -> bool:
@@ -123,6 +124,7 @@ class ElmoTargets:
     def __call__(self, docs: Sequence[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The targets of every token of ``docs`` (Doc order) and their weights (0: whitespace)."""
         self.load()
+        self.docs_seen += len(docs)
         keys = [doc_key(doc) for doc in docs]
         found: List[Optional[numpy.ndarray]] = [self.cache.get(key) for key in keys]
         missing = [i for i, stored in enumerate(found) if stored is None]

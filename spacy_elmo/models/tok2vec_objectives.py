@@ -92,8 +92,8 @@ def create_pretrain_elmo(
         targets = ElmoTargets(weights, target, layer_weights, cache_mb)
         if targets.weights is None:
             targets.load()  # raises the error that says what to set
-        heads = elmo_heads(targets, hidden_size, maxout_pieces)
-        model = chain(tok2vec, token_rows(), heads)
+        heads = ElmoHeads(targets, hidden_size, maxout_pieces)
+        model: Model = chain(tok2vec, token_rows(), heads)
         model.set_ref("tok2vec", tok2vec)
         model.set_ref("output_layer", heads)
         model.attrs["loss"] = partial(get_elmo_loss, targets=targets, loss=loss)
@@ -113,15 +113,25 @@ def get_elmo_loss(ops: Any, docs: List, prediction: Floats2d, *, targets: ElmoTa
     return vector_loss(loss, prediction, ops.asarray2f(target), ops.asarray1f(weights), targets.n_groups, ops.xp)
 
 
-def elmo_heads(targets: ElmoTargets, hidden_size: int, maxout_pieces: int) -> Model[Floats2d, Floats2d]:
-    """Token rows -> predicted targets: one head per D-wide part of a target row. The heads are
-    built at ``initialize``, when the biLM (loaded then) says how many and how wide."""
-    return Model(
-        "elmo_heads",
-        _heads_forward,
-        init=partial(_init_heads, targets, hidden_size, maxout_pieces),
-        dims={"nO": None},
-    )
+class ElmoHeads(Model):
+    """Token rows -> predicted targets: one head per D-wide part of a target row, built at
+    ``initialize``, when the biLM (loaded then) says how many and how wide."""
+
+    def __init__(self, targets: ElmoTargets, hidden_size: int, maxout_pieces: int) -> None:
+        init = partial(_init_heads, targets, hidden_size, maxout_pieces)
+        super().__init__("elmo_heads", _heads_forward, init=init, dims={"nO": None})
+        self.targets = targets
+
+    def use_params(self, params):  # type: ignore[no-untyped-def]  # Model's, a context manager
+        """``spacy pretrain`` saves the tok2vec inside this: refused while no text has reached the
+        objective, as the tok2vec would be saved untrained."""
+        if not self.targets.docs_seen:
+            raise ValueError(
+                f"{ELMO_OBJECTIVE}: no text has reached the objective, so the tok2vec is untrained and is not "
+                "saved: the pretraining corpus ([corpora.pretrain], --paths.raw_text) is empty or every text "
+                "is outside its min_length and max_length (or --epoch-resume is at max_epochs)"
+            )
+        return super().use_params(params)
 
 
 def _init_heads(targets: ElmoTargets, hidden_size: int, maxout_pieces: int, model: Model, X=None, Y=None) -> None:
