@@ -18,8 +18,10 @@ def inspect_cli(
     """Print each ELMo listener's softmax layer weights, gamma and layer_norm, and which mix
     token._.elmo uses when the elmo component has mix_from."""
     from ..pipeline import Elmo
-    from ..pipeline.mixes import learned_mixes, plot_mixes
+    from ..pipeline.mixes import learned_mixes, plot_mixes, pyplot
 
+    if plot is not None:
+        pyplot()  # before the pipeline is loaded
     nlp = _load(pipeline)
     mixes = learned_mixes(nlp)
     if not mixes:

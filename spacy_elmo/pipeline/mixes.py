@@ -83,15 +83,21 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
     ]
 
 
-def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
-    """A bar chart of each component's layer weights (gamma in the title), saved as PNG."""
+def pyplot() -> Any:
+    """matplotlib's pyplot, drawing into files; without matplotlib, an error that says how to get it."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("Plotting needs matplotlib: pip install 'spacy-elmo[plot]'") from err
+    except ImportError as err:
+        raise RuntimeError("Plotting needs matplotlib: pip install matplotlib") from err
+    return plt
+
+
+def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
+    """A bar chart of each component's layer weights (gamma in the title), saved as PNG."""
+    plt = pyplot()
     if not mixes:
         raise ValueError("No learned ELMo layer mixes to plot")
     fig, axes = plt.subplots(1, len(mixes), figsize=(3.2 * len(mixes), 3.0), squeeze=False)
