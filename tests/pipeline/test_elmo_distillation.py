@@ -18,7 +18,7 @@ from spacy.training.pretrain import pretrain
 from spacy.util import load_config
 
 import spacy_elmo.models.tok2vec_objectives as objectives_module
-from spacy_elmo.models.elmo_targets import ElmoTargets
+from spacy_elmo.models.tok2vec_objectives import ElmoTargets
 
 from .conftest import CONFIGS, random_bilm, train_with_config
 
