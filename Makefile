@@ -1,5 +1,5 @@
 # Fresh-machine entry points. `make test` runs the lint and type checks (`make lint`), then the test
-# suite; `make all` runs the main job.
+# suite; `make all` runs the main job; `make wheel` builds the package for pipelines packaged with it.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,7 +7,9 @@ TORCH_CPU := torch==2.13.0
 # PyTorch's own index of CPU-only wheels: a stock index serves the CUDA build on Linux
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
-.PHONY: install torch lint test all clean
+DIST ?= dist
+
+.PHONY: install torch lint test wheel all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,10 +47,17 @@ lint: install
 test: install lint
 	$(PY) -m pytest tests -q -n 2
 
+# spacy-elmo as a wheel in $(DIST), to install beside a pipeline that `spacy package` built (it
+# requires spacy-elmo, which no index has: docs/component.md). Built from the venv's setuptools
+# where it has them, else in pip's isolated build environment.
+wheel: $(PY)
+	@if $(PY) -c "import setuptools, wheel" 2>/dev/null; then isolation=--no-build-isolation; fi; \
+	$(PY) -m pip wheel --no-deps $$isolation -q -w $(DIST) . && echo "wheel: $$(ls $(DIST)/spacy_elmo-*.whl)"
+
 # The independent steps of the `all` workflow run side by side, one per core
 # (`python -m spacy project run all` runs the same steps one after another).
 all: install
 	$(PY) -m scripts run-workflow all
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build $(DIST) *.egg-info

@@ -32,4 +32,5 @@ def _drop_softmax(bilm: BiLM) -> BiLM:
     stripped = BiLM(bilm.config.replace(vocab_size=0), lexicon=bilm.lexicon)
     state = {name: t for name, t in bilm.state_dict().items() if not name.startswith("softmax.")}
     stripped.load_state_dict(state)
+    stripped.source = bilm.source
     return stripped.to(device=bilm.device, dtype=bilm.dtype).eval()

@@ -1,8 +1,7 @@
-"""Command-line interface: thin shells over library functions, one module per command (each
-import registers its subcommand); :mod:`._app` is the command group and :mod:`.spacy_cli` puts it
-inside spaCy's own CLI (``python -m spacy elmo``)."""
+"""Command-line interface: thin shells over library functions (each module's import registers its
+commands); :mod:`._app` is the command group, :mod:`.spacy_cli` puts it into ``python -m spacy``."""
 
-from . import embed, export_allennlp, init_config, inspect, perplexity, plot_training, pretrain  # noqa: F401
+from . import embed, init_config, inspect, pretrain  # noqa: F401
 from ._app import app
 
 

@@ -1,7 +1,6 @@
-"""The ``spacy-elmo`` command group, read like spaCy's own CLI: plain help (no boxes or markup,
-so ``[paths]`` stays as written), ``--version``, and every failure one ``Error: ...`` line with
-exit code 1, never a traceback: the group turns a file, value or run error into that line.
-"""
+"""The ``spacy-elmo`` command group, read like spaCy's own CLI: plain help (no boxes or markup, so
+``[paths]`` stays as written), ``--version``, and every file, value or run error one ``Error: ...``
+line with exit code 1, never a traceback."""
 
 from typing import Any, Optional
 
@@ -13,21 +12,20 @@ STOPS = (click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort)
 
 
 class PlainErrorsGroup(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted(self.commands)  # in --help, as click lists them
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: PretrainError's base
             if isinstance(err, STOPS):
                 raise
-            typer.echo(f"Error: {_one_line(err)}", err=True)
+            text = " ".join(str(err).split()) or type(err).__name__
+            if isinstance(err, OSError) and err.filename is not None and str(err.filename) not in text:
+                text = f"{err.filename}: {text}"
+            typer.echo(f"Error: {text}", err=True)
             raise typer.Exit(1) from err
-
-
-def _one_line(err: BaseException) -> str:
-    text = " ".join(str(err).split()) or type(err).__name__
-    if isinstance(err, OSError) and err.filename is not None and str(err.filename) not in text:
-        text = f"{err.filename}: {text}"
-    return text
 
 
 HELP = "ELMo for spaCy: pretrain a biLM, embed text, convert weights, inspect pipelines."

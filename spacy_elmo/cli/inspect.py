@@ -1,4 +1,5 @@
-"""``spacy-elmo inspect``: the layer weights and gamma each component of a pipeline learned."""
+"""What a trained pipeline holds: ``spacy-elmo inspect`` prints the layer mixes its components learned,
+``spacy-elmo export-allennlp`` writes one of its biLMs (or any other) in bilm-tf's format."""
 
 from pathlib import Path
 from typing import Optional
@@ -6,6 +7,45 @@ from typing import Optional
 import typer
 
 from ._app import app
+
+
+@app.command("export-allennlp")
+def export_allennlp_cli(
+    source: str = typer.Argument(
+        ...,
+        help="A spacy-elmo model directory (e.g. a pretraining OUTPUT_DIR/model-best), a trained spaCy pipeline "
+        "(directory or installed package) whose biLM to export, or any weights path the elmo component takes",
+    ),
+    output_dir: Path = typer.Argument(..., help="Where to write options.json and weights.hdf5"),
+    component: Optional[str] = typer.Option(
+        None,
+        "--component",
+        "-c",
+        help="With a pipeline: the component whose biLM to export, the elmo component or one "
+        "that replace_listeners gave its own copy (default: the only biLM)",
+    ),
+) -> None:
+    """Write a biLM as options.json + weights.hdf5, e.g. one fine-tuned inside a trained pipeline."""
+    import spacy
+    from spacy.util import is_package
+
+    from ..loading import load_bilm
+    from ..pipeline.mixes import pipeline_bilm
+
+    path = Path(source)
+    if is_package(source) or ((path / "config.cfg").is_file() and (path / "meta.json").is_file()):
+        bilm = pipeline_bilm(spacy.load(source), component)
+    elif component is not None:
+        raise ValueError(f"--component needs a trained spaCy pipeline; {source} is none")
+    else:
+        bilm = load_bilm(path)
+    try:
+        bilm.config.to_options()  # refuses what bilm-tf's format cannot hold, before writing anything
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from err
+    output_dir.mkdir(parents=True, exist_ok=True)
+    bilm.to_allennlp(output_dir / "options.json", output_dir / "weights.hdf5")  # all or nothing
+    typer.echo(f"Wrote {output_dir / 'options.json'} and {output_dir / 'weights.hdf5'}")
 
 
 @app.command("inspect")
@@ -18,8 +58,10 @@ def inspect_cli(
     """Print each ELMo listener's softmax layer weights, gamma and layer_norm, and which mix
     token._.elmo uses when the elmo component has mix_from."""
     from ..pipeline import Elmo
-    from ..pipeline.mixes import learned_mixes, plot_mixes
+    from ..pipeline.mixes import learned_mixes, plot_mixes, pyplot
 
+    if plot is not None:
+        pyplot()  # before the pipeline is loaded
     nlp = _load(pipeline)
     mixes = learned_mixes(nlp)
     if not mixes:

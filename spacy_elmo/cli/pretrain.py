@@ -1,4 +1,5 @@
-"""``spacy-elmo pretrain``: train a biLM on raw text, as a config describes."""
+"""The pretraining commands: ``spacy-elmo pretrain`` (a biLM trained on raw text, as a config
+describes), ``perplexity`` (a saved biLM scored apart from its run) and ``plot-training``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,56 @@ from typing import Any, Optional, Sequence
 import typer
 
 from ._app import app
+
+
+@app.command("perplexity")
+def perplexity_cli(
+    model_or_run_dir: Path = typer.Argument(
+        ..., help="A pretraining OUTPUT_DIR (its --model is scored) or a spacy-elmo model directory", exists=True
+    ),
+    dev_text: Optional[Path] = typer.Argument(
+        None,
+        help="Dev text: a file or folder, read as pretraining reads it (default: the run's paths.dev)",
+        exists=True,
+    ),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="Which model folder of a pretraining OUTPUT_DIR to score (default: model-best)"
+    ),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="Pretraining config (.cfg) whose corpus and training sections say how the dev text is "
+        "read and how many sentences count (default: the run's config.cfg, else the defaults)",
+        exists=True,
+        dir_okay=False,
+    ),
+    threads: int = typer.Option(0, "--threads", help="torch intra-op threads (0: torch's default)"),
+) -> None:
+    """Score a saved biLM on dev text with the full softmax and print one JSON line:
+    {"model", "dev", "forward", "backward", "perplexity", "tokens"}. Read as the run read it,
+    the number is comparable with the run's own metrics.jsonl."""
+    import torch
+
+    from ..pretrain.perplexity import saved_model_perplexity
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+    typer.echo(json.dumps(saved_model_perplexity(model_or_run_dir, dev_text, model, config).to_dict()))
+
+
+@app.command("plot-training")
+def plot_training_cli(
+    output_dir: Path = typer.Argument(
+        ..., help="A pretraining OUTPUT_DIR (with metrics.jsonl)", exists=True, file_okay=False
+    ),
+    image: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Where to write the PNG (default OUTPUT_DIR/training.png)"
+    ),
+) -> None:
+    """Plot train loss and train/dev perplexity against steps."""
+    from ..pretrain.plot import plot_training
+
+    typer.echo(f"Wrote {plot_training(output_dir, image)}")
 
 
 @app.command(
@@ -82,26 +133,18 @@ def pretrain_cli(
         )
 
 
-class _CurrentStderr(logging.StreamHandler):
-    """Writes to ``sys.stderr`` as it is when a record is emitted, not as it was at the first run
-    (a caller, a test or a notebook, may have closed or replaced it since)."""
-
-    @property  # type: ignore[override]  # the base class stores a stream; this one looks it up
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: Any) -> None:
-        pass
+#: The log lines' handler, pointed at the stderr of each run: a caller (a test, a notebook) may
+#: have closed or replaced the last run's.
+_HANDLER = logging.StreamHandler()
 
 
 def _setup_logging() -> None:
     rank = int(os.environ.get("RANK", "0"))
     logger = logging.getLogger("spacy_elmo.pretrain")
+    _HANDLER.stream = sys.stderr
+    _HANDLER.setFormatter(logging.Formatter("%(message)s" if rank == 0 else f"[rank {rank}] %(message)s"))
     if not logger.handlers:
-        handler = _CurrentStderr()
-        handler.setFormatter(logging.Formatter("%(message)s" if rank == 0 else f"[rank {rank}] %(message)s"))
-        logger.addHandler(handler)
+        logger.addHandler(_HANDLER)
     logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)
     logger.propagate = False
 
@@ -130,13 +173,9 @@ def parse_overrides(args: Sequence[str]) -> dict[str, Any]:
             else:
                 value = following
                 index += 1
-        result[name.replace("-", "_")] = _parse_value(value)
+        try:
+            result[name.replace("-", "_")] = json.loads(value)
+        except ValueError:
+            result[name.replace("-", "_")] = value
         index += 1
     return result
-
-
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text

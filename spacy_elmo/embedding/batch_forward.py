@@ -1,8 +1,7 @@
-"""One planned batch of word sequences through :meth:`BiLM.contextualize`, without autograd.
-
-What this adds to the biLM's one method is the embedder's: the id rows of the batch, layer 0 from
-the word cache (keyed by each distinct id row), and the tokens' layers laid out one sentence after
-the other. :func:`to_host` brings them to the CPU as float32 numpy arrays.
+"""One planned batch of word sequences through :meth:`BiLM.contextualize`, without autograd: the
+embedder's part (the batch's id rows, layer 0 from the word cache, the tokens' layers one sentence
+after the other) and the check that every prediction path gets, that the layers are finite.
+:func:`to_host` brings them to the CPU as float32 numpy arrays.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ def run_batch(
 
     ``precision`` is one that runs on the model's device (the embedder resolved it); the cache
     holds that precision's vectors. Call it under ``torch.inference_mode()`` (or ``no_grad``).
+    Layers that are not finite are a ValueError naming where the weights were read from.
     """
     char_ids, lengths = encode_padded(sequences, encoding=bilm.encoding)
     ids = torch.from_numpy(char_ids).to(bilm.device)
@@ -53,7 +53,14 @@ def run_batch(
     )
     steps = numpy.arange(char_ids.shape[1])[None, :]
     tokens = torch.from_numpy((steps >= 1) & (steps < lengths[:, None] - 1)).to(ids.device)
-    return states.layers()[:, tokens]
+    layers = states.layers()[:, tokens]
+    if not bool(torch.isfinite(layers).all()):  # finite weights can still overflow (a diverged run's)
+        weights = f"the weights read from {bilm.source}" if bilm.source else "this biLM's weights"
+        raise ValueError(
+            f"The biLM gives NaN or infinite layers for a batch of {len(sequences)} sentences (precision "
+            f"{precision}): {weights} are finite but overflow, as a diverged training run's can: use other weights"
+        )
+    return layers
 
 
 def to_host(values: torch.Tensor) -> numpy.ndarray:

@@ -1,14 +1,15 @@
-"""Thinc glue between spaCy and the biLM, one registered layer or architecture per module:
-``spacy_elmo.BiLM.v1`` (:mod:`.doc_layers`), ``ElmoListener.v1`` (:mod:`.listener`) and its
-``scalar_mix.v1``, ``ElmoStandalone.v1`` (:mod:`.standalone`), ``ElmoTok2Vec.v1``
-(:mod:`.tok2vec`), and the ``spacy pretrain`` objectives (:mod:`.tok2vec_objectives`).
-"""
+"""Thinc glue between spaCy and the biLM: Docs to layers, the features a component reads, the
+``spacy pretrain`` objectives."""
 
 from .doc_layers import build_bilm_model, get_bilm, set_bilm
-from .listener import ElmoLayersListener, build_elmo_listener
+from .listener import (
+    ElmoLayersListener,
+    build_elmo_listener,
+    build_elmo_standalone,
+    build_elmo_tok2vec,
+    elmo_layers_node,
+)
 from .scalar_mix import mix_softmax_weights, scalar_mix
-from .standalone import build_elmo_standalone, elmo_layers_node
-from .tok2vec import build_elmo_tok2vec
 from .tok2vec_objectives import create_pretrain_characters, create_pretrain_elmo, token_rows
 
 __all__ = [

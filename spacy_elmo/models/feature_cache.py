@@ -1,13 +1,7 @@
 """The frozen-feature cache: a frozen biLM's layers per Doc, computed once and reused every epoch
-(recomputing them is most of the cost of training with ELMo).
-
-Entries are kept in memory, then in a private spill folder, in arrival order and never evicted:
-training revisits every Doc each epoch, so least-recently-used eviction would drop each entry
-just before its next use. They are bound to the weights' version and the precision, so they
-never serve other weights. A killed process cannot remove its spill folder
-(``spacy-elmo-features-HOST-PID-*``): the next cache in that folder removes those of dead
-processes of its host.
-"""
+(docs/performance.md). Entries are never evicted: training revisits every Doc each epoch, so an
+LRU would drop each entry just before its next use. A killed process cannot remove its spill
+folder (``spacy-elmo-features-HOST-PID-*``): the next cache in that folder removes it."""
 
 from __future__ import annotations
 
@@ -44,12 +38,10 @@ def _process_running(pid: int) -> bool:
     return True
 
 
-def remove_stale_spill_dirs(disk_dir: Union[str, Path]) -> list[Path]:
-    """Delete the spill folders in ``disk_dir`` left by processes of this host that are gone."""
-    folder = Path(disk_dir)
-    removed: list[Path] = []
+def remove_stale_spill_dirs(folder: Path) -> None:
+    """Delete the spill folders in ``folder`` left by processes of this host that are gone."""
     if not folder.is_dir():
-        return removed
+        return
     prefix = f"{SPILL_PREFIX}{_host_tag()}-"
     for path in folder.iterdir():
         if not (path.name.startswith(prefix) and path.is_dir() and not path.is_symlink()):
@@ -57,8 +49,6 @@ def remove_stale_spill_dirs(disk_dir: Union[str, Path]) -> list[Path]:
         pid_text = path.name[len(prefix) :].split("-", 1)[0]
         if pid_text.isdigit() and int(pid_text) != os.getpid() and not _process_running(int(pid_text)):
             shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
 
 
 def doc_key(doc: Doc, extra: bytes = b"") -> bytes:
@@ -93,9 +83,9 @@ class FeatureCacheStats:
 
 
 class FeatureCache:
-    """Arrays by key, copied in and out: in memory up to ``max_memory_mb``, then up to
-    ``max_disk_mb`` in a private folder in ``disk_dir`` (removed when the cache is cleared or
-    collected; ``None``: nothing is stored beyond memory)."""
+    """Arrays by key, copied in and out, bound to the weights' version: in memory up to
+    ``max_memory_mb``, then up to ``max_disk_mb`` in a private folder in ``disk_dir`` (removed
+    when the cache is cleared or collected; ``None``: nothing beyond memory)."""
 
     def __init__(
         self,
@@ -123,8 +113,7 @@ class FeatureCache:
         return len(self._memory) + len(self._disk)
 
     def bind(self, version: Hashable, pins: Sequence = ()) -> None:
-        """Serve entries only for the weights' ``version``; a new one empties the cache. ``pins``
-        are kept alive meanwhile, so that the memory addresses in the version stay theirs."""
+        """Serve entries for the weights' ``version`` only, keeping ``pins`` (whose addresses it holds) alive."""
         with self._lock:
             if version != self._version:
                 self.clear()
@@ -146,7 +135,6 @@ class FeatureCache:
             self.stats.disk_entries = self.stats.disk_bytes = 0
 
     def get(self, key: bytes) -> Optional[numpy.ndarray]:
-        """A copy of the stored array, or None (counted as a miss)."""
         with self._lock:
             value = self._memory.get(key)
             if value is not None:
@@ -159,7 +147,7 @@ class FeatureCache:
             return None
 
     def put(self, key: bytes, value: numpy.ndarray) -> bool:
-        """Store a copy of ``value`` if a budget has room; False when it was not stored."""
+        """Store a copy of ``value`` if a budget has room (False if not)."""
         with self._lock:
             if key in self._memory or key in self._disk:
                 return True
@@ -197,8 +185,7 @@ class FeatureCache:
 
 
 def layers_through_cache(model: Any, bilm: Any, docs: List[Doc], cache: FeatureCache) -> List[Any]:
-    """Every Doc's layers from ``model`` (a ``spacy_elmo.BiLM.v1`` holding ``bilm``): the cached
-    ones where the cache has them, the model's (then stored) for the rest."""
+    """Every Doc's layers from ``model`` (a ``spacy_elmo.BiLM.v1`` holding ``bilm``), cached ones first."""
     version = bilm.weights_version()
     if version is None:  # weights whose changes cannot be detected: never cache
         return model.predict(docs)

@@ -1,11 +1,6 @@
-"""``spacy_elmo.scalar_mix.v1``: ELMo's task-specific layer mix, ``gamma * sum_j softmax(a)_j * h_j``,
-learned from ``a = 0`` (the average) and ``gamma = 1`` (the arithmetic: :mod:`spacy_elmo.embedding.mix`).
-
-Options from the ELMo literature: ``layer_norm`` per token before mixing; ``layer_dropout`` of
-whole layers in training (UDify), so the mix cannot lean on one; ``fixed_layer_weights`` in place
-of ``softmax(a)`` (a one-hot vector probes one layer); ``mix_dropout`` on the mixed vector (the
-paper's recipe); ``weights_l2 * ||a||^2``, pulling the mix to the average (bilm-tf's ``l2_coef``).
-"""
+"""``spacy_elmo.scalar_mix.v1``: ELMo's task-specific mix ``gamma * sum_j softmax(a)_j * h_j``, learned
+from ``a = 0`` (the average) and ``gamma = 1``, with the options of docs/training.md#the-listener:
+``layer_dropout`` from UDify, ``mix_dropout`` from the paper, ``weights_l2`` from bilm-tf."""
 
 from __future__ import annotations
 
@@ -30,7 +25,7 @@ def scalar_mix(
     mix_dropout: float = 0.0,
     weights_l2: float = 0.0,
 ) -> Model[List[Floats3d], List[Floats2d]]:
-    """The mix; with ``fixed_layer_weights`` (one per layer, used as given) only gamma is learned."""
+    """With ``fixed_layer_weights`` (one per layer, used as given) only gamma is learned."""
     for name, rate in (("layer_dropout", layer_dropout), ("mix_dropout", mix_dropout)):
         if not 0.0 <= rate < 1.0:
             raise ValueError(f"{name} must be in [0, 1), not {rate}")
@@ -91,8 +86,7 @@ def init(model: Model, X: Optional[List[Floats3d]] = None, Y: Optional[object] =
 
 
 def mix_softmax_weights(model: Model, mask=None):
-    """The weight of each layer: softmax(a) over the layers ``mask`` keeps (all without one),
-    or the fixed weights as given. Not the ``elmo`` component's ``layer_weights`` setting."""
+    """The weight of each layer: softmax(a) over the layers ``mask`` keeps, or the fixed weights."""
     fixed = model.attrs["fixed_layer_weights"]
     if fixed is not None:
         return model.ops.asarray1f(fixed)
@@ -113,12 +107,17 @@ def forward(model: Model, X: List[Floats3d], is_train: bool) -> tuple[List[Float
     check_layer_count("fixed_layer_weights", model.attrs["fixed_layer_weights"], H.shape[0])
     if model.attrs["layer_norm"]:
         H, backprop_norm = _normalize(H)
-    weights = mix_softmax_weights(model, _layer_mask(model) if is_train else None)
+    mask, keep, rate = None, None, model.attrs["mix_dropout"]
+    if is_train and model.attrs["layer_dropout"] > 0.0:  # whole layers out of the softmax, one kept
+        mask = xp.random.uniform(0.0, 1.0, n_layers) >= model.attrs["layer_dropout"]
+        if not mask.any():
+            mask[int(xp.random.randint(n_layers))] = True
+    weights = mix_softmax_weights(model, mask)
     gamma = model.get_param("gamma")
     mixed = weighted_sum(H, weights, xp)
     Y = scale(mixed, gamma[0])
-    keep = _dropout_mask(model, Y.shape) if is_train else None
-    if keep is not None:
+    if is_train and rate > 0.0:  # inverted dropout on the mixed vector
+        keep = ((xp.random.uniform(0.0, 1.0, Y.shape) >= rate) / (1.0 - rate)).astype("float32")
         Y = Y * keep
 
     def backprop(dY: List[Floats2d]) -> List[Floats3d]:
@@ -156,29 +155,7 @@ def _normalize(H: Floats3d) -> tuple[Floats3d, Callable[[Floats3d], Floats3d]]:
     return normed, backprop
 
 
-def _layer_mask(model: Model):
-    """The layers of this training step; ``None`` (all) without layer dropout."""
-    rate = model.attrs["layer_dropout"]
-    if rate <= 0.0:
-        return None
-    xp: Any = model.ops.xp
-    keep = xp.random.uniform(0.0, 1.0, model.get_dim("nL")) >= rate
-    if not keep.any():
-        keep[int(xp.random.randint(model.get_dim("nL")))] = True
-    return keep
-
-
-def _dropout_mask(model: Model, shape) -> Optional[Floats2d]:
-    """Inverted dropout on the mixed vector (kept units scaled by 1 / (1 - rate)); None when off."""
-    rate = model.attrs["mix_dropout"]
-    if rate <= 0.0:
-        return None
-    xp: Any = model.ops.xp
-    return ((xp.random.uniform(0.0, 1.0, shape) >= rate) / (1.0 - rate)).astype("float32")
-
-
 def _split(array, lengths: List[int], axis: int) -> list:
-    """Cut the token axis back into one array per Doc."""
     return [
         array[end - n : end] if axis == 0 else array[:, end - n : end] for n, end in zip(lengths, accumulate(lengths))
     ]

@@ -222,6 +222,9 @@ class BiLM(nn.Module):
     # :mod:`spacy_elmo.formats` reads and writes files as a config plus numpy arrays named as in
     # ``state_dict()`` and sits below this module; the methods below turn those arrays into a
     # model and back.
+    #: Where the weights were read from (the loaders set it), so that errors about them name it.
+    source: Optional[str] = None
+
     @classmethod
     def state_shapes(
         cls, config: BiLMConfig, vocab: Optional[Sequence[str]] = None, lexicon: Optional[Lexicon] = None
@@ -240,10 +243,12 @@ class BiLM(nn.Module):
         arrays: Mapping[str, numpy.ndarray],
         vocab: Optional[Sequence[str]] = None,
         lexicon: Optional[Lexicon] = None,
+        source: Optional[str] = None,
     ) -> "BiLM":
         """A model in eval mode with the weights ``arrays`` (every state-dict entry, by name)."""
         model = cls(config, vocab=vocab, lexicon=lexicon)
         model.load_state_dict({name: torch.from_numpy(array) for name, array in arrays.items()})
+        model.source = source
         return model.eval()
 
     def state_arrays(self, dtype: Optional[torch.dtype] = None) -> dict[str, numpy.ndarray]:
@@ -255,7 +260,7 @@ class BiLM(nn.Module):
     def from_allennlp(cls, options_file: PathLike, weight_file: PathLike) -> "BiLM":
         """Load bilm-tf / AllenNLP ``options.json`` + weights ``.hdf5``."""
         config, arrays = read_allennlp(options_file, weight_file)
-        return cls.from_state_arrays(config, arrays)
+        return cls.from_state_arrays(config, arrays, source=str(weight_file))
 
     def to_allennlp(self, options_file: PathLike, weight_file: PathLike) -> None:
         """Write ``options.json`` + ``.hdf5`` in bilm-tf's layout (AllenNLP can read them)."""
@@ -267,7 +272,7 @@ class BiLM(nn.Module):
         ``char.dic``, ``word.dic``, ``token_embedder.pkl``, ``encoder.pkl``); its layers equal
         those of their own code with the states reset for every call."""
         config, arrays, lexicon = read_elmoformanylangs(path)
-        return cls.from_state_arrays(config, arrays, lexicon=lexicon)
+        return cls.from_state_arrays(config, arrays, lexicon=lexicon, source=str(path))
 
     def to_disk(self, path: PathLike) -> None:
         """Write our own model directory (config, weights, vocabulary, dictionaries)."""
@@ -280,7 +285,8 @@ class BiLM(nn.Module):
         config, vocab = read_model_config(path)
         lexicon = read_lexicon(path, config)
         arrays = read_model_weights(path, cls.state_shapes(config, vocab, lexicon))
-        return cls.from_state_arrays(config, arrays, vocab, lexicon)
+        source = path.where if isinstance(path, ModelSource) else str(path)
+        return cls.from_state_arrays(config, arrays, vocab, lexicon, source)
 
 
 def _token_encoding(config: BiLMConfig, lexicon: Optional[Lexicon]) -> TokenEncoding:

@@ -1,10 +1,7 @@
-"""The ``elmo`` spaCy component (:mod:`.elmo`) and what works around it in a pipeline: the Doc
-attributes and vector hooks (:mod:`.doc_attributes`), its weights (:mod:`.weights`), a config
-true to them (:mod:`.config_sizes`), the ``replace_listeners`` hooks (:mod:`.listener_copies`),
-why a listener is unlinked (:mod:`.wiring`), and what a trained pipeline holds (:mod:`.mixes`)."""
+"""The ``elmo`` spaCy component and its Doc attributes (:mod:`.elmo`), its weights (:mod:`.weights`),
+and what a trained pipeline holds (:mod:`.mixes`)."""
 
-from .doc_attributes import install_extensions, set_vector_hooks
-from .elmo import DEFAULT_ELMO_MODEL, Elmo, make_elmo
+from .elmo import DEFAULT_ELMO_MODEL, Elmo, install_extensions, make_elmo, set_vector_hooks
 from .weights import load_bilm_weights
 
 __all__ = ["DEFAULT_ELMO_MODEL", "Elmo", "install_extensions", "load_bilm_weights", "make_elmo", "set_vector_hooks"]

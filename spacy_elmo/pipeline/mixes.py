@@ -1,7 +1,5 @@
-"""What a trained pipeline holds: each downstream component's learned mix of the biLM layers
-(ELMo's paper reads them to see which layers a task uses; ``spacy-elmo inspect`` prints them,
-the project's report plots them) and its biLMs (``spacy-elmo export-allennlp`` writes one out).
-"""
+"""What a trained pipeline holds: each component's learned mix of the biLM layers (the paper reads
+them to see which layers a task uses; ``spacy-elmo inspect`` prints them) and its biLMs."""
 
 from __future__ import annotations
 
@@ -42,28 +40,6 @@ def elmo_mix_nodes(model: Model) -> list[tuple[Model, Model]]:
     return pairs
 
 
-def mix_node(component: Any, elmo_name: str, mix_from: Optional[str]) -> Model:
-    """The one ``spacy_elmo.scalar_mix.v1`` node of the component named by the ``elmo``
-    component's ``mix_from`` (``component``: that component, ``None`` if it was not found)."""
-    if component is None:
-        raise ValueError(
-            f"The '{elmo_name}' component has mix_from = '{mix_from}', but no component of that name "
-            "follows it in the pipeline"
-        )
-    mixes = [mix for _, mix in elmo_mix_nodes(component.model)]
-    if len(mixes) != 1:
-        raise ValueError(
-            f"mix_from = '{mix_from}' needs a component with exactly one ELMo listener (or biLM copy) "
-            f"in its model; '{mix_from}' has {len(mixes)}"
-        )
-    if not mixes[0].has_param("gamma"):
-        raise ValueError(
-            f"mix_from = '{mix_from}': the '{mix_from}' component's ELMo mix is not initialized yet; "
-            "call nlp.initialize() (or train the pipeline) first"
-        )
-    return mixes[0]
-
-
 def learned_mixes(nlp: Language) -> list[LearnedMix]:
     """One entry per ELMo listener in the pipeline, in pipeline order (uninitialized ones skipped)."""
     return [
@@ -83,15 +59,21 @@ def learned_mixes(nlp: Language) -> list[LearnedMix]:
     ]
 
 
-def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
-    """A bar chart of each component's layer weights (gamma in the title), saved as PNG."""
+def pyplot() -> Any:
+    """matplotlib's pyplot, drawing into files; without matplotlib, an error that says how to get it."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("Plotting needs matplotlib: pip install 'spacy-elmo[plot]'") from err
+    except ImportError as err:
+        raise RuntimeError("Plotting needs matplotlib: pip install matplotlib") from err
+    return plt
+
+
+def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
+    """A bar chart of each component's layer weights (gamma in the title), saved as PNG."""
+    plt = pyplot()
     if not mixes:
         raise ValueError("No learned ELMo layer mixes to plot")
     fig, axes = plt.subplots(1, len(mixes), figsize=(3.2 * len(mixes), 3.0), squeeze=False)
@@ -109,25 +91,17 @@ def plot_mixes(mixes: list[LearnedMix], path: Union[str, Path]) -> None:
     plt.close(fig)
 
 
-def pipeline_bilms(nlp: Language) -> Dict[str, BiLM]:
-    """``{component: biLM}`` in pipeline order: each ``elmo`` component's, each biLM copy."""
-    found: Dict[str, BiLM] = {}
-    for name, component in nlp.components:
-        model = getattr(component, "model", None)
-        if not isinstance(model, Model):
-            continue
-        holders = (
-            [model] if model.name == "elmo_bilm" else [n.layers[0] for n in model.walk() if n.name == "elmo_layers"]
-        )
-        bilm = get_bilm(holders[0]) if len(holders) == 1 else None
-        if bilm is not None:
-            found[name] = bilm
-    return found
-
-
 def pipeline_bilm(nlp: Language, component: Optional[str] = None) -> BiLM:
-    """The biLM of ``component``, or the pipeline's only one; an error naming the choices."""
-    bilms = pipeline_bilms(nlp)
+    """The biLM of ``component`` (an ``elmo`` one, or one with a copy), or the only one; else an error."""
+    bilms: Dict[str, BiLM] = {}
+    for name, pipe in nlp.components:
+        model = getattr(pipe, "model", None)
+        if isinstance(model, Model):
+            copies = [n.layers[0] for n in model.walk() if n.name == "elmo_layers"]
+            holders = [model] if model.name == "elmo_bilm" else copies
+            bilm = get_bilm(holders[0]) if len(holders) == 1 else None
+            if bilm is not None:
+                bilms[name] = bilm
     if component is not None:
         if component not in bilms:
             raise ValueError(

@@ -2,6 +2,8 @@
 every failure (export-allennlp's out of a trained pipeline: tests/pipeline/test_export_from_pipeline.py)."""
 
 import re
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -53,3 +55,14 @@ def test_export_errors_are_one_line(tmp_path):
         f"Error: {tmp_path / 'run'} is a pretraining output folder: pass the biLM it wrote, "
         f"{tmp_path / 'run'}/model-best (or model-last)"
     )
+
+
+def test_spacy_elmo_help_inside_spacys_cli_is_the_groups():
+    """``python -m spacy elmo --help`` describes the group as ``spacy-elmo --help`` does."""
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "elmo", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    describe = run("--help").output.split("\n\n")[1]  # after the usage line
+    assert " ".join(describe.split()) in " ".join(result.stdout.split())
+    assert all(name in result.stdout for name in COMMANDS)

@@ -9,6 +9,7 @@ from spacy.util import load_config
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
+from spacy_elmo.config import ARCHITECTURE_FIELDS, TINY_CONFIG
 from spacy_elmo.models import ElmoLayersListener
 
 from .conftest import CONFIGS, train_with_config
@@ -39,6 +40,8 @@ def test_gpu_settings_and_weights(tmp_path, tiny_weights):
     assert config["initialize"]["components"]["elmo"]["weights"] == "${paths.elmo}"
     model = config["components"]["elmo"]["model"]
     assert (model["batch_max_tokens"], model["word_cache_words"]) == (8192, 0)
+    sizes = TINY_CONFIG.to_dict()
+    assert {key: model[key] for key in ARCHITECTURE_FIELDS} == {key: sizes[key] for key in ARCHITECTURE_FIELDS}
     assert "--gpu-id 0" in (tmp_path / "c.cfg").read_text().splitlines()[1]
 
 

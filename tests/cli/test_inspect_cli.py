@@ -1,6 +1,7 @@
 """``spacy-elmo inspect``: each listener's learned layer weights and gamma, and the plot."""
 
 import copy
+import sys
 
 import pytest
 import spacy
@@ -40,6 +41,14 @@ def test_prints_weights_and_gamma(pipeline_dir, tmp_path):
     assert result.output.count("  layer ") == TINY_CONFIG.n_output_layers
     assert "gamma" in result.output
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_one_line_saying_how_to_get_it(pipeline_dir, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    result = CliRunner().invoke(app, ["inspect", str(pipeline_dir), "--plot", str(tmp_path / "mix.png")])
+    assert result.exit_code == 1
+    assert result.output == "Error: Plotting needs matplotlib: pip install matplotlib\n"
+    assert not (tmp_path / "mix.png").exists()
 
 
 def test_pipeline_without_listeners(tmp_path):

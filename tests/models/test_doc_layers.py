@@ -10,7 +10,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 
 import spacy_elmo.embedding.embedder as embedder_module
-import spacy_elmo.models.pytorch_wrapper as torch_bilm_module
+import spacy_elmo.models.doc_layers as doc_layers_module
 from spacy_elmo import BiLM, embed_layers
 from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.models import build_bilm_model, get_bilm, set_bilm
@@ -70,7 +70,7 @@ def test_layers_per_doc_match_embed_layers(vocab, bilm):
     [
         (0, embedder_module, "run_batch", False),
         (100, embedder_module, "run_batch", False),
-        (100, torch_bilm_module, "encode_padded", True),
+        (100, doc_layers_module, "encode_padded", True),
     ],
 )
 def test_batches_respect_the_token_budget(vocab, bilm, monkeypatch, word_cache_words, module, spied, train):

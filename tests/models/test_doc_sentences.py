@@ -6,7 +6,7 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_elmo.embedding.plan import cut
-from spacy_elmo.models.doc_sentences import doc_sentences
+from spacy_elmo.models.doc_layers import doc_sentences
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def windows_of(docs, max_tokens):
     return [
         sentence.words[window.start : window.end]
         for sentence in doc_sentences(docs)
-        for window in cut(0, len(sentence), max_tokens)
+        for window in cut(0, len(sentence.words), max_tokens)
     ]
 
 
@@ -27,7 +27,7 @@ def test_sentences_when_the_doc_has_them(vocab):
     doc = Doc(vocab, words="a b c d e".split(), sent_starts=[True, False, True, False, False])
     segments = list(doc_sentences([doc]))
     assert [s.words for s in segments] == [("a", "b"), ("c", "d", "e")]
-    assert [s.index for s in segments] == [slice(0, 2), slice(2, 5)]
+    assert [s.positions.tolist() for s in segments] == [[0, 1], [2, 3, 4]]
 
 
 def test_windows_without_sentences_and_for_long_sentences(vocab):
@@ -41,7 +41,7 @@ def test_whitespace_tokens_are_left_out(vocab):
     doc = Doc(vocab, words=["a", "\n\n", "b", " ", "c"], spaces=[False] * 5)
     (segment,) = doc_sentences([doc])
     assert segment.words == ("a", "b", "c")
-    numpy.testing.assert_array_equal(segment.index, [0, 2, 4])
+    numpy.testing.assert_array_equal(segment.positions, [0, 2, 4])
 
 
 def test_doc_indices_and_empty_docs(vocab):

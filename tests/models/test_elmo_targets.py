@@ -8,7 +8,7 @@ import pytest
 import spacy
 
 from spacy_elmo import Embedder, embed_layers
-from spacy_elmo.models.elmo_targets import ElmoTargets, compact
+from spacy_elmo.models.tok2vec_objectives import ElmoTargets, compact
 
 from ..conftest import random_tiny_bilm
 

@@ -10,7 +10,7 @@ from spacy.util import registry
 from spacy_elmo import BiLM
 from spacy_elmo.config import TINY_CONFIG
 from spacy_elmo.models import build_bilm_model, build_elmo_standalone, elmo_layers_node, get_bilm, set_bilm
-from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE, replace_listener_cfg
+from spacy_elmo.models.listener import STANDALONE_ARCHITECTURE, replace_listener_cfg
 
 LISTENER = {
     "@architectures": "spacy_elmo.ElmoListener.v1",
@@ -108,8 +108,7 @@ def test_the_standalone_builder_takes_every_listener_setting_with_its_default():
     and replace_listener_cfg copies SHARED_SETTINGS across: the three must stay in step."""
     import inspect
 
-    from spacy_elmo.models.listener import build_elmo_listener
-    from spacy_elmo.models.standalone import SHARED_SETTINGS
+    from spacy_elmo.models.listener import SHARED_SETTINGS, build_elmo_listener
 
     listener = dict(inspect.signature(build_elmo_listener).parameters)
     del listener["upstream"]

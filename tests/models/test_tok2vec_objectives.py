@@ -14,7 +14,7 @@ from spacy.training.pretrain import make_update
 from spacy.util import registry
 from thinc.api import Adam, fix_random_seed
 
-import spacy_elmo.models.elmo_targets as targets_module
+import spacy_elmo.models.tok2vec_objectives as objectives_module
 from spacy_elmo.models import create_pretrain_elmo
 
 from ..conftest import random_tiny_bilm
@@ -95,8 +95,8 @@ def test_gradient_reaches_the_tok2vec_and_never_the_biLM(nlp, weights):
 
 def test_the_biLM_is_read_at_initialize_not_before(nlp, weights, monkeypatch):
     reads = []
-    real_load = targets_module.load_bilm
-    monkeypatch.setattr(targets_module, "load_bilm", lambda *a, **k: reads.append(a) or real_load(*a, **k))
+    real_load = objectives_module.load_bilm
+    monkeypatch.setattr(objectives_module, "load_bilm", lambda *a, **k: reads.append(a) or real_load(*a, **k))
     create = registry.resolve({"objective": {"@architectures": "spacy_elmo.PretrainElmo.v1", "weights": "nowhere"}})
     model = create["objective"](nlp.vocab, small_tok2vec())  # nothing read: "nowhere" is never checked
     assert reads == []

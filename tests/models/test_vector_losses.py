@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy
 import pytest
 
-from spacy_elmo.models.vector_losses import LOSSES, vector_loss
+from spacy_elmo.models.tok2vec_objectives import LOSSES, vector_loss
 
 
 def loss_value(name, prediction, target, weights, groups):

@@ -8,11 +8,13 @@ import inspect
 import shutil
 
 import numpy
+import pytest
 import spacy
 from spacy.training import Example
 from spacy.util import load_config, load_model_from_config
 from thinc.api import Config
 
+from spacy_elmo import BiLM
 from spacy_elmo.config import ARCHITECTURE_FIELDS, TINY_CONFIG, BiLMConfig
 from spacy_elmo.models import build_bilm_model
 from spacy_elmo.pipeline import DEFAULT_ELMO_MODEL
@@ -59,6 +61,21 @@ def test_initialize_with_weights_writes_their_sizes(tiny_weights, tmp_path):
 def test_weights_read_on_first_use_update_the_config(nlp_tiny):
     nlp_tiny("The bank .")
     assert sizes(nlp_tiny.config["components"]["elmo"]["model"]) == tiny_sizes()
+
+
+@pytest.mark.parametrize("layout", ["spacy-elmo", "allennlp"])
+def test_a_pipeline_saved_right_after_add_pipe_has_the_weights_sizes(tiny_weights, tmp_path, layout):
+    weights = tiny_weights
+    if layout == "allennlp":
+        weights = tmp_path / "allennlp"
+        weights.mkdir()
+        BiLM.from_disk(tiny_weights).to_allennlp(weights / "options.json", weights / "weights.hdf5")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(weights)})
+    assert nlp.get_pipe("elmo").bilm is None  # the weights are still read on first use, their sizes at once
+    assert sizes(nlp.config["components"]["elmo"]["model"]) == tiny_sizes()
+    nlp.to_disk(tmp_path / "pipeline")
+    assert sizes(load_config(tmp_path / "pipeline" / "config.cfg")["components"]["elmo"]["model"]) == tiny_sizes()
 
 
 def test_replace_listeners_bilm_block_has_the_real_sizes(trained_ner):

@@ -18,7 +18,7 @@ from spacy.training.pretrain import pretrain
 from spacy.util import load_config
 
 import spacy_elmo.models.tok2vec_objectives as objectives_module
-from spacy_elmo.models.elmo_targets import ElmoTargets
+from spacy_elmo.models.tok2vec_objectives import ElmoTargets
 
 from .conftest import CONFIGS, random_bilm, train_with_config
 
@@ -193,3 +193,13 @@ def test_a_bad_setting_stops_spacy_pretrain_naming_it(tmp_path, raw_text, bilm_w
         ValueError, match="PretrainElmo.v1: loss must be one of 'cosine', 'l2', 'cosine\\+l2', not 'L1'"
     ):
         pretrain(config, tmp_path, silent=True)
+
+
+def test_an_empty_corpus_stops_spacy_pretrain_before_it_saves(tmp_path, bilm_weights):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    output = tmp_path / "pretrained"
+    output.mkdir()
+    with pytest.raises(ValueError, match="PretrainElmo.v1: no text has reached the objective"):
+        pretrain(distil_config("ner_distill.cfg", empty, bilm_weights), output, silent=True)
+    assert list(output.iterdir()) == []  # no untrained model0.bin or model-last.bin

@@ -4,9 +4,11 @@ component feeds, mix weights that do not fit the biLM."""
 
 import copy
 import shutil
+import warnings
 
 import pytest
 import spacy
+from spacy.training import Example
 
 from ..conftest import TINY_TAGGER_MODEL
 from .conftest import CONFIGS, train_with_config
@@ -53,11 +55,10 @@ def tagger_after(nlp, upstream="elmo"):
     model = copy.deepcopy(TINY_TAGGER_MODEL)
     model["tok2vec"]["elmo"]["upstream"] = upstream
     nlp.add_pipe("tagger", config={"model": model})
+    return nlp
 
 
 def initialize(nlp):
-    from spacy.training import Example
-
     examples = [Example.from_dict(nlp.make_doc("the river bank"), {"tags": ["D", "N", "N"]})]
     nlp.initialize(lambda: examples)
 
@@ -97,3 +98,29 @@ def test_layer_weights_are_checked_before_training(tiny_weights):
         initialize(nlp)
     with pytest.raises(ValueError, match="one finite number per biLM layer"):
         spacy.blank("en").add_pipe("elmo", config={"weights": str(tiny_weights), "layer_weights": []})
+
+
+def test_spacy_init_config_with_elmo_warns_that_nothing_listens(tiny_weights, tmp_path):
+    """``spacy init config --pipeline elmo,ner`` gives the ner spaCy's own tok2vec: warned once,
+    at initialize, naming what trains without ELMo; a wired pipeline and elmo alone stay silent."""
+    from spacy.cli.init_config import init_config
+
+    config = init_config(lang="en", pipeline=["elmo", "ner"])
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    nlp.config["initialize"]["components"]["elmo"] = {"weights": str(tiny_weights)}
+    examples = [Example.from_dict(nlp.make_doc("Alice works"), {"entities": ["U-PERSON", "O"]})]
+    with pytest.warns(UserWarning, match="feeds no ELMo listener") as caught:
+        nlp.initialize(lambda: examples)
+    (warned,) = [w for w in caught if "ELMo listener" in str(w.message)]
+    assert "tok2vec, ner will train without ELMo" in str(warned.message)
+    assert "spacy-elmo init-config --pipeline tok2vec,ner" in str(warned.message)
+    for wired in (tagger_after(elmo_pipeline(tiny_weights)), elmo_pipeline(tiny_weights)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            initialize(wired)
+
+
+def elmo_pipeline(weights):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(weights)})
+    return nlp

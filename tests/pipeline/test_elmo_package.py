@@ -1,7 +1,7 @@
-"""``spacy package`` of a trained ELMo pipeline installs into a fresh venv and gives the same
-entities there. Lean on purpose: the dependencies (spaCy, torch) come from the test's own
-environment through a ``.pth`` file; spacy-elmo and the pipeline are installed from the wheel
-and the sdist that were just built, so only what is in them can be imported.
+"""A pipeline from ``spacy package``, as a wheel, installs on a clean machine beside the wheel
+of ``make wheel`` (no index has spacy-elmo) and gives the same entities there. Both wheels go
+``--no-deps`` into a fresh venv made with ``--system-site-packages`` that reuses this test's
+packages (spaCy, torch), so only what the wheels hold of spacy-elmo and the pipeline is imported.
 """
 
 import json
@@ -37,79 +37,43 @@ def run(args, **kwargs):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="venv layout assumed to be POSIX")
-def test_spacy_package_installs_and_loads_in_fresh_venv(trained_ner, tmp_path):
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("make") is None, reason="POSIX venv, make")
+def test_packaged_pipeline_installs_beside_the_spacy_elmo_wheel(trained_ner, tmp_path):
     nlp = spacy.load(trained_ner)
     expected = [[[e.start, e.end, e.label_] for e in nlp(text).ents] for text in TEXTS]
 
-    packages = tmp_path / "packages"
+    packages, wheels = tmp_path / "packages", tmp_path / "wheels"
     packages.mkdir()
-    run(
-        [
-            sys.executable,
-            "-m",
-            "spacy",
-            "package",
-            str(trained_ner),
-            str(packages),
-            "--name",
-            "elmo_toy",
-            "--version",
-            "0.0.1",
-            "--force",
-        ],
-        cwd=tmp_path,
-    )
-    (sdist,) = packages.glob("en_elmo_toy-0.0.1/dist/*.tar.gz")
+    name = ["--name", "elmo_toy", "--version", "0.0.1", "--force"]
+    run([sys.executable, "-m", "spacy", "package", str(trained_ner), str(packages), *name], cwd=tmp_path)
+    (sdist,) = packages.glob("en_elmo_toy-0.0.1/dist/*.tar.gz")  # --build wheel needs the build package
+    wheel_of = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels)]
+    run([*wheel_of, str(sdist)], cwd=tmp_path)
+    (pipeline_wheel,) = wheels.glob("en_elmo_toy-*.whl")
+    with zipfile.ZipFile(pipeline_wheel) as archive:
+        meta = json.loads(archive.read("en_elmo_toy/meta.json"))
+    assert any(r.startswith("spacy-elmo>=0.1.0") for r in meta["requirements"])  # why the wheel must come along
 
-    # Build from a clean copy: no stale build/ directory of the checkout can leak into the wheel.
+    # `make wheel` in a clean copy: no stale build/ of the checkout can leak into the wheel
     source = tmp_path / "source"
     shutil.copytree(REPO_ROOT / "spacy_elmo", source / "spacy_elmo", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO_ROOT / name, source / name)
-    wheels = tmp_path / "wheels"
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(wheels),
-            str(source),
-        ],
-        cwd=tmp_path,
-    )
+    for file in ("pyproject.toml", "README.md", "LICENSE", "Makefile"):
+        shutil.copy(REPO_ROOT / file, source / file)
+    run(["make", "-s", "-C", str(source), "wheel", f"PY={sys.executable}", f"DIST={wheels}"])
     (wheel,) = wheels.glob("spacy_elmo-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         shipped = archive.namelist()
     assert "spacy_elmo/py.typed" in shipped  # the type hints ship (PEP 561)
     assert any(".dist-info/" in name and name.endswith("LICENSE") for name in shipped)
 
-    venv = tmp_path / "fresh"
-    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    venv = tmp_path / "clean"
+    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
-    site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
-    (site / "_shared_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            str(wheel),
-            str(sdist),
-        ],
-        cwd=tmp_path,
-    )
+    if sys.prefix != sys.base_prefix:  # this test runs in a venv: its packages are not the system's
+        site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip()
+        Path(site, "_test_environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = ["-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-build-isolation"]
+    run([sys.executable, *install, str(wheel), str(pipeline_wheel)], cwd=tmp_path)
 
     got = json.loads(run([str(python), "-c", CHECK, json.dumps(TEXTS)], cwd=tmp_path))
     assert got == expected

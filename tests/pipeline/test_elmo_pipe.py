@@ -1,4 +1,8 @@
-"""``nlp.pipe`` with any batch size or process count gives the vectors ``nlp(text)`` gives."""
+"""``nlp.pipe`` with any batch size or process count gives the vectors ``nlp(text)`` gives,
+without spaCy's warning about the vector hooks that do not travel."""
+
+import subprocess
+import sys
 
 import numpy
 import pytest
@@ -63,3 +67,27 @@ def test_similarity_without_elmo_vectors_says_why(nlp_tiny):
     plain = spacy.blank("en")("The river bank .")
     with pytest.raises(ValueError, match="Token 'bank' has none: process its Doc with the pipeline that has the elmo"):
         hooked[2].similarity(plain[2])
+
+
+SAVE_AND_PIPE = """
+import sys
+import spacy
+import torch
+torch.set_num_threads(1)  # as in every test (a forked worker inherits no OpenMP pool)
+nlp = spacy.blank("en")
+nlp.add_pipe("elmo", config={"weights": sys.argv[1]})
+for text in ("The bank .", "A river bank ."):
+    nlp(text).to_bytes()
+list(nlp.pipe(["The bank .", "A river bank .", "Rates rose ."], n_process=2, batch_size=1))
+print("done")
+"""
+
+
+def test_saving_docs_and_pipe_workers_print_no_hook_warning(tiny_weights):
+    """spaCy's W109 ("Unable to save user hooks") would come with every saved Doc and from each
+    worker: the hooks are the component's, and ``set_vector_hooks`` puts them back."""
+    result = subprocess.run(
+        [sys.executable, "-c", SAVE_AND_PIPE, str(tiny_weights)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "done", result.stderr
+    assert "W109" not in result.stderr

@@ -1,5 +1,9 @@
 """The ``elmo`` component's ``precision``: in ``nlp.config``, saved and restored with the
-pipeline, overridable at load time, float32 where the CPU lacks the instructions, checked."""
+pipeline, overridable at load time, float32 where the CPU lacks the instructions, checked;
+the precision that runs is logged once and shown on the component and in ``nlp.meta``."""
+
+import json
+import logging
 
 import numpy
 import pytest
@@ -97,3 +101,24 @@ def test_the_frozen_feature_cache_keeps_one_precisions_features(cpu_with, tiny_w
     for cached, fresh, reduced in zip(float32, layers(pipeline(tiny_weights)), int8):
         numpy.testing.assert_array_equal(cached, fresh)
         assert not numpy.array_equal(cached, reduced)
+
+
+def test_the_precision_that_runs_is_logged_once_and_shown(cpu_with, tiny_weights, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="spacy_elmo")
+    nlp = pipeline(tiny_weights, precision="int8")
+    layers(nlp), layers(nlp)
+    assert nlp.get_pipe("elmo").running_precision == "int8"
+    assert nlp.meta["elmo_precision"] == {"elmo": "int8"}
+    said = [record.getMessage() for record in caplog.records if "runs the biLM" in record.getMessage()]
+    assert said == ["The 'elmo' component runs the biLM in int8"]
+    nlp.to_disk(tmp_path / "int8")
+    assert json.loads((tmp_path / "int8" / "meta.json").read_text())["elmo_precision"] == {"elmo": "int8"}
+    cpu_with("avx2")  # another machine: the saved meta says int8, this one runs float32
+    caplog.clear()
+    loaded = spacy.load(tmp_path / "int8")
+    assert loaded.get_pipe("elmo").precision == "int8"
+    assert loaded.get_pipe("elmo").running_precision == "float32"
+    assert loaded.meta["elmo_precision"] == {"elmo": "float32"}
+    assert any(
+        "runs the biLM in float32 (precision = 'int8' cannot run here)" in r.getMessage() for r in caplog.records
+    )

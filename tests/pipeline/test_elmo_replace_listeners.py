@@ -14,7 +14,7 @@ from thinc.api import Config
 
 from spacy_elmo import BiLM
 from spacy_elmo.models import ElmoLayersListener, get_bilm
-from spacy_elmo.models.standalone import STANDALONE_ARCHITECTURE
+from spacy_elmo.models.listener import STANDALONE_ARCHITECTURE
 
 from .conftest import CONFIGS, toy_docs
 

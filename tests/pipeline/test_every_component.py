@@ -8,7 +8,7 @@ import spacy
 from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
-from spacy_elmo.cli.templates.task_blocks import TASK_MODELS
+from spacy_elmo.cli.init_config import TASK_MODELS
 from spacy_elmo.pipeline.mixes import elmo_mix_nodes
 
 from .conftest import train_with_config
