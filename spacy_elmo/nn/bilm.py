@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, Union
@@ -24,6 +25,11 @@ from .words.code_points import CodePointEncoding
 from .words.word_batch import BYTES, TokenEncoding, distinct_rows
 
 PathLike = Union[str, Path]
+
+# A process forked after torch ran its OpenMP pool (``nlp.pipe(n_process=2)`` after one ``nlp``
+# call, say) hangs at its first parallel op: GNU OpenMP is not fork-safe. Forked children run
+# torch on one thread, as PyTorch's own DataLoader workers do.
+os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
 @dataclass

@@ -3,6 +3,7 @@
 feature cache are shared state, and a race would hand one word another's vector."""
 
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -121,3 +122,22 @@ def test_word_cache_under_threads_never_maps_two_words_to_one_row():
 
     assert run_threads(work, 4) == [0, 0, 0, 0]
     assert len(cache) <= 8
+
+
+def test_pipe_with_workers_after_a_call_on_several_threads(tiny_weights, tmp_path):
+    """``nlp.pipe(n_process=2)`` after the parent has run torch on two threads: forked workers
+    used to hang at their first parallel op (GNU OpenMP is not fork-safe)."""
+    script = tmp_path / "pipe.py"
+    script.write_text(
+        "import spacy, torch\n"
+        "torch.set_num_threads(2)\n"
+        "nlp = spacy.blank('en')\n"
+        f"nlp.add_pipe('elmo', config={{'weights': {str(tiny_weights)!r}}})\n"
+        "nlp('warm up with a few words ' * 20)\n"
+        "docs = list(nlp.pipe(['text %d with some words' % i for i in range(60)], n_process=2, batch_size=10))\n"
+        "assert all(doc._.elmo_layers.shape[1] == len(doc) for doc in docs)\n"
+        "print(len(docs))\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["60"]
