@@ -13,17 +13,6 @@ from typing import Any, BinaryIO, Callable, Mapping, Optional
 
 TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
 _ATTEMPTS = 100  # names drawn before giving up (a clash is a 1 in 2^64 event without an attacker)
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def file_kind(mode: int) -> str:
-    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
 
 
 def file_sha256(path: Path, digest: Any = None) -> str:

@@ -12,7 +12,7 @@ import numpy
 
 from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
 from .hdf5_arrays import finite_float32
-from .regular_files import parse_json, read_regular_file
+from .regular_files import read_json_file, read_regular_file
 from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
@@ -24,7 +24,6 @@ WORD_DIC = "word.dic"
 TOKEN_EMBEDDER = "token_embedder.pkl"
 ENCODER = "encoder.pkl"
 _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
-MAX_JSON_BYTES = 1 << 20
 MAX_DICTIONARY_BYTES = 1 << 26
 
 _SAMPLE = {
@@ -77,7 +76,7 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
 def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     """The model config ``config.json`` names, and the name to use in errors: the path if relative
     and inside, then its base name, then the bundled values."""
-    trainer = _read_json_object(directory / TRAINER_CONFIG, "trainer's config")
+    trainer = read_json_file(directory / TRAINER_CONFIG, "trainer's config", dict)
     named = trainer.get("config_path")
     if not isinstance(named, str) or not named.strip():
         raise ValueError(f"{directory / TRAINER_CONFIG}: 'config_path' (the model config's file) is missing")
@@ -87,17 +86,13 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     root = directory.resolve()
     for candidate in candidates:
         if candidate.exists() and root in candidate.resolve().parents:  # a FIFO too: refused by name
-            return _read_json_object(candidate, "model config"), str(candidate)
+            return read_json_file(candidate, "model config", dict), str(candidate)
     if base in BUNDLED_CONFIGS:
         logger.warning("%s: %s is not in the directory; using ELMoForManyLangs' bundled values", directory, base)
         return BUNDLED_CONFIGS[base], f"{directory / TRAINER_CONFIG} (bundled {base})"
     raise FileNotFoundError(
         f"{directory / TRAINER_CONFIG} names the model config {named!r}, but {directory} has no {base}"
     )
-
-
-def _read_json_object(path: Path, what: str) -> dict[str, Any]:
-    return parse_json(read_regular_file(path, what, MAX_JSON_BYTES), str(path), what, dict)
 
 
 def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:

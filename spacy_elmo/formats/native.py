@@ -14,7 +14,7 @@ import numpy
 
 from ..config import ARCHITECTURE_FIELDS, BYTE_ENCODING, BiLMConfig, Lexicon
 from ..durable import file_sha256, write_files_atomically
-from .hdf5_arrays import hdf5_image, open_hdf5, open_hdf5_bytes, read_weight_arrays
+from .hdf5_arrays import hdf5_image, open_hdf5, read_weight_arrays
 from .regular_files import parse_json
 
 PathLike = Union[str, Path]
@@ -66,9 +66,8 @@ class ModelSource:
             raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
 
     def open_weights(self) -> h5py.File:
-        if self.files is not None:
-            return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
-        return open_hdf5(self.path / WEIGHTS_FILE)
+        weights = self.files[WEIGHTS_FILE] if self.files is not None else self.path / WEIGHTS_FILE
+        return open_hdf5(weights, self.label(WEIGHTS_FILE))
 
 
 def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:

@@ -5,17 +5,13 @@ never written into."""
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 import h5py
 
-from ..durable import (
-    file_kind,
-)
-from ..formats.hdf5_arrays import check_hdf5_safe, open_safe_hdf5
+from ..formats.hdf5_arrays import named_damage, open_hdf5
+from ..formats.regular_files import special_file_kind
 from ..nn.precision import DEFAULT_PRECISION
 
 PathLike = Union[str, Path]
@@ -36,27 +32,34 @@ def parts_dir(output: PathLike) -> Path:
 
 def check_output_kind(path: Path) -> None:
     """Refuse an output that is not a file, which HDF5 would answer with a page of messages."""
+    kind = special_file_kind(path)
+    if kind is not None:
+        hint = f" (e.g. {path / 'vectors.hdf5'})" if kind == "a directory" else ""
+        raise EmbedError(f"the output {path} is {kind}, not an HDF5 file: give the path of a file to write{hint}")
+
+
+def read_output_hashes(path: Path, manifest: dict) -> dict[str, str]:
+    """The token hash of each sentence stored in the output, once its manifest is ``manifest``."""
     try:
-        facts = os.stat(path)
-    except OSError:
-        return  # nothing there (or unreachable): creating the output says what is wrong
-    if not stat.S_ISREG(facts.st_mode):
-        hint = f" (e.g. {path / 'vectors.hdf5'})" if stat.S_ISDIR(facts.st_mode) else ""
-        raise EmbedError(
-            f"the output {path} is {file_kind(facts.st_mode)}, not an HDF5 file: give the path of a file to write{hint}"
-        )
+        handle = open_hdf5(path)
+    except ValueError as err:
+        raise EmbedError(f"{err}; move it away to start over") from err
+    with handle:
+        _check_ours(handle.attrs.get(MARKER_ATTR), path, manifest)
+        return stored_hashes(handle, path)
 
 
-def open_output_file(path: Path, manifest: dict) -> h5py.File:
+def stored_hashes(handle: h5py.File, where: Path) -> dict[str, str]:
+    """The token hash of each sentence's dataset (in the output or in a part)."""
+    with named_damage(str(where)):
+        return {
+            key: str(dataset.attrs.get(TOKENS_ATTR, ""))
+            for key, dataset in handle.items()
+            if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset)
+        }
 
-    def unreadable(err: OSError) -> Exception:
-        return EmbedError(f"{path} exists but cannot be read as HDF5 ({err}); move it away to start over")
 
-    return open_safe_hdf5(path, unreadable, lambda handle: _check_ours(handle, path, manifest))
-
-
-def _check_ours(handle: h5py.File, path: Path, manifest: dict) -> None:
-    found = handle.attrs.get(MARKER_ATTR)
+def _check_ours(found: Any, path: Path, manifest: dict) -> None:
     if found is None:
         raise EmbedError(
             f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
@@ -96,7 +99,6 @@ def check_manifest(found: object, expected: dict, where: Path) -> None:
 
 
 def read_sentence_index(output: PathLike) -> dict[str, str]:
-    with h5py.File(output, "r") as handle:
-        check_hdf5_safe(handle, output)
+    with open_hdf5(output) as handle:
         raw = handle[SENTENCE_INDEX][0]
     return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)

@@ -26,7 +26,7 @@ from ..durable import (
     sync_folder,
     write_bytes_atomically,
 )
-from ..formats.hdf5_arrays import H5PY_DAMAGE, check_hdf5_safe, hdf5_image
+from ..formats.hdf5_arrays import hdf5_image, open_hdf5
 from .join import (
     MARKER_ATTR,
     SENTENCE_INDEX,
@@ -34,9 +34,10 @@ from .join import (
     EmbedError,
     check_manifest,
     check_output_kind,
-    open_output_file,
     parts_dir,
+    read_output_hashes,
     read_sentence_index,
+    stored_hashes,
 )
 from .output_lock import OutputBusy, OutputLock, UnsafeLockFile, open_lock_file
 
@@ -89,10 +90,8 @@ class PartStore:
         self._found[key] = kept + ((digest, path),)
 
     def _read_output(self) -> None:
-        with open_output_file(self.output, self.manifest) as handle:
-            for key, dataset in handle.items():
-                if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset):
-                    self._add(key, str(dataset.attrs.get(TOKENS_ATTR, "")), self.output)
+        for key, digest in read_output_hashes(self.output, self.manifest).items():
+            self._add(key, digest, self.output)
 
     def _read_parts(self, own_cleanup: bool = False) -> None:
         """With ``own_cleanup`` also delete this shard's leftovers (temporary files, damaged parts)."""
@@ -114,14 +113,9 @@ class PartStore:
             if parsed[0] == self.shard:
                 self._next_part = max(self._next_part, parsed[1] + 1)
             try:
-                with h5py.File(path, "r") as handle:
-                    check_hdf5_safe(handle, path)
-                    entries = {
-                        key: str(dataset.attrs.get(TOKENS_ATTR, ""))
-                        for key, dataset in handle.items()
-                        if isinstance(dataset, h5py.Dataset)
-                    }
-            except H5PY_DAMAGE:
+                with open_hdf5(path) as handle:
+                    entries = stored_hashes(handle, path)
+            except ValueError:  # damaged, or reading other files
                 if own_cleanup and parsed[0] == self.shard:
                     path.unlink(missing_ok=True)  # damaged on disk: its sentences are computed again
                 continue
@@ -210,14 +204,14 @@ class PartStore:
         if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
             return False, 0
         try:
-            lock = os.fdopen(open_lock_file(self.parts / _JOIN_LOCK), "rb")
+            lock = open_lock_file(self.parts / _JOIN_LOCK)
         except FileNotFoundError:
             return False, 0  # another shard joined and removed the folder meanwhile
         except UnsafeLockFile as err:
             raise EmbedError(str(err)) from None
         with lock:
             try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False, 0  # another shard is joining
             if not (self.parts / _MANIFEST).exists():

@@ -262,7 +262,7 @@ def test_a_symlinked_lock_is_one_error_and_its_target_is_left_alone(tmp_path, bi
     result = CliRunner().invoke(app, command)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.strip().splitlines() == [
-        f"Error: {lock} is a symbolic link; a lock file is never followed: remove the link and run again"
+        f"Error: {lock}: the lock file is a symbolic link, which is never followed: move it away and run again"
     ]
     assert victim.read_text() == "someone else's file\n" and not output.exists()
 
