@@ -10,8 +10,8 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -42,24 +42,20 @@ from .join import (
 from .output_lock import OutputBusy, OutputLock, UnsafeLockFile, open_lock_file
 
 _MANIFEST = "manifest.json"
-_PART_PREFIX, _PART_SUFFIX = "part-", ".hdf5"
+_PART_NAME = re.compile(r"part-([0-9]+)-([0-9]+)\.hdf5")  # shard, number
 _JOIN_LOCK = "join.lock"
 _SHARDS_KEY = "n_shards"  # in the parts folder's manifest only: the output does not depend on it
 _JOIN_MARGIN = 1 << 20  # bytes reserved for the joined file beyond its datasets and index
 
 
-@dataclass
 class PartStore:
-    output: Path
-    manifest: dict
-    shard: int = 0
-    n_shards: int = 1
-    # key -> ((tokens hash, file), ...): usually one pair; more after an edit, until the join
-    _found: dict[str, tuple[tuple[str, Path], ...]] = field(default_factory=dict)
-    _next_part: int = 0
+    """Shard ``shard``'s view of the output and its parts, under the shard's lock until :meth:`close`."""
 
-    def __post_init__(self) -> None:
-        self.parts = parts_dir(self.output)
+    def __init__(self, output: Path, manifest: dict, shard: int = 0, n_shards: int = 1) -> None:
+        self.output, self.manifest, self.shard, self.n_shards = output, manifest, shard, n_shards
+        self.parts = parts_dir(output)
+        self._found: dict[str, dict[str, Path]] = {}  # key -> tokens hash -> file (two hashes after an edit)
+        self._next_part = 0
         self._lock: Optional[OutputLock] = None
         check_output_kind(self.output)
         try:
@@ -70,11 +66,7 @@ class PartStore:
         except OSError as err:
             raise EmbedError(f"cannot write beside {self.output} ({io_error_reason(err)})") from err
         try:
-            if self.output.exists():
-                self._read_output()
-            if not self.parts.exists():
-                self._create_parts()
-            self._read_parts(own_cleanup=True)
+            self._scan(own_cleanup=True)
             (self.parts / _done_name(self.shard, self.n_shards)).unlink(missing_ok=True)  # running again
         except BaseException:
             self.close()
@@ -85,16 +77,18 @@ class PartStore:
             self._lock.release()
             self._lock = None
 
-    def _add(self, key: str, digest: str, path: Path) -> None:
-        kept = tuple(pair for pair in self._found.get(key, ()) if pair[0] != digest)
-        self._found[key] = kept + ((digest, path),)
+    def _add(self, hashes: dict[str, str], path: Path) -> None:
+        for key, digest in hashes.items():
+            self._found.setdefault(key, {})[digest] = path
 
-    def _read_output(self) -> None:
-        for key, digest in read_output_hashes(self.output, self.manifest).items():
-            self._add(key, digest, self.output)
-
-    def _read_parts(self, own_cleanup: bool = False) -> None:
-        """With ``own_cleanup`` also delete this shard's leftovers (temporary files, damaged parts)."""
+    def _scan(self, own_cleanup: bool = False) -> None:
+        """What the output and the parts hold; ``own_cleanup`` deletes this shard's leftovers
+        (temporary files, damaged parts). A foreign output is refused before the folder is made."""
+        self._found = {}
+        if self.output.exists():
+            self._add(read_output_hashes(self.output, self.manifest), self.output)
+        if not self.parts.exists():
+            self._create_parts()
         manifest_path = self.parts / _MANIFEST
         try:
             found = json.loads(manifest_path.read_text(encoding="utf8"))
@@ -107,24 +101,22 @@ class PartStore:
         if own_cleanup:
             remove_leftover_temporaries(self.parts, self._is_own_file)
         for path in sorted(self.parts.iterdir()):
-            parsed = _part_number(path)  # None for temporary files and the other files of the folder
+            parsed = _PART_NAME.fullmatch(path.name)  # None for temporary files and the other files of the folder
             if parsed is None:
                 continue
-            if parsed[0] == self.shard:
-                self._next_part = max(self._next_part, parsed[1] + 1)
+            own = int(parsed[1]) == self.shard
+            if own:
+                self._next_part = max(self._next_part, int(parsed[2]) + 1)
             try:
                 with open_hdf5(path) as handle:
-                    entries = stored_hashes(handle, path)
+                    self._add(stored_hashes(handle, path), path)
             except ValueError:  # damaged, or reading other files
-                if own_cleanup and parsed[0] == self.shard:
-                    path.unlink(missing_ok=True)  # damaged on disk: its sentences are computed again
-                continue
-            for key, digest in entries.items():
-                self._add(key, digest, path)
+                if own_cleanup and own:
+                    path.unlink(missing_ok=True)  # its sentences are computed again
 
     def _is_own_file(self, name: str) -> bool:
-        parsed = _part_number(Path(name))
-        return (parsed is not None and parsed[0] == self.shard) or name == _done_name(self.shard, self.n_shards)
+        parsed = _PART_NAME.fullmatch(name)
+        return (parsed is not None and int(parsed[1]) == self.shard) or name == _done_name(self.shard, self.n_shards)
 
     def _check_parts_manifest(self, found: object) -> None:
         recorded = dict(found) if isinstance(found, dict) else found
@@ -154,9 +146,8 @@ class PartStore:
             write_bytes_atomically(staging / _MANIFEST, manifest)
         except OSError as err:
             shutil.rmtree(staging, ignore_errors=True)
-            raise EmbedError(
-                f"could not create {self.parts} ({io_error_reason(err)}); nothing was embedded yet: "
-                "free some space and run the same command again"
+            raise _no_space(
+                f"could not create {self.parts} ({io_error_reason(err)})", "nothing was embedded yet"
             ) from err
         try:
             os.rename(staging, self.parts)
@@ -167,7 +158,7 @@ class PartStore:
         sync_folder(self.parts.parent)
 
     def has(self, key: str, digest: str) -> bool:
-        return any(stored == digest for stored, _ in self._found.get(key, ()))
+        return digest in self._found.get(key, {})
 
     def write_part(self, items: list[tuple[str, str, numpy.ndarray]]) -> None:
 
@@ -177,17 +168,14 @@ class PartStore:
                 dataset.attrs[TOKENS_ATTR] = digest
 
         image = hdf5_image(fill)
-        path = self.parts / f"{_PART_PREFIX}{self.shard:04d}-{self._next_part:08d}{_PART_SUFFIX}"
+        path = self.parts / f"part-{self.shard:04d}-{self._next_part:08d}.hdf5"
         try:
             write_bytes_atomically(path, image)
         except OSError as err:
-            raise EmbedError(
-                f"could not write {path} ({io_error_reason(err)}); the {len(self._found)} sentences "
-                f"finished before are safe in {self.parts}: free some space and run the same command again"
-            ) from err
+            finished = f"the {len(self._found)} sentences finished before are safe in {self.parts}"
+            raise _no_space(f"could not write {path} ({io_error_reason(err)})", finished) from err
         self._next_part += 1
-        for key, digest, _ in items:
-            self._add(key, digest, path)
+        self._add({key: digest for key, digest, _ in items}, path)
 
     def finish(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> tuple[bool, int]:
         """Mark this shard done; join if every shard is. Returns (joined, datasets dropped)."""
@@ -197,10 +185,8 @@ class PartStore:
         try:
             write_bytes_atomically(done, b"")
         except OSError as err:
-            raise EmbedError(
-                f"could not write {done} ({io_error_reason(err)}); this shard's parts are kept in {self.parts}: "
-                "free some space and run the same command again"
-            ) from err
+            kept = f"this shard's parts are kept in {self.parts}"
+            raise _no_space(f"could not write {done} ({io_error_reason(err)})", kept) from err
         if not all((self.parts / _done_name(k, self.n_shards)).exists() for k in range(self.n_shards)):
             return False, 0
         try:
@@ -216,16 +202,12 @@ class PartStore:
                 return False, 0  # another shard is joining
             if not (self.parts / _MANIFEST).exists():
                 return False, 0  # joined meanwhile
-            self._found = {}
-            if self.output.exists():
-                self._read_output()
-            self._read_parts()
+            self._scan()
             return True, self.join(wanted, sentence_to_index)
 
     def join(self, wanted: dict[str, str], sentence_to_index: dict[str, str]) -> int:
         """Write ``output``, every token hash checked; how many datasets were dropped with their key."""
-        dropped = sum(1 for key in self._found if key not in wanted)
-        sources = {key: dict(pairs) for key, pairs in self._found.items()}
+        dropped, sources = sum(1 for key in self._found if key not in wanted), self._found
         missing = [key for key, digest in wanted.items() if digest not in sources.get(key, {})]
         if missing:
             raise EmbedError(
@@ -257,10 +239,8 @@ class PartStore:
                 staging.unlink(missing_ok=True)
             if isinstance(err, EmbedError) or not isinstance(err, Exception):
                 raise
-            raise EmbedError(
-                f"could not write the joined file {self.output} ({io_error_reason(err)}); "
-                f"every finished batch is kept in {self.parts}: free some space and run the same command again"
-            ) from err
+            failed = f"could not write the joined file {self.output} ({io_error_reason(err)})"
+            raise _no_space(failed, f"every finished batch is kept in {self.parts}") from err
         os.replace(staging, self.output)
         sync_folder(self.output.parent)
         shutil.rmtree(self.parts, ignore_errors=True)
@@ -306,19 +286,12 @@ class PartStore:
 
     def _no_room(self, needed: int) -> EmbedError:
         free = shutil.disk_usage(self.output.parent).free
-        return EmbedError(
-            f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only "
-            f"{free / 1e6:.1f} MB are free; every finished batch is kept in {self.parts}: "
-            "free some space and run the same command again"
-        )
+        needs = f"joining the parts into {self.output} needs about {needed / 1e6:.1f} MB but only {free / 1e6:.1f} MB are free"
+        return _no_space(needs, f"every finished batch is kept in {self.parts}")
 
 
-def _part_number(path: Path) -> Optional[tuple[int, int]]:
-    name = path.name
-    if not (name.startswith(_PART_PREFIX) and name.endswith(_PART_SUFFIX)):
-        return None
-    shard, _, number = name[len(_PART_PREFIX) : -len(_PART_SUFFIX)].partition("-")
-    return (int(shard), int(number)) if shard.isdigit() and number.isdigit() else None
+def _no_space(failed: str, kept: str) -> EmbedError:
+    return EmbedError(f"{failed}; {kept}: free some space and run the same command again")
 
 
 def _done_name(shard: int, n_shards: int) -> str:
