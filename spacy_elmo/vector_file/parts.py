@@ -24,7 +24,7 @@ from ..durable import (
     remove_leftover_temporaries,
     sync_file,
     sync_folder,
-    write_bytes_atomically,
+    write_atomically,
 )
 from ..formats.hdf5_arrays import hdf5_image, open_hdf5
 from .join import (
@@ -143,7 +143,7 @@ class PartStore:
         manifest = json.dumps({**self.manifest, _SHARDS_KEY: self.n_shards}, sort_keys=True).encode()
         try:
             staging.mkdir()
-            write_bytes_atomically(staging / _MANIFEST, manifest)
+            write_atomically(staging / _MANIFEST, manifest)
         except OSError as err:
             shutil.rmtree(staging, ignore_errors=True)
             raise _no_space(
@@ -170,7 +170,7 @@ class PartStore:
         image = hdf5_image(fill)
         path = self.parts / f"part-{self.shard:04d}-{self._next_part:08d}.hdf5"
         try:
-            write_bytes_atomically(path, image)
+            write_atomically(path, image)
         except OSError as err:
             finished = f"the {len(self._found)} sentences finished before are safe in {self.parts}"
             raise _no_space(f"could not write {path} ({io_error_reason(err)})", finished) from err
@@ -183,7 +183,7 @@ class PartStore:
             return True, self.join(wanted, sentence_to_index)
         done = self.parts / _done_name(self.shard, self.n_shards)
         try:
-            write_bytes_atomically(done, b"")
+            write_atomically(done, b"")
         except OSError as err:
             kept = f"this shard's parts are kept in {self.parts}"
             raise _no_space(f"could not write {done} ({io_error_reason(err)})", kept) from err
