@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
 import numpy
 
-from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
+from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, REQUIRED, WORD_MARKERS, BiLMConfig, Lexicon, read_settings
 from .hdf5_arrays import finite_float32
 from .regular_files import read_json_file, read_regular_file
 from .torch_pickle import read_state_dict
@@ -44,6 +44,21 @@ BUNDLED_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "cnn_0_100_512_4096_sample.json": _SAMPLE,
 }
 
+#: Our setting -> their key, and the value a missing key means (0 and null clips: no clipping).
+_THEIR_KEYS = {
+    "char_embed_dim": ("token_embedder.char_dim", REQUIRED),
+    "filters": ("token_embedder.filters", REQUIRED),
+    "n_highway": ("token_embedder.n_highway", REQUIRED),
+    "activation": ("token_embedder.activation", REQUIRED),
+    "max_characters_per_token": ("token_embedder.max_characters_per_token", REQUIRED),
+    "word_dim": ("token_embedder.word_dim", REQUIRED),
+    "lstm_dim": ("encoder.dim", REQUIRED),
+    "projection_dim": ("encoder.projection_dim", REQUIRED),
+    "n_layers": ("encoder.n_layers", REQUIRED),
+    "cell_clip": ("encoder.cell_clip", None),
+    "proj_clip": ("encoder.proj_clip", None),
+}
+
 logger = logging.getLogger(__name__)
 
 
@@ -58,16 +73,28 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
     if not directory.is_dir():
         raise FileNotFoundError(f"ELMoForManyLangs model directory not found: {directory}")
     settings, where = _model_config(directory)
-    encoder, embedder = _section(settings, "encoder", where), _section(settings, "token_embedder", where)
-    for section, key, expected in ((encoder, "name", "elmo"), (embedder, "name", "cnn")):
-        if str(section.get(key, "")).lower() != expected:
-            raise ValueError(f"{where}: only {expected!r} models are read here, not {section.get(key)!r}")
-    if _positive(embedder, "char_dim", where, allow_zero=True) == 0:
-        raise ValueError(f"{where}: models without characters (char_dim 0) are not supported")
+    try:
+        sizes = read_settings(settings, _THEIR_KEYS)
+        for section, expected in (("encoder", "elmo"), ("token_embedder", "cnn")):
+            if str(settings[section].get("name", "")).lower() != expected:
+                raise ValueError(f"only {expected!r} models are read here, not {settings[section].get('name')!r}")
+        if sizes["char_embed_dim"] == 0:
+            raise ValueError("models without characters (char_dim 0) are not supported")
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
     chars = read_dictionary(directory / CHAR_DIC, CHAR_MARKERS)
-    with_words = _positive(embedder, "word_dim", where, allow_zero=True) > 0
-    words = read_dictionary(directory / WORD_DIC, WORD_MARKERS) if with_words else None
-    config = _config(encoder, embedder, where, len(chars), None if words is None else len(words))
+    words = read_dictionary(directory / WORD_DIC, WORD_MARKERS) if sizes["word_dim"] > 0 else None
+    try:
+        config = BiLMConfig(
+            **{**sizes, "cell_clip": sizes["cell_clip"] or None, "proj_clip": sizes["proj_clip"] or None},
+            use_skip_connections=True,
+            forget_bias=0.0,  # their stored bias already holds it
+            n_characters=len(chars) + 1,
+            char_encoding=CODE_POINT_ENCODING,
+            n_words=0 if words is None else len(words) + 1,
+        )
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from err
     token_embedder = read_state_dict(directory / TOKEN_EMBEDDER, _embedder_shapes(config), finite_float32)
     lstms = read_state_dict(directory / ENCODER, _encoder_shapes(config), finite_float32)
     return config, _our_arrays(config, token_embedder, lstms), Lexicon(chars, words)
@@ -93,62 +120,6 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     raise FileNotFoundError(
         f"{directory / TRAINER_CONFIG} names the model config {named!r}, but {directory} has no {base}"
     )
-
-
-def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
-    section = settings.get(name)
-    if not isinstance(section, dict):
-        raise ValueError(f"{where}: {name!r} must be an object with the model's sizes")
-    return section
-
-
-def _positive(section: Mapping[str, Any], key: str, where: str, allow_zero: bool = False) -> int:
-    value = section.get(key)
-    if type(value) is not int or value < (0 if allow_zero else 1):
-        raise ValueError(f"{where}: {key!r} must be an integer >= {0 if allow_zero else 1}, not {value!r}")
-    return value
-
-
-def _clip(section: Mapping[str, Any], key: str, where: str) -> Optional[float]:
-    """Their LSTM clips only when the value is truthy: 0 and null mean no clipping."""
-    value = section.get(key)
-    if value is None or value == 0:
-        return None
-    if type(value) not in (int, float) or value < 0:
-        raise ValueError(f"{where}: {key!r} must be a number >= 0 or null, not {value!r}")
-    return float(value)
-
-
-def _config(
-    encoder: Mapping[str, Any], embedder: Mapping[str, Any], where: str, n_chars: int, n_words: Optional[int]
-) -> BiLMConfig:
-    filters = embedder.get("filters")
-    if not isinstance(filters, list) or not all(
-        isinstance(f, list) and len(f) == 2 and all(type(n) is int for n in f) for f in filters
-    ):
-        raise ValueError(f"{where}: 'filters' must be a list of [width, n_filters] integer pairs")
-    activation: Any = embedder.get("activation")  # any JSON value: BiLMConfig rejects what names no activation
-    try:
-        return BiLMConfig(
-            char_embed_dim=_positive(embedder, "char_dim", where),
-            filters=tuple((w, n) for w, n in filters),
-            n_highway=_positive(embedder, "n_highway", where, allow_zero=True),
-            activation=activation,
-            lstm_dim=_positive(encoder, "dim", where),
-            projection_dim=_positive(encoder, "projection_dim", where),
-            n_layers=_positive(encoder, "n_layers", where),
-            cell_clip=_clip(encoder, "cell_clip", where),
-            proj_clip=_clip(encoder, "proj_clip", where),
-            use_skip_connections=True,
-            forget_bias=0.0,  # their stored bias already holds it
-            max_characters_per_token=_positive(embedder, "max_characters_per_token", where),
-            n_characters=n_chars + 1,
-            char_encoding=CODE_POINT_ENCODING,
-            word_dim=0 if n_words is None else _positive(embedder, "word_dim", where),
-            n_words=0 if n_words is None else n_words + 1,
-        )
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from err
 
 
 def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]:
