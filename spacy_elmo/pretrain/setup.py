@@ -44,13 +44,9 @@ class TrainingRun:
     context: Distributed
     show_progress: bool
     vocab: Vocabulary
-    model: BiLM
-    loss: SoftmaxLoss
-    objective: LanguageModelObjective
+    objective: LanguageModelObjective  # the biLM and its softmax loss
     trainable: torch.nn.Module  # the objective, or its DistributedDataParallel wrapper
     optimizer: torch.optim.Optimizer
-    n_shards: int
-    encoder: StepInputBuilder
     stream: RankStream
     dev_batches: list[StepInputs]
     progress: Progress
@@ -108,7 +104,6 @@ def set_up_run(
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
-    encoder = StepInputBuilder(vocab)
     plan = BatchPlan(
         batch_tokens=max(1, training.batch_tokens // n_shards),
         max_sentences=max(1, training.max_batch_sentences // n_shards),
@@ -130,15 +125,11 @@ def set_up_run(
         context=context,
         show_progress=show_progress,
         vocab=vocab,
-        model=model,
-        loss=loss,
         objective=objective,
         trainable=trainable,
         optimizer=optimizer,
-        n_shards=n_shards,
-        encoder=encoder,
         stream=RankStream(streams),
-        dev_batches=dev_batches(dev_sentences, encoder, training, context.rank, context.world_size),
+        dev_batches=dev_batches(dev_sentences, StepInputBuilder(vocab), training, context.rank, context.world_size),
         progress=progress,
         train_files=train_files,
     )

@@ -20,8 +20,7 @@ from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
 from ..embedding.word_cache import WordCacheStats
 from ..nn.bilm import BiLM
-from .join import FORMAT_VERSION
-from .parts import PartStore
+from .parts import FORMAT_VERSION, PartStore
 
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")

@@ -22,7 +22,7 @@ from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.vector_file.job import embed_corpus
-from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.parts import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
 
 from ..conftest import BATCH_BOUND, random_tiny_bilm, relative_difference
 
