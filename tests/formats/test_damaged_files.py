@@ -135,7 +135,7 @@ def test_deeply_nested_options_json_names_the_file(allennlp_files):
 
 def test_a_vocabulary_listing_a_word_twice_is_refused(native_dir):
     (without_checksums(native_dir) / "vocab.json").write_text(json.dumps(["<S>", "</S>", "a", "b", "a"]))
-    with pytest.raises(ValueError, match=r"vocab.json: the vocabulary lists 'a' twice \(entries 2 and 4\)"):
+    with pytest.raises(ValueError, match=r"vocab.json: the vocabulary lists 'a' twice \(entries 3 and 5\)"):
         BiLM.from_disk(native_dir)
 
 
