@@ -27,7 +27,7 @@ from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
 from .perplexity import dev_batches
-from .resume import FileFingerprint, check_resumed, fingerprint, open_output
+from .resume import FileFingerprint, fingerprint, resume_output, start_output
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .vocab import Vocabulary, build_vocabulary, with_counts
@@ -59,15 +59,15 @@ def set_up_run(
     train = settings.paths.train
     if not train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
-    resumed = open_output(settings, out, context, resume, config_text)
     train_files = run_on_main(context, lambda: fingerprint(train))
     splitter = SentenceSplitter(settings.corpus)
     show_progress = show_progress and context.is_main
+    resumed: Optional[CheckpointState] = None
     initial = None
-    if resumed is not None:
-        vocab = Vocabulary.from_disk(out / VOCAB_FILE)
-        check_resumed(resumed, out, settings, vocab, train_files)
+    if resume:
+        resumed, vocab = resume_output(settings, out, context, train_files)
     else:
+        start_output(out, context, config_text)
         if settings.paths.init_from:
             initial = load_existing_model(settings.paths.init_from)
             if initial.config.differences(settings.model):
