@@ -87,11 +87,7 @@ def set_up_run(
         trainable = DistributedDataParallel(objective, device_ids=ids)
     optimizer = make_optimizer(objective.parameters(), training)
     n_shards = resumed.n_shards if resumed is not None else (training.shards or context.world_size)
-    if n_shards % context.world_size:
-        raise PretrainError(
-            f"{n_shards} data shards cannot be split over {context.world_size} processes: "
-            "use a number of processes that divides training.shards"
-        )
+    own_shards = shards_of_rank(context.rank, context.world_size, n_shards)
     progress = Progress()
     if resumed is not None:
         with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
@@ -112,7 +108,7 @@ def set_up_run(
     reader, states = make_reader(train, settings.corpus, splitter), resumed.shards if resumed is not None else {}
     streams = [
         ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
-        for shard in shards_of_rank(context.rank, context.world_size, n_shards)
+        for shard in own_shards
     ]
     dev = settings.paths.dev
     dev_sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []

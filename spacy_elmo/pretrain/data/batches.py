@@ -10,7 +10,7 @@ from typing import Iterator, Sequence
 
 from ...corpora.record_stream import ReadStats, RecordPosition, RecordReader
 from ...embedding.plan import length_sorted_batches
-from ..errors import EmptyCorpusError, reading
+from ..errors import ConfigError, EmptyCorpusError, reading
 from .sentences import SentenceSplitter, Tokens
 
 
@@ -129,5 +129,8 @@ class RankStream:
 
 def shards_of_rank(rank: int, world_size: int, n_shards: int) -> list[int]:
     if n_shards % world_size:
-        raise ValueError(f"training.shards ({n_shards}) must be a multiple of the number of processes ({world_size})")
+        raise ConfigError(
+            f"{n_shards} data shards cannot be split over {world_size} processes: "
+            "use a number of processes that divides training.shards"
+        )
     return list(range(rank, n_shards, world_size))
