@@ -74,10 +74,6 @@ class ModelSource:
         except OSError as err:
             raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
 
-    def open_weights(self) -> h5py.File:
-        weights = self.files[WEIGHTS_FILE] if self.files is not None else self.path / WEIGHTS_FILE
-        return open_hdf5(weights, self.label(WEIGHTS_FILE))
-
 
 def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
     """A model directory's files held in memory, as :func:`model_files` makes them."""
@@ -168,8 +164,9 @@ def read_model_weights(
 ) -> dict[str, numpy.ndarray]:
     """The arrays of ``weights.hdf5``: exactly ``shapes``, all checked before any is read."""
     source = _source(path)
-    with source.open_weights() as handle:
-        where = source.label(WEIGHTS_FILE)
+    where = source.label(WEIGHTS_FILE)
+    weights = source.files[WEIGHTS_FILE] if source.files is not None else source.path / WEIGHTS_FILE
+    with open_hdf5(weights, where) as handle:
         return read_weight_arrays(handle, where, shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 

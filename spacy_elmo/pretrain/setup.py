@@ -148,11 +148,7 @@ def run_vocabulary(
         vocab = initial_vocab
         logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
     else:
-        return run_on_main(
-            context,
-            lambda: _build_vocabulary(settings, out, splitter, show_progress),
-            lambda: Vocabulary.from_disk(out / VOCAB_FILE),
-        )
+        return run_on_main(context, lambda: _build_vocabulary(settings, out, splitter, show_progress))
     if context.is_main:
         vocab.to_disk(out / VOCAB_FILE)
     return vocab

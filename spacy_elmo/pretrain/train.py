@@ -10,7 +10,6 @@ import logging
 import math
 import signal
 import time
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -128,7 +127,6 @@ class TrainingLoop:
         run, progress, training = self.run, self.progress, self.run.settings.training
         batches = iter(run.stream)
         shard_states: dict[int, ShardState] = {s.shard: s.state for s in run.stream.streams}
-        window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
         by_tokens = bool(training.max_tokens)  # the bar counts what the budget counts
@@ -152,10 +150,9 @@ class TrainingLoop:
                 progress.tokens += n_tokens
                 session_tokens += n_tokens
                 train_seconds += time.perf_counter() - tick
-                window.append((step_loss * n_tokens, n_tokens))
                 progress.since_eval[0] += step_loss * n_tokens
                 progress.since_eval[1] += n_tokens
-                running = sum(a for a, _ in window) / sum(b for _, b in window)
+                running = progress.since_eval[0] / progress.since_eval[1]  # the loss since the last evaluation
                 bar.update(n_tokens if by_tokens else 1)
                 bar.set_postfix(
                     {

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 import h5py
 import numpy
@@ -55,14 +55,6 @@ def parts_dir(output: PathLike) -> Path:
     return output.with_name(output.name + ".parts")
 
 
-def check_output_kind(path: Path) -> None:
-    """Refuse an output that is not a file, which HDF5 would answer with a page of messages."""
-    kind = special_file_kind(path)
-    if kind is not None:
-        hint = f" (e.g. {path / 'vectors.hdf5'})" if kind == "a directory" else ""
-        raise EmbedError(f"the output {path} is {kind}, not an HDF5 file: give the path of a file to write{hint}")
-
-
 def read_output_hashes(path: Path, manifest: dict) -> dict[str, str]:
     """The token hash of each sentence stored in the output, once its manifest is ``manifest``."""
     try:
@@ -70,7 +62,19 @@ def read_output_hashes(path: Path, manifest: dict) -> dict[str, str]:
     except ValueError as err:
         raise EmbedError(f"{err}; move it away to start over") from err
     with handle:
-        _check_ours(handle.attrs.get(MARKER_ATTR), path, manifest)
+        found = handle.attrs.get(MARKER_ATTR)
+        if found is None:
+            raise EmbedError(
+                f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
+                "refusing to write into it: choose another output file"
+            )
+        try:
+            recorded = json.loads(found)
+        except ValueError as err:
+            raise EmbedError(
+                f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over"
+            ) from err
+        check_manifest(recorded, manifest, path)
         return stored_hashes(handle, path)
 
 
@@ -82,21 +86,6 @@ def stored_hashes(handle: h5py.File, where: Path) -> dict[str, str]:
             for key, dataset in handle.items()
             if key != SENTENCE_INDEX and isinstance(dataset, h5py.Dataset)
         }
-
-
-def _check_ours(found: Any, path: Path, manifest: dict) -> None:
-    if found is None:
-        raise EmbedError(
-            f"{path} is an HDF5 file that spacy-elmo embed did not write (no {MARKER_ATTR!r} attribute); "
-            "refusing to write into it: choose another output file"
-        )
-    try:
-        recorded = json.loads(found)
-    except ValueError as err:
-        raise EmbedError(
-            f"{path}: the {MARKER_ATTR!r} attribute is not JSON; move the file away to start over"
-        ) from err
-    check_manifest(recorded, manifest, path)
 
 
 def check_manifest(found: object, expected: dict, where: Path) -> None:
@@ -138,7 +127,10 @@ class PartStore:
         self._found: dict[str, dict[str, Path]] = {}  # key -> tokens hash -> file (two hashes after an edit)
         self._next_part = 0
         self._lock: Optional[OutputLock] = None
-        check_output_kind(self.output)
+        kind = special_file_kind(output)  # HDF5 would answer with a page of messages
+        if kind is not None:
+            hint = f" (e.g. {output / 'vectors.hdf5'})" if kind == "a directory" else ""
+            raise EmbedError(f"the output {output} is {kind}, not an HDF5 file: give the path of a file to write{hint}")
         try:
             self.output.parent.mkdir(parents=True, exist_ok=True)
             self._lock = OutputLock(self.output, self.shard, self.n_shards)
