@@ -5,7 +5,7 @@ so a resume re-reads one chunk, not the corpus. Record ``i`` belongs to shard ``
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
 
 from ...corpora.record_stream import ReadStats, RecordPosition, RecordReader
@@ -23,13 +23,6 @@ class ShardState:
     offset: int = 0
     record_index: int = 0
     batches_done: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, int]) -> "ShardState":
-        return cls(**{key: int(value) for key, value in data.items()})
 
     @property
     def chunk_start(self) -> RecordPosition:
