@@ -38,13 +38,6 @@ def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
     raise FileExistsError(f"could not create a temporary file beside {path}: every name drawn was taken")
 
 
-def new_temporary_file(path: Path) -> Path:
-    """For a writer that opens files by name (h5py)."""
-    handle, tmp = create_temporary(path)
-    handle.close()
-    return tmp
-
-
 def write_atomically(path: Path, content: Content) -> None:
     """``path`` left as it was on an error."""
     write_files_atomically({path: content})
@@ -118,15 +111,6 @@ def io_error_reason(err: BaseException) -> str:
         return os.strerror(code)
     lines = str(err).strip().splitlines()
     return lines[0] if lines else type(err).__name__
-
-
-def sync_file(path: Path) -> None:
-    """Flush a file another library wrote; a symlink is refused."""
-    descriptor = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def sync_folder(path: Path) -> None:

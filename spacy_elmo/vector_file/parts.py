@@ -16,16 +16,15 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Optional, Union
+from typing import BinaryIO, Optional, Union
 
 import h5py
 import numpy
 
 from ..durable import (
+    create_temporary,
     io_error_reason,
-    new_temporary_file,
     remove_leftover_temporaries,
-    sync_file,
     sync_folder,
     write_atomically,
 )
@@ -305,8 +304,9 @@ class PartStore:
             raise self._no_room(needed)
         staging = None
         try:
-            staging = new_temporary_file(self.output)
-            self._write_joined(staging, by_source, wanted, index, needed)
+            handle, staging = create_temporary(self.output)
+            with handle:
+                self._write_joined(handle, staging, by_source, wanted, index, needed)
         except BaseException as err:
             if staging is not None:
                 staging.unlink(missing_ok=True)
@@ -320,17 +320,30 @@ class PartStore:
         return dropped
 
     def _write_joined(
-        self, staging: Path, by_source: dict[Path, list[str]], wanted: dict[str, str], index: str, needed: int
+        self,
+        handle: BinaryIO,
+        staging: Path,
+        by_source: dict[Path, list[str]],
+        wanted: dict[str, str],
+        index: str,
+        needed: int,
     ) -> None:
-        """The joined file at ``staging``; every dataset copied must still carry its sentence's hash."""
+        """The joined file at ``staging`` (open as ``handle``), its disk space claimed before HDF5 writes
+        (where the file system can); every dataset copied must still carry its sentence's hash."""
         with h5py.File(staging, "w"):
             pass
-        self._reserve(staging, needed)
+        try:
+            os.posix_fallocate(handle.fileno(), 0, needed)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise self._no_room(needed) from err
+            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
         with h5py.File(staging, "r+") as target:
             for source, keys in by_source.items():
-                with h5py.File(source, "r") as handle:
+                with h5py.File(source, "r") as part:
                     for key in keys:
-                        dataset = handle.get(key)
+                        dataset = part.get(key)
                         stored = None if dataset is None else str(dataset.attrs.get(TOKENS_ATTR, ""))
                         if stored != wanted[key]:
                             raise EmbedError(
@@ -342,20 +355,7 @@ class PartStore:
             dataset = target.create_dataset(SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8"))
             dataset[0] = index
             target.attrs[MARKER_ATTR] = json.dumps(self.manifest, sort_keys=True)
-        sync_file(staging)
-
-    def _reserve(self, staging: Path, needed: int) -> None:
-        """Claim the disk space before HDF5 writes (where the file system can reserve)."""
-        descriptor = os.open(staging, os.O_RDWR | os.O_NOFOLLOW)
-        try:
-            os.posix_fallocate(descriptor, 0, needed)
-        except OSError as err:
-            if err.errno == errno.ENOSPC:
-                raise self._no_room(needed) from err
-            if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise
-        finally:
-            os.close(descriptor)
+        os.fsync(handle.fileno())
 
     def _no_room(self, needed: int) -> EmbedError:
         free = shutil.disk_usage(self.output.parent).free
