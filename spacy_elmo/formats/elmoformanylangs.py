@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
 import numpy
 
@@ -17,6 +17,8 @@ from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
 StateArrays = dict[str, numpy.ndarray]
+#: Their tensor's name -> our name, its shape in their file, and how it becomes ours.
+Tensors = dict[str, tuple[str, tuple[int, ...], Callable[[numpy.ndarray], numpy.ndarray]]]
 
 TRAINER_CONFIG = "config.json"
 CHAR_DIC = "char.dic"
@@ -95,9 +97,12 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
         )
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from err
-    token_embedder = read_state_dict(directory / TOKEN_EMBEDDER, _embedder_shapes(config), finite_float32)
-    lstms = read_state_dict(directory / ENCODER, _encoder_shapes(config), finite_float32)
-    return config, _our_arrays(config, token_embedder, lstms), Lexicon(chars, words)
+    state: StateArrays = {}
+    for name, tensors in ((TOKEN_EMBEDDER, _embedder_tensors(config)), (ENCODER, _encoder_tensors(config))):
+        shapes = {theirs: shape for theirs, (_, shape, _) in tensors.items()}
+        arrays = read_state_dict(directory / name, shapes, finite_float32)
+        state.update({ours: convert(arrays[theirs]) for theirs, (ours, _, convert) in tensors.items()})
+    return config, state, Lexicon(chars, words)
 
 
 def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
@@ -153,66 +158,51 @@ def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]
     return entries
 
 
-def _embedder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
-    d, nf, p = config.char_embed_dim, config.n_filters, config.projection_dim
-    shapes: dict[str, tuple[int, ...]] = {}
+def _embedder_tensors(config: BiLMConfig) -> Tensors:
+    d, nf, p, ours = config.char_embed_dim, config.n_filters, config.projection_dim, "char_encoder."
+    tensors: Tensors = {
+        "char_emb_layer.embedding.weight": (ours + "char_embedding.weight", (config.n_characters - 1, d), _padded)
+    }
     if config.word_dim:
-        shapes["word_emb_layer.embedding.weight"] = (config.n_words - 1, config.word_dim)
-    shapes["char_emb_layer.embedding.weight"] = (config.n_characters - 1, d)
+        shape = (config.n_words - 1, config.word_dim)
+        tensors["word_emb_layer.embedding.weight"] = (ours + "word_embedding.weight", shape, _padded)
     for i, (width, n) in enumerate(config.filters):
-        shapes.update({f"convolutions.{i}.weight": (n, d, width), f"convolutions.{i}.bias": (n,)})
+        tensors[f"convolutions.{i}.weight"] = (f"{ours}convolutions.{i}.weight", (n, d, width), _same)
+        tensors[f"convolutions.{i}.bias"] = (f"{ours}convolutions.{i}.bias", (n,), _same)
     for i in range(config.n_highway):
-        shapes.update({f"highways._layers.{i}.weight": (2 * nf, nf), f"highways._layers.{i}.bias": (2 * nf,)})
-    shapes.update({"projection.weight": (p, config.word_dim + nf), "projection.bias": (p,)})
-    return shapes
+        for part, shape in (("weight", (2 * nf, nf)), ("bias", (2 * nf,))):
+            tensors[f"highways._layers.{i}.{part}"] = (f"{ours}highway.layers.{i}.{part}", shape, _negated_gate)
+    tensors["projection.weight"] = (ours + "projection.weight", (p, config.word_dim + nf), _same)
+    tensors["projection.bias"] = (ours + "projection.bias", (p,), _same)
+    return tensors
 
 
-def _encoder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
+def _encoder_tensors(config: BiLMConfig) -> Tensors:
     c, p = config.lstm_dim, config.projection_dim
-    shapes: dict[str, tuple[int, ...]] = {}
-    for theirs, _ in _lstm_layers(config):
-        shapes[theirs + "input_linearity.weight"] = (4 * c, p)
-        shapes[theirs + "state_linearity.weight"] = (4 * c, p)
-        shapes[theirs + "state_linearity.bias"] = (4 * c,)
-        shapes[theirs + "state_projection.weight"] = (p, c)
-    return shapes
+    tensors: Tensors = {}
+    for k in range(config.n_layers):
+        for direction in ("forward", "backward"):
+            theirs, ours = f"{direction}_layer_{k}.", f"{direction}_lstm.layers.{k}."
+            tensors[theirs + "input_linearity.weight"] = (ours + "input_weight", (4 * c, p), _our_gate_order)
+            tensors[theirs + "state_linearity.weight"] = (ours + "recurrent_weight", (4 * c, p), _our_gate_order)
+            tensors[theirs + "state_linearity.bias"] = (ours + "bias", (4 * c,), _our_gate_order)
+            tensors[theirs + "state_projection.weight"] = (ours + "projection_weight", (p, c), _same)
+    return tensors
 
 
-def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
-    return [
-        (f"{direction}_layer_{k}.", f"{direction}_lstm.layers.{k}.")
-        for k in range(config.n_layers)
-        for direction in ("forward", "backward")
-    ]
+def _same(array: numpy.ndarray) -> numpy.ndarray:
+    return array
 
 
-def _our_arrays(config: BiLMConfig, embedder: StateArrays, lstms: StateArrays) -> StateArrays:
-    ours = "char_encoder."
-    state = {ours + "char_embedding.weight": _after_padding_row(embedder["char_emb_layer.embedding.weight"])}
-    if config.word_dim:
-        state[ours + "word_embedding.weight"] = _after_padding_row(embedder["word_emb_layer.embedding.weight"])
-    for i in range(len(config.filters)):
-        for part in ("weight", "bias"):
-            state[f"{ours}convolutions.{i}.{part}"] = embedder[f"convolutions.{i}.{part}"]
-    nf = config.n_filters
-    for i in range(config.n_highway):
-        for part in ("weight", "bias"):
-            transform_then_gate = embedder[f"highways._layers.{i}.{part}"]
-            state[f"{ours}highway.layers.{i}.{part}"] = numpy.concatenate(
-                [transform_then_gate[:nf], -transform_then_gate[nf:]]
-            )
-    state[ours + "projection.weight"] = embedder["projection.weight"]
-    state[ours + "projection.bias"] = embedder["projection.bias"]
-    for theirs, prefix in _lstm_layers(config):
-        state[prefix + "input_weight"] = _our_gate_order(lstms[theirs + "input_linearity.weight"])
-        state[prefix + "recurrent_weight"] = _our_gate_order(lstms[theirs + "state_linearity.weight"])
-        state[prefix + "bias"] = _our_gate_order(lstms[theirs + "state_linearity.bias"])
-        state[prefix + "projection_weight"] = lstms[theirs + "state_projection.weight"]
-    return state
-
-
-def _after_padding_row(table: numpy.ndarray) -> numpy.ndarray:
+def _padded(table: numpy.ndarray) -> numpy.ndarray:
+    """Their row 0 is our id 1: our id 0 is the padding row."""
     return numpy.concatenate([numpy.zeros_like(table[:1]), table])
+
+
+def _negated_gate(transform_then_gate: numpy.ndarray) -> numpy.ndarray:
+    """Their highway gate weighs the carry, ours the transform."""
+    half = len(transform_then_gate) // 2
+    return numpy.concatenate([transform_then_gate[:half], -transform_then_gate[half:]])
 
 
 def _our_gate_order(gates: numpy.ndarray) -> numpy.ndarray:
