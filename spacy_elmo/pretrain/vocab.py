@@ -30,9 +30,7 @@ class Vocabulary:
         self.words = words
         self.counts = list(counts) if counts is not None else None
         self.index = {word: i for i, word in enumerate(words)}
-        self.bos_id = self.index[BOS_TOKEN]
-        self.eos_id = self.index[EOS_TOKEN]
-        self.unk_id = self.index[UNK_TOKEN]
+        self.bos_id, self.eos_id, self.unk_id = (self.index[special] for special in SPECIALS)
 
     def __len__(self) -> int:
         return len(self.words)
