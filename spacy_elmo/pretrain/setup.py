@@ -59,6 +59,8 @@ def set_up_run(
     train = settings.paths.train
     if not train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
+    if not resume:
+        start_output(out, context, config_text)
     train_files = run_on_main(context, lambda: fingerprint(train))
     splitter = SentenceSplitter(settings.corpus)
     show_progress = show_progress and context.is_main
@@ -67,7 +69,6 @@ def set_up_run(
     if resume:
         resumed, vocab = resume_output(settings, out, context, train_files)
     else:
-        start_output(out, context, config_text)
         if settings.paths.init_from:
             initial = load_existing_model(settings.paths.init_from)
             if initial.config.differences(settings.model):
