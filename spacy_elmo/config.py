@@ -58,6 +58,9 @@ class BiLMConfig:
             object.__setattr__(self, "filters", tuple((int(w), int(n)) for w, n in self.filters))
             for name in _INTEGER_FIELDS:
                 object.__setattr__(self, name, int(getattr(self, name)))
+            for name in ("cell_clip", "proj_clip"):  # bilm-tf writes 3, config.json and fingerprints 3.0
+                if getattr(self, name) is not None:
+                    object.__setattr__(self, name, float(getattr(self, name)))
             problems = _value_problems(self) + _encoding_problems(self) or _size_problems(self)
         if problems:
             raise ValueError("Invalid biLM config: " + "; ".join(problems))
@@ -122,24 +125,13 @@ class BiLMConfig:
                 f"this one has char_encoding={self.char_encoding!r}, word_dim={self.word_dim} and "
                 f"forget_bias={self.forget_bias} (write it with to_disk instead)"
             )
-        options: dict[str, Any] = {
-            "lstm": {
-                "dim": self.lstm_dim,
-                "projection_dim": self.projection_dim,
-                "n_layers": self.n_layers,
-                "cell_clip": self.cell_clip,
-                "proj_clip": self.proj_clip,
-                "use_skip_connections": self.use_skip_connections,
-            },
-            "char_cnn": {
-                "embedding": {"dim": self.char_embed_dim},
-                "filters": [list(f) for f in self.filters],
-                "n_highway": self.n_highway,
-                "activation": self.activation,
-                "n_characters": self.n_characters,
-                "max_characters_per_token": self.max_characters_per_token,
-            },
-        }
+        options: dict[str, Any] = {}
+        for name, (key, _) in OPTIONS_KEYS.items():
+            *sections, last = key.split(".")
+            target = options
+            for section in sections:
+                target = target.setdefault(section, {})
+            target[last] = [list(f) for f in self.filters] if name == "filters" else getattr(self, name)
         if self.vocab_size:
             options["n_tokens_vocab"] = self.vocab_size
         return options
@@ -147,26 +139,11 @@ class BiLMConfig:
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "BiLMConfig":
         """Read bilm-tf's ``options.json`` (missing clips mean none); errors name the key."""
-        lstm, cnn = _section(options, "lstm", ""), _section(options, "char_cnn", "")
-        embedding = _section(cnn, "embedding", "char_cnn.")
+        settings = read_settings(options, OPTIONS_KEYS)
         # bilm-tf trains with 261 ids and stores 262 after adding padding; both mean the same table.
-        if _option(cnn, "n_characters", "char_cnn.", is_integer, N_CHARACTERS) not in (N_CHARACTERS - 1, N_CHARACTERS):
-            raise ValueError(f"char_cnn.n_characters is {cnn['n_characters']!r}, not 261 or 262")
-        if _option(cnn, "max_characters_per_token", "char_cnn.", is_integer, MAX_WORD_LENGTH) != MAX_WORD_LENGTH:
-            raise ValueError(f"char_cnn.max_characters_per_token must be {MAX_WORD_LENGTH}")
-        filters = _option(cnn, "filters", "char_cnn.", _is_filter_list)
-        return cls(
-            char_embed_dim=_option(embedding, "dim", "char_cnn.embedding.", is_integer),
-            filters=tuple(tuple(f) for f in filters),
-            n_highway=_option(cnn, "n_highway", "char_cnn.", is_integer, 0),
-            activation=_option(cnn, "activation", "char_cnn.", lambda v: isinstance(v, str), "relu"),
-            lstm_dim=_option(lstm, "dim", "lstm.", is_integer),
-            projection_dim=_option(lstm, "projection_dim", "lstm.", is_integer),
-            n_layers=_option(lstm, "n_layers", "lstm.", is_integer),
-            cell_clip=_optional_float(_option(lstm, "cell_clip", "lstm.", _is_optional_real, None)),
-            proj_clip=_optional_float(_option(lstm, "proj_clip", "lstm.", _is_optional_real, None)),
-            use_skip_connections=_option(lstm, "use_skip_connections", "lstm.", lambda v: isinstance(v, bool), True),
-        )
+        if settings["n_characters"] == N_CHARACTERS - 1:
+            settings["n_characters"] = N_CHARACTERS
+        return cls(**settings)
 
 
 #: The fields that describe the architecture (a pipeline config's ``spacy_elmo.BiLM.v1`` sizes).
@@ -192,7 +169,6 @@ MAX_COUNT = 64
 MAX_PARAMETERS = 2**33
 MAX_CHARACTERS_PER_TOKEN = 1024
 MAX_CODE_POINT_CHARACTERS = 0x110000 + len(CHAR_MARKERS) + 1
-_MISSING = object()
 
 
 def is_integer(value: Any) -> bool:
@@ -213,34 +189,30 @@ def _is_filter_list(value: Any) -> bool:
     )
 
 
-def _optional_float(value: Any) -> Optional[float]:
-    """bilm-tf writes ``3``; ``config.json`` and its fingerprints say ``3.0``."""
-    return None if value is None else float(value)
-
-
 _shown = reprlib.repr
+
+
+#: What each setting must be, in words and as a test.
+_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    **{name: ("an integer", is_integer) for name in _INTEGER_FIELDS},
+    "filters": ("a list of [width, n_filters] integer pairs", _is_filter_list),
+    "cell_clip": ("a number or null", _is_optional_real),
+    "proj_clip": ("a number or null", _is_optional_real),
+    "forget_bias": ("a number", is_real),
+    "use_skip_connections": ("true or false", lambda value: isinstance(value, bool)),
+    "activation": (f"one of {ACTIVATIONS}", lambda value: isinstance(value, str)),
+    "char_encoding": (f"one of {CHAR_ENCODINGS}", lambda value: isinstance(value, str)),
+}
 
 
 def _type_problems(config: BiLMConfig) -> list[str]:
     """An error here, never a ``TypeError`` deep in torch."""
-    problems = [
-        f"{name} must be an integer, not {_shown(getattr(config, name))}"
-        for name in _INTEGER_FIELDS
-        if not is_integer(getattr(config, name))
+    values = {name: getattr(config, name) for name in _TYPES}
+    return [
+        f"{name} must be {kind}, not {_shown(values[name])}"
+        for name, (kind, valid) in _TYPES.items()
+        if not valid(values[name])
     ]
-    if not _is_filter_list(config.filters):
-        problems.append(f"filters must be a list of [width, n_filters] integer pairs, not {_shown(config.filters)}")
-    for name in ("cell_clip", "proj_clip"):
-        if not _is_optional_real(getattr(config, name)):
-            problems.append(f"{name} must be a number or null, not {_shown(getattr(config, name))}")
-    if not is_real(config.forget_bias):
-        problems.append(f"forget_bias must be a number, not {_shown(config.forget_bias)}")
-    if not isinstance(config.use_skip_connections, bool):
-        problems.append(f"use_skip_connections must be true or false, not {_shown(config.use_skip_connections)}")
-    for name, allowed in (("activation", ACTIVATIONS), ("char_encoding", CHAR_ENCODINGS)):
-        if not isinstance(getattr(config, name), str):
-            problems.append(f"{name} must be one of {allowed}, not {_shown(getattr(config, name))}")
-    return problems
 
 
 def _value_problems(config: BiLMConfig) -> list[str]:
@@ -301,21 +273,43 @@ def _size_problems(config: BiLMConfig) -> list[str]:
     return problems
 
 
-def _section(options: Any, name: str, prefix: str) -> dict[str, Any]:
-    if not isinstance(options, dict) or not isinstance(options.get(name), dict):
-        raise ValueError(f"the required field {prefix}{name} is missing or not a JSON object")
-    return options[name]
+REQUIRED = object()
+#: bilm-tf's ``options.json``: each setting's key, and the value a missing key means.
+OPTIONS_KEYS = {
+    "lstm_dim": ("lstm.dim", REQUIRED),
+    "projection_dim": ("lstm.projection_dim", REQUIRED),
+    "n_layers": ("lstm.n_layers", REQUIRED),
+    "cell_clip": ("lstm.cell_clip", None),
+    "proj_clip": ("lstm.proj_clip", None),
+    "use_skip_connections": ("lstm.use_skip_connections", True),
+    "char_embed_dim": ("char_cnn.embedding.dim", REQUIRED),
+    "filters": ("char_cnn.filters", REQUIRED),
+    "n_highway": ("char_cnn.n_highway", 0),
+    "activation": ("char_cnn.activation", "relu"),
+    "n_characters": ("char_cnn.n_characters", N_CHARACTERS),
+    "max_characters_per_token": ("char_cnn.max_characters_per_token", MAX_WORD_LENGTH),
+}
 
 
-def _option(
-    section: dict[str, Any], key: str, prefix: str, valid: Callable[[Any], bool], default: Any = _MISSING
-) -> Any:
-    value = section.get(key, default)
-    if value is _MISSING:
-        raise ValueError(f"the required field {prefix}{key} is missing")
-    if not valid(value):
-        raise ValueError(f"{prefix}{key} has the wrong type or form: {_shown(value)}")
-    return value
+def read_settings(data: Any, keys: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
+    """The settings ``keys`` maps to dotted JSON keys of ``data`` (with the value a missing key
+    means, or :data:`REQUIRED`), each checked to have its setting's type; an error names the key."""
+    settings = {}
+    for name, (key, default) in keys.items():
+        *sections, last = key.split(".")
+        section = data
+        for depth, part in enumerate(sections, start=1):
+            section = section.get(part) if isinstance(section, dict) else None
+            if not isinstance(section, dict):
+                raise ValueError(f"the required field {'.'.join(sections[:depth])} is missing or not a JSON object")
+        value = section.get(last, default)
+        if value is REQUIRED:
+            raise ValueError(f"the required field {key} is missing")
+        kind, valid = _TYPES[name]
+        if not valid(value):
+            raise ValueError(f"{key} must be {kind}, not {_shown(value)}")
+        settings[name] = value
+    return settings
 
 
 @dataclass(frozen=True, eq=False)

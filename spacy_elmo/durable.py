@@ -9,21 +9,12 @@ import re
 import secrets
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping, Optional
+from typing import Any, BinaryIO, Callable, Mapping, Optional, Union
 
 TEMPORARY_NAME = re.compile(r"(?P<target>.+)\.(?P<token>[0-9a-f]{16})\.tmp")
 _ATTEMPTS = 100  # names drawn before giving up (a clash is a 1 in 2^64 event without an attacker)
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def file_kind(mode: int) -> str:
-    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+#: A file's bytes, or a function that writes them to a handle (for a writer that streams).
+Content = Union[bytes, Callable[[BinaryIO], object]]
 
 
 def file_sha256(path: Path, digest: Any = None) -> str:
@@ -47,31 +38,17 @@ def create_temporary(path: Path) -> tuple[BinaryIO, Path]:
     raise FileExistsError(f"could not create a temporary file beside {path}: every name drawn was taken")
 
 
-def new_temporary_file(path: Path) -> Path:
-    """For a writer that opens files by name (h5py)."""
-    handle, tmp = create_temporary(path)
-    handle.close()
-    return tmp
+def write_atomically(path: Path, content: Content) -> None:
+    """``path`` left as it was on an error."""
+    write_files_atomically({path: content})
 
 
-def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Call ``write`` on a temporary file, sync it and rename it to ``path`` (left as it was on an error)."""
-    path = Path(path)
-    tmp = _write_synced(path, write)
-    os.replace(tmp, path)
-    sync_folder(path.parent)
-
-
-def write_bytes_atomically(path: Path, data: bytes) -> None:
-    write_files_atomically({path: data})
-
-
-def write_files_atomically(files: Mapping[Path, bytes]) -> None:
+def write_files_atomically(files: Mapping[Path, Content]) -> None:
     """All are written and synced before the first is renamed: an error leaves every target as it was."""
     written: dict[Path, Path] = {}
     try:
-        for path, data in files.items():
-            written[Path(path)] = _write_synced(Path(path), _bytes_writer(data))
+        for path, content in files.items():
+            written[Path(path)] = _write_synced(Path(path), content)
     except BaseException:
         for tmp in written.values():
             tmp.unlink(missing_ok=True)
@@ -82,17 +59,16 @@ def write_files_atomically(files: Mapping[Path, bytes]) -> None:
         sync_folder(folder)
 
 
-def _bytes_writer(data: bytes) -> Callable[[BinaryIO], object]:
-    return lambda handle: handle.write(data)
-
-
-def _write_synced(path: Path, write: Callable[[BinaryIO], object]) -> Path:
+def _write_synced(path: Path, content: Content) -> Path:
     """A new temporary file for ``path``, written and synced; a write's ``OSError`` names ``path``."""
     tmp: Optional[Path] = None
     try:
         handle, tmp = create_temporary(path)
         with handle:
-            write(handle)
+            if callable(content):
+                content(handle)
+            else:
+                handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
         return tmp
@@ -135,15 +111,6 @@ def io_error_reason(err: BaseException) -> str:
         return os.strerror(code)
     lines = str(err).strip().splitlines()
     return lines[0] if lines else type(err).__name__
-
-
-def sync_file(path: Path) -> None:
-    """Flush a file another library wrote; a symlink is refused."""
-    descriptor = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def sync_folder(path: Path) -> None:

@@ -26,13 +26,6 @@ class _SummaryLines:
         self.stream.flush()
 
 
-def is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
-
-
 def progress_bar(
     iterable: Optional[Iterable[Any]] = None,
     *,
@@ -42,7 +35,11 @@ def progress_bar(
 ) -> tqdm:
     """A live bar on a terminal; elsewhere a plain line every ``summary_seconds`` and at the end."""
     stream = file if file is not None else sys.stderr
-    if is_terminal(stream):
+    try:
+        terminal = bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        terminal = False
+    if terminal:
         return tqdm(iterable, file=stream, **options)
     interval = max(summary_seconds, float(options.pop("mininterval", 0.0) or 0.0))
     options.pop("dynamic_ncols", None)

@@ -91,10 +91,10 @@ def test_parameter_count_is_the_models_size(config):
 @pytest.mark.parametrize(
     "edit, named",
     [
-        (lambda o: o["lstm"].update(dim=64.0), "lstm.dim has the wrong type or form: 64.0"),
-        (lambda o: o["lstm"].update(use_skip_connections="false"), "lstm.use_skip_connections has the wrong type"),
-        (lambda o: o["char_cnn"].update(n_characters="262"), "char_cnn.n_characters has the wrong type"),
-        (lambda o: o["char_cnn"].update(filters=[[1, 4], "x"]), "char_cnn.filters has the wrong type"),
+        (lambda o: o["lstm"].update(dim=64.0), "lstm.dim must be an integer, not 64.0"),
+        (lambda o: o["lstm"].update(use_skip_connections="false"), "lstm.use_skip_connections must be true or false"),
+        (lambda o: o["char_cnn"].update(n_characters="262"), "char_cnn.n_characters must be an integer"),
+        (lambda o: o["char_cnn"].update(filters=[[1, 4], "x"]), "char_cnn.filters must be a list of"),
         (lambda o: o["lstm"].pop("projection_dim"), "the required field lstm.projection_dim is missing"),
         (lambda o: o.pop("char_cnn"), "the required field char_cnn is missing"),
         (lambda o: o["lstm"].update(cell_clip=math.nan), "cell_clip must be a finite number"),

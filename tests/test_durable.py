@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_elmo.durable import write_atomically, write_bytes_atomically
+from spacy_elmo.durable import write_atomically
 
 from .conftest import full_disk_for
 
@@ -12,7 +12,7 @@ from .conftest import full_disk_for
 def test_a_write_replaces_the_file_whole(tmp_path: Path):
     target = tmp_path / "out.bin"
     target.write_bytes(b"old")
-    write_bytes_atomically(target, b"new content")
+    write_atomically(target, b"new content")
     assert target.read_bytes() == b"new content"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]
 
@@ -77,7 +77,7 @@ def test_a_symlink_at_the_old_temporary_name_is_never_followed(tmp_path: Path):
     """Checkpoints and embed's parts are written this way: a link at TARGET.tmp changes nothing."""
     target, victim, name = tmp_path / "out.bin", tmp_path / "victim.txt", "out.bin.tmp"
     plant_link(tmp_path / name, victim)
-    write_bytes_atomically(target, b"new content")
+    write_atomically(target, b"new content")
     assert victim.read_bytes() == b"someone else's file"
     assert not target.is_symlink() and target.read_bytes() == b"new content"
     assert (tmp_path / name).is_symlink()  # not ours: left as it was
@@ -103,7 +103,7 @@ def test_a_temporary_name_already_taken_is_never_reused(tmp_path: Path, monkeypa
     draws = iter(["0123456789abcdef", "fedcba9876543210"])
     monkeypatch.setattr(secrets, "token_hex", lambda n: next(draws))
     plant_link(tmp_path / "out.bin.0123456789abcdef.tmp", tmp_path / "victim.txt")
-    write_bytes_atomically(tmp_path / "out.bin", b"new")
+    write_atomically(tmp_path / "out.bin", b"new")
     assert (tmp_path / "victim.txt").read_bytes() == b"someone else's file"
     assert (tmp_path / "out.bin").read_bytes() == b"new" and not (tmp_path / "out.bin").is_symlink()
 

@@ -4,6 +4,7 @@ instead of ending the read."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,13 +112,8 @@ def _skip_rest_of_line(handle: IO[bytes]) -> int:
 def _decode(raw: bytes, cut: bool) -> tuple[Optional[str], Optional[int]]:
     """Strict UTF-8 (text, None), or (None, first bad byte); a cut line may end inside a character."""
     try:
-        return raw.decode("utf-8"), None
+        return codecs.getincrementaldecoder("utf-8")().decode(raw, final=not cut), None
     except UnicodeDecodeError as err:
-        if cut and err.end == len(raw) and err.reason == "unexpected end of data":
-            try:
-                return raw[: err.start].decode("utf-8"), None
-            except UnicodeDecodeError as inner:
-                return None, inner.start
         return None, err.start
 
 

@@ -52,8 +52,7 @@ def read_sentences(
 ) -> Iterator[Sentence]:
     """Sentences of ``path``, lazily; a file that cannot be read at all raises here, at once."""
     path = Path(path)
-    with open_regular_file(path, "input file"):
-        pass  # opened without blocking (a FIFO would wait for a writer) and checked
+    open_regular_file(path, "input file").close()  # opened without blocking (a FIFO would wait) and checked
     input_format = guess_format(path) if input_format == "auto" else input_format
     if input_format not in FORMATS:
         raise ValueError(f"input format must be one of {FORMATS} or 'auto', not {input_format!r}")

@@ -52,21 +52,16 @@ class ReadStats:
             logger.warning("%s: %s (further cases in this file are only counted)", path, detail)
 
     def summary(self) -> str:
-        parts = [f"{self.records:,} records from {self.files_read} file(s)"]
-        for name, items in (
-            ("empty", self.empty_files),
-            ("binary", self.binary_files),
-            ("unreadable", self.unreadable_files),
-        ):
-            if items:
-                parts.append(f"{len(items)} {name} file(s) skipped")
-        if self.invalid_utf8_lines:
-            parts.append(f"{self.invalid_utf8_lines:,} invalid UTF-8 line(s) skipped")
-        if self.bad_json_lines:
-            parts.append(f"{self.bad_json_lines:,} JSONL line(s) without a text field skipped")
-        if self.overlong_lines:
-            parts.append(f"{self.overlong_lines:,} overlong line(s) cut")
-        return "; ".join(parts)
+        counts = {
+            "empty file(s) skipped": len(self.empty_files),
+            "binary file(s) skipped": len(self.binary_files),
+            "unreadable file(s) skipped": len(self.unreadable_files),
+            "invalid UTF-8 line(s) skipped": self.invalid_utf8_lines,
+            "JSONL line(s) without a text field skipped": self.bad_json_lines,
+            "overlong line(s) cut": self.overlong_lines,
+        }
+        parts = [f"{count:,} {what}" for what, count in counts.items() if count]
+        return "; ".join([f"{self.records:,} records from {self.files_read} file(s)", *parts])
 
     def to_dict(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if key not in ("warn", "_warned")}

@@ -13,7 +13,7 @@ import numpy
 from ..config import BiLMConfig
 from ..durable import write_files_atomically
 from .hdf5_arrays import hdf5_image, named_damage, open_hdf5, read_weight_arrays
-from .regular_files import parse_json
+from .regular_files import read_json_file
 
 PathLike = Union[str, Path]
 StateArrays = dict[str, numpy.ndarray]
@@ -98,14 +98,11 @@ def _file_from_state(config: BiLMConfig, state: Mapping[str, numpy.ndarray]) -> 
 
 def read_allennlp(options_file: PathLike, weight_file: PathLike) -> tuple[BiLMConfig, StateArrays]:
     """The config and state-dict arrays, every dataset checked against the options before any is read."""
-    path = Path(options_file)
-    if not path.is_file():
-        raise FileNotFoundError(f"Options file not found: {path}")
-    options = parse_json(path.read_bytes(), str(path), "options file", dict)
+    options = read_json_file(options_file, "options file", dict)
     try:
         config = BiLMConfig.from_options(options)
     except ValueError as err:
-        raise ValueError(f"{path}: {err}") from err
+        raise ValueError(f"{options_file}: {err}") from err
     with open_hdf5(weight_file) as handle:
         with named_damage(str(weight_file)):
             softmax = handle.get("softmax/W")

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Union
 
 import numpy
 
-from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, WORD_MARKERS, BiLMConfig, Lexicon
+from ..config import CHAR_MARKERS, CODE_POINT_ENCODING, REQUIRED, WORD_MARKERS, BiLMConfig, Lexicon, read_settings
 from .hdf5_arrays import finite_float32
-from .regular_files import parse_json, read_regular_file
+from .regular_files import read_json_file, read_regular_file
 from .torch_pickle import read_state_dict
 
 PathLike = Union[str, Path]
 StateArrays = dict[str, numpy.ndarray]
+#: Their tensor's name -> our name, its shape in their file, and how it becomes ours.
+Tensors = dict[str, tuple[str, tuple[int, ...], Callable[[numpy.ndarray], numpy.ndarray]]]
 
 TRAINER_CONFIG = "config.json"
 CHAR_DIC = "char.dic"
@@ -24,7 +26,6 @@ WORD_DIC = "word.dic"
 TOKEN_EMBEDDER = "token_embedder.pkl"
 ENCODER = "encoder.pkl"
 _BLANK_ENTRY = "\u3000"  # what their reader makes of an entry that strip() removed
-MAX_JSON_BYTES = 1 << 20
 MAX_DICTIONARY_BYTES = 1 << 26
 
 _SAMPLE = {
@@ -45,6 +46,21 @@ BUNDLED_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "cnn_0_100_512_4096_sample.json": _SAMPLE,
 }
 
+#: Our setting -> their key, and the value a missing key means (0 and null clips: no clipping).
+_THEIR_KEYS = {
+    "char_embed_dim": ("token_embedder.char_dim", REQUIRED),
+    "filters": ("token_embedder.filters", REQUIRED),
+    "n_highway": ("token_embedder.n_highway", REQUIRED),
+    "activation": ("token_embedder.activation", REQUIRED),
+    "max_characters_per_token": ("token_embedder.max_characters_per_token", REQUIRED),
+    "word_dim": ("token_embedder.word_dim", REQUIRED),
+    "lstm_dim": ("encoder.dim", REQUIRED),
+    "projection_dim": ("encoder.projection_dim", REQUIRED),
+    "n_layers": ("encoder.n_layers", REQUIRED),
+    "cell_clip": ("encoder.cell_clip", None),
+    "proj_clip": ("encoder.proj_clip", None),
+}
+
 logger = logging.getLogger(__name__)
 
 
@@ -59,25 +75,40 @@ def read_elmoformanylangs(path: PathLike) -> tuple[BiLMConfig, StateArrays, Lexi
     if not directory.is_dir():
         raise FileNotFoundError(f"ELMoForManyLangs model directory not found: {directory}")
     settings, where = _model_config(directory)
-    encoder, embedder = _section(settings, "encoder", where), _section(settings, "token_embedder", where)
-    for section, key, expected in ((encoder, "name", "elmo"), (embedder, "name", "cnn")):
-        if str(section.get(key, "")).lower() != expected:
-            raise ValueError(f"{where}: only {expected!r} models are read here, not {section.get(key)!r}")
-    if _positive(embedder, "char_dim", where, allow_zero=True) == 0:
-        raise ValueError(f"{where}: models without characters (char_dim 0) are not supported")
+    try:
+        sizes = read_settings(settings, _THEIR_KEYS)
+        for section, expected in (("encoder", "elmo"), ("token_embedder", "cnn")):
+            if str(settings[section].get("name", "")).lower() != expected:
+                raise ValueError(f"only {expected!r} models are read here, not {settings[section].get('name')!r}")
+        if sizes["char_embed_dim"] == 0:
+            raise ValueError("models without characters (char_dim 0) are not supported")
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
     chars = read_dictionary(directory / CHAR_DIC, CHAR_MARKERS)
-    with_words = _positive(embedder, "word_dim", where, allow_zero=True) > 0
-    words = read_dictionary(directory / WORD_DIC, WORD_MARKERS) if with_words else None
-    config = _config(encoder, embedder, where, len(chars), None if words is None else len(words))
-    token_embedder = read_state_dict(directory / TOKEN_EMBEDDER, _embedder_shapes(config), finite_float32)
-    lstms = read_state_dict(directory / ENCODER, _encoder_shapes(config), finite_float32)
-    return config, _our_arrays(config, token_embedder, lstms), Lexicon(chars, words)
+    words = read_dictionary(directory / WORD_DIC, WORD_MARKERS) if sizes["word_dim"] > 0 else None
+    try:
+        config = BiLMConfig(
+            **{**sizes, "cell_clip": sizes["cell_clip"] or None, "proj_clip": sizes["proj_clip"] or None},
+            use_skip_connections=True,
+            forget_bias=0.0,  # their stored bias already holds it
+            n_characters=len(chars) + 1,
+            char_encoding=CODE_POINT_ENCODING,
+            n_words=0 if words is None else len(words) + 1,
+        )
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from err
+    state: StateArrays = {}
+    for name, tensors in ((TOKEN_EMBEDDER, _embedder_tensors(config)), (ENCODER, _encoder_tensors(config))):
+        shapes = {theirs: shape for theirs, (_, shape, _) in tensors.items()}
+        arrays = read_state_dict(directory / name, shapes, finite_float32)
+        state.update({ours: convert(arrays[theirs]) for theirs, (ours, _, convert) in tensors.items()})
+    return config, state, Lexicon(chars, words)
 
 
 def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     """The model config ``config.json`` names, and the name to use in errors: the path if relative
     and inside, then its base name, then the bundled values."""
-    trainer = _read_json_object(directory / TRAINER_CONFIG, "trainer's config")
+    trainer = read_json_file(directory / TRAINER_CONFIG, "trainer's config", dict)
     named = trainer.get("config_path")
     if not isinstance(named, str) or not named.strip():
         raise ValueError(f"{directory / TRAINER_CONFIG}: 'config_path' (the model config's file) is missing")
@@ -87,73 +118,13 @@ def _model_config(directory: Path) -> tuple[Mapping[str, Any], str]:
     root = directory.resolve()
     for candidate in candidates:
         if candidate.exists() and root in candidate.resolve().parents:  # a FIFO too: refused by name
-            return _read_json_object(candidate, "model config"), str(candidate)
+            return read_json_file(candidate, "model config", dict), str(candidate)
     if base in BUNDLED_CONFIGS:
         logger.warning("%s: %s is not in the directory; using ELMoForManyLangs' bundled values", directory, base)
         return BUNDLED_CONFIGS[base], f"{directory / TRAINER_CONFIG} (bundled {base})"
     raise FileNotFoundError(
         f"{directory / TRAINER_CONFIG} names the model config {named!r}, but {directory} has no {base}"
     )
-
-
-def _read_json_object(path: Path, what: str) -> dict[str, Any]:
-    return parse_json(read_regular_file(path, what, MAX_JSON_BYTES), str(path), what, dict)
-
-
-def _section(settings: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
-    section = settings.get(name)
-    if not isinstance(section, dict):
-        raise ValueError(f"{where}: {name!r} must be an object with the model's sizes")
-    return section
-
-
-def _positive(section: Mapping[str, Any], key: str, where: str, allow_zero: bool = False) -> int:
-    value = section.get(key)
-    if type(value) is not int or value < (0 if allow_zero else 1):
-        raise ValueError(f"{where}: {key!r} must be an integer >= {0 if allow_zero else 1}, not {value!r}")
-    return value
-
-
-def _clip(section: Mapping[str, Any], key: str, where: str) -> Optional[float]:
-    """Their LSTM clips only when the value is truthy: 0 and null mean no clipping."""
-    value = section.get(key)
-    if value is None or value == 0:
-        return None
-    if type(value) not in (int, float) or value < 0:
-        raise ValueError(f"{where}: {key!r} must be a number >= 0 or null, not {value!r}")
-    return float(value)
-
-
-def _config(
-    encoder: Mapping[str, Any], embedder: Mapping[str, Any], where: str, n_chars: int, n_words: Optional[int]
-) -> BiLMConfig:
-    filters = embedder.get("filters")
-    if not isinstance(filters, list) or not all(
-        isinstance(f, list) and len(f) == 2 and all(type(n) is int for n in f) for f in filters
-    ):
-        raise ValueError(f"{where}: 'filters' must be a list of [width, n_filters] integer pairs")
-    activation: Any = embedder.get("activation")  # any JSON value: BiLMConfig rejects what names no activation
-    try:
-        return BiLMConfig(
-            char_embed_dim=_positive(embedder, "char_dim", where),
-            filters=tuple((w, n) for w, n in filters),
-            n_highway=_positive(embedder, "n_highway", where, allow_zero=True),
-            activation=activation,
-            lstm_dim=_positive(encoder, "dim", where),
-            projection_dim=_positive(encoder, "projection_dim", where),
-            n_layers=_positive(encoder, "n_layers", where),
-            cell_clip=_clip(encoder, "cell_clip", where),
-            proj_clip=_clip(encoder, "proj_clip", where),
-            use_skip_connections=True,
-            forget_bias=0.0,  # their stored bias already holds it
-            max_characters_per_token=_positive(embedder, "max_characters_per_token", where),
-            n_characters=n_chars + 1,
-            char_encoding=CODE_POINT_ENCODING,
-            word_dim=0 if n_words is None else _positive(embedder, "word_dim", where),
-            n_words=0 if n_words is None else n_words + 1,
-        )
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from err
 
 
 def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]:
@@ -187,66 +158,51 @@ def read_dictionary(path: Path, markers: tuple[str, ...] = ()) -> dict[str, int]
     return entries
 
 
-def _embedder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
-    d, nf, p = config.char_embed_dim, config.n_filters, config.projection_dim
-    shapes: dict[str, tuple[int, ...]] = {}
+def _embedder_tensors(config: BiLMConfig) -> Tensors:
+    d, nf, p, ours = config.char_embed_dim, config.n_filters, config.projection_dim, "char_encoder."
+    tensors: Tensors = {
+        "char_emb_layer.embedding.weight": (ours + "char_embedding.weight", (config.n_characters - 1, d), _padded)
+    }
     if config.word_dim:
-        shapes["word_emb_layer.embedding.weight"] = (config.n_words - 1, config.word_dim)
-    shapes["char_emb_layer.embedding.weight"] = (config.n_characters - 1, d)
+        shape = (config.n_words - 1, config.word_dim)
+        tensors["word_emb_layer.embedding.weight"] = (ours + "word_embedding.weight", shape, _padded)
     for i, (width, n) in enumerate(config.filters):
-        shapes.update({f"convolutions.{i}.weight": (n, d, width), f"convolutions.{i}.bias": (n,)})
+        tensors[f"convolutions.{i}.weight"] = (f"{ours}convolutions.{i}.weight", (n, d, width), _same)
+        tensors[f"convolutions.{i}.bias"] = (f"{ours}convolutions.{i}.bias", (n,), _same)
     for i in range(config.n_highway):
-        shapes.update({f"highways._layers.{i}.weight": (2 * nf, nf), f"highways._layers.{i}.bias": (2 * nf,)})
-    shapes.update({"projection.weight": (p, config.word_dim + nf), "projection.bias": (p,)})
-    return shapes
+        for part, shape in (("weight", (2 * nf, nf)), ("bias", (2 * nf,))):
+            tensors[f"highways._layers.{i}.{part}"] = (f"{ours}highway.layers.{i}.{part}", shape, _negated_gate)
+    tensors["projection.weight"] = (ours + "projection.weight", (p, config.word_dim + nf), _same)
+    tensors["projection.bias"] = (ours + "projection.bias", (p,), _same)
+    return tensors
 
 
-def _encoder_shapes(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
+def _encoder_tensors(config: BiLMConfig) -> Tensors:
     c, p = config.lstm_dim, config.projection_dim
-    shapes: dict[str, tuple[int, ...]] = {}
-    for theirs, _ in _lstm_layers(config):
-        shapes[theirs + "input_linearity.weight"] = (4 * c, p)
-        shapes[theirs + "state_linearity.weight"] = (4 * c, p)
-        shapes[theirs + "state_linearity.bias"] = (4 * c,)
-        shapes[theirs + "state_projection.weight"] = (p, c)
-    return shapes
+    tensors: Tensors = {}
+    for k in range(config.n_layers):
+        for direction in ("forward", "backward"):
+            theirs, ours = f"{direction}_layer_{k}.", f"{direction}_lstm.layers.{k}."
+            tensors[theirs + "input_linearity.weight"] = (ours + "input_weight", (4 * c, p), _our_gate_order)
+            tensors[theirs + "state_linearity.weight"] = (ours + "recurrent_weight", (4 * c, p), _our_gate_order)
+            tensors[theirs + "state_linearity.bias"] = (ours + "bias", (4 * c,), _our_gate_order)
+            tensors[theirs + "state_projection.weight"] = (ours + "projection_weight", (p, c), _same)
+    return tensors
 
 
-def _lstm_layers(config: BiLMConfig) -> list[tuple[str, str]]:
-    return [
-        (f"{direction}_layer_{k}.", f"{direction}_lstm.layers.{k}.")
-        for k in range(config.n_layers)
-        for direction in ("forward", "backward")
-    ]
+def _same(array: numpy.ndarray) -> numpy.ndarray:
+    return array
 
 
-def _our_arrays(config: BiLMConfig, embedder: StateArrays, lstms: StateArrays) -> StateArrays:
-    ours = "char_encoder."
-    state = {ours + "char_embedding.weight": _after_padding_row(embedder["char_emb_layer.embedding.weight"])}
-    if config.word_dim:
-        state[ours + "word_embedding.weight"] = _after_padding_row(embedder["word_emb_layer.embedding.weight"])
-    for i in range(len(config.filters)):
-        for part in ("weight", "bias"):
-            state[f"{ours}convolutions.{i}.{part}"] = embedder[f"convolutions.{i}.{part}"]
-    nf = config.n_filters
-    for i in range(config.n_highway):
-        for part in ("weight", "bias"):
-            transform_then_gate = embedder[f"highways._layers.{i}.{part}"]
-            state[f"{ours}highway.layers.{i}.{part}"] = numpy.concatenate(
-                [transform_then_gate[:nf], -transform_then_gate[nf:]]
-            )
-    state[ours + "projection.weight"] = embedder["projection.weight"]
-    state[ours + "projection.bias"] = embedder["projection.bias"]
-    for theirs, prefix in _lstm_layers(config):
-        state[prefix + "input_weight"] = _our_gate_order(lstms[theirs + "input_linearity.weight"])
-        state[prefix + "recurrent_weight"] = _our_gate_order(lstms[theirs + "state_linearity.weight"])
-        state[prefix + "bias"] = _our_gate_order(lstms[theirs + "state_linearity.bias"])
-        state[prefix + "projection_weight"] = lstms[theirs + "state_projection.weight"]
-    return state
-
-
-def _after_padding_row(table: numpy.ndarray) -> numpy.ndarray:
+def _padded(table: numpy.ndarray) -> numpy.ndarray:
+    """Their row 0 is our id 1: our id 0 is the padding row."""
     return numpy.concatenate([numpy.zeros_like(table[:1]), table])
+
+
+def _negated_gate(transform_then_gate: numpy.ndarray) -> numpy.ndarray:
+    """Their highway gate weighs the carry, ours the transform."""
+    half = len(transform_then_gate) // 2
+    return numpy.concatenate([transform_then_gate[:half], -transform_then_gate[half:]])
 
 
 def _our_gate_order(gates: numpy.ndarray) -> numpy.ndarray:

@@ -7,35 +7,37 @@ import io
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Mapping, Optional, Union
+from typing import Callable, Iterator, Mapping, Optional, Union
 
 import h5py
 import numpy
 
+from .regular_files import open_regular_file
+
 PathLike = Union[str, Path]
 
 
-#: What h5py raises for a damaged file.
-H5PY_DAMAGE = (OSError, KeyError, RuntimeError, TypeError, IndexError, AttributeError, UnicodeDecodeError)
-
-
-def open_hdf5(path: PathLike) -> h5py.File:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Weight file not found: {path}")
-    if not h5py.is_hdf5(path):
-        raise ValueError(f"{path} is not an HDF5 file (expected a weights .hdf5 file)")
-    return open_safe_hdf5(path, lambda err: ValueError(f"{path} could not be read as HDF5: {err}"))
-
-
-def open_hdf5_bytes(data: bytes, where: str) -> h5py.File:
-    if not data.startswith(b"\x89HDF\r\n\x1a\n"):
+def open_hdf5(source: Union[PathLike, bytes], where: Optional[str] = None) -> h5py.File:
+    """A file (or a file's bytes) opened read-only once :func:`check_hdf5_safe` accepts it; a file
+    that is not HDF5, or is damaged, is one ``ValueError`` naming ``where``."""
+    if isinstance(source, bytes):
+        where, target, is_hdf5 = where or "HDF5 bytes", io.BytesIO(source), source.startswith(b"\x89HDF\r\n\x1a\n")
+    else:
+        open_regular_file(source, "HDF5 file").close()  # h5py would wait on a FIFO
+        where, target, is_hdf5 = where or str(source), source, h5py.is_hdf5(source)
+    if not is_hdf5:
         raise ValueError(f"{where} is not an HDF5 file")
-
-    def unreadable(err: OSError) -> Exception:
-        return ValueError(f"{where} could not be read as HDF5: {err}")
-
-    return open_safe_hdf5(io.BytesIO(data), unreadable, where=where)
+    try:
+        handle = h5py.File(target, "r")
+    except OSError as err:
+        raise ValueError(f"{where} could not be read as HDF5: {err}") from err
+    try:
+        with named_damage(where):
+            check_hdf5_safe(handle, where)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
 def hdf5_image(write: Callable[[h5py.File], None]) -> bytes:
@@ -52,33 +54,11 @@ def named_damage(where: str) -> Iterator[None]:
     """Every error of h5py reading a damaged file as one ``ValueError`` naming ``where``."""
     try:
         yield
-    except (*H5PY_DAMAGE, ValueError) as err:
+    except (OSError, KeyError, RuntimeError, TypeError, IndexError, AttributeError, ValueError) as err:
         if isinstance(err, FileNotFoundError) or where in str(err):
             raise
         detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"{where} is damaged: HDF5 could not read it ({type(err).__name__}: {detail})") from err
-
-
-def open_safe_hdf5(
-    path: Union[PathLike, BinaryIO],
-    unreadable: Callable[[OSError], Exception],
-    check: Optional[Callable[[h5py.File], None]] = None,
-    where: Optional[str] = None,
-) -> h5py.File:
-    """``path`` opened read-only once :func:`check_hdf5_safe` and ``check`` accept it."""
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as err:
-        raise unreadable(err) from err
-    try:
-        with named_damage(where or str(path)):
-            check_hdf5_safe(handle, where or str(path))
-        if check is not None:
-            check(handle)
-    except BaseException:
-        handle.close()
-        raise
-    return handle
 
 
 def check_hdf5_safe(handle: h5py.Group, path: PathLike) -> None:

@@ -14,7 +14,7 @@ import numpy
 
 from ..config import ARCHITECTURE_FIELDS, BYTE_ENCODING, BiLMConfig, Lexicon
 from ..durable import file_sha256, write_files_atomically
-from .hdf5_arrays import hdf5_image, open_hdf5, open_hdf5_bytes, read_weight_arrays
+from .hdf5_arrays import hdf5_image, open_hdf5, read_weight_arrays
 from .regular_files import parse_json
 
 PathLike = Union[str, Path]
@@ -44,6 +44,15 @@ class ModelSource:
 
     def __init__(self, where: str, files: Optional[Mapping[str, bytes]] = None) -> None:
         self.where, self.files, self.path = where, files, Path(where)
+        if files is None and not self.path.is_dir():
+            raise FileNotFoundError(f"Model directory not found: {where}")
+        missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if not self.has(name)]
+        if missing:
+            error = FileNotFoundError if files is None else ValueError
+            raise error(f"{where} is not a spacy-elmo model directory: missing {', '.join(missing)}")
+        unknown = sorted(set(files or ()) - {CONFIG_FILE, *DATA_FILES})
+        if unknown:
+            raise ValueError(f"{where} holds unexpected files: {', '.join(map(repr, unknown))}")
 
     def label(self, name: str) -> str:
         return f"{self.where}/{name}"
@@ -65,33 +74,14 @@ class ModelSource:
         except OSError as err:
             raise ValueError(f"{self.label(name)}: cannot be read ({err.strerror or err})") from err
 
-    def open_weights(self) -> h5py.File:
-        if self.files is not None:
-            return open_hdf5_bytes(self.files[WEIGHTS_FILE], self.label(WEIGHTS_FILE))
-        return open_hdf5(self.path / WEIGHTS_FILE)
-
 
 def packed_model(files: Mapping[str, bytes], where: str) -> ModelSource:
     """A model directory's files held in memory, as :func:`model_files` makes them."""
-    missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if name not in files]
-    if missing:
-        raise ValueError(f"{where} is not a spacy-elmo model: missing {', '.join(missing)}")
-    unknown = sorted(set(files) - {CONFIG_FILE, *DATA_FILES})
-    if unknown:
-        raise ValueError(f"{where} holds unexpected files: {', '.join(map(repr, unknown))}")
     return ModelSource(where, files)
 
 
 def _source(path: Union[PathLike, ModelSource]) -> ModelSource:
-    if isinstance(path, ModelSource):
-        return path
-    path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"Model directory not found: {path}")
-    missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if not (path / name).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{path} is not a spacy-elmo model directory: missing {', '.join(missing)}")
-    return ModelSource(str(path))
+    return path if isinstance(path, ModelSource) else ModelSource(str(path))
 
 
 # ---------------------------------------------------------------------------- writing
@@ -174,8 +164,9 @@ def read_model_weights(
 ) -> dict[str, numpy.ndarray]:
     """The arrays of ``weights.hdf5``: exactly ``shapes``, all checked before any is read."""
     source = _source(path)
-    with source.open_weights() as handle:
-        where = source.label(WEIGHTS_FILE)
+    where = source.label(WEIGHTS_FILE)
+    weights = source.files[WEIGHTS_FILE] if source.files is not None else source.path / WEIGHTS_FILE
+    with open_hdf5(weights, where) as handle:
         return read_weight_arrays(handle, where, shapes, source.label(CONFIG_FILE), f"its {CONFIG_FILE} implies")
 
 
@@ -238,26 +229,24 @@ def _config_from(settings: dict, where: str) -> BiLMConfig:
 
 
 def _read_vocab(source: ModelSource) -> list[str]:
-    where = source.label(VOCAB_FILE)
-    vocab = _read_json(source, VOCAB_FILE, "vocabulary")
-    if not isinstance(vocab, list) or not all(isinstance(word, str) for word in vocab):
-        raise ValueError(f"{where}: the vocabulary must be a JSON list of strings")
+    what = f"{source.label(VOCAB_FILE)}: the vocabulary"
+    vocab = word_list(_read_json(source, VOCAB_FILE, "vocabulary"), what)
     if not vocab:
-        raise ValueError(f"{where}: the vocabulary is an empty list")
-    twice = first_repeat(vocab)
-    if twice is not None:
-        raise ValueError(f"{where}: the vocabulary lists {vocab[twice[1]]!r} twice (entries {twice[0]} and {twice[1]})")
+        raise ValueError(f"{what} is an empty list")
     return vocab
 
 
-def first_repeat(words: Sequence[str]) -> Optional[tuple[int, int]]:
-    """The positions of the first word listed a second time, or None."""
+def word_list(words: Any, what: str, counted_as: str = "entries") -> list[str]:
+    """``words`` when it is a list of distinct strings: two ids for one word and the softmax could not
+    say which is right. An error is led by ``what`` and gives a twice-listed word's 1-based positions."""
+    if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+        raise ValueError(f"{what} must be a JSON list of strings")
     seen: dict[str, int] = {}
-    for position, word in enumerate(words):
+    for position, word in enumerate(words, start=1):
         if word in seen:
-            return seen[word], position
+            raise ValueError(f"{what} lists {word!r} twice ({counted_as} {seen[word]} and {position})")
         seen[word] = position
-    return None
+    return words
 
 
 def _dictionary_files(config: BiLMConfig) -> tuple[str, ...]:

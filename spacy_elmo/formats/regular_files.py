@@ -1,6 +1,6 @@
 """Files from elsewhere: opened without blocking and checked to be regular files of a bounded size
 (not a link to ``/dev/zero``, not a FIFO that waits forever), their JSON parsed with errors naming
-the file."""
+the file. Lock files are opened here too: created if missing, never through a link."""
 
 from __future__ import annotations
 
@@ -11,30 +11,59 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, Union
 
-from ..durable import file_kind
-
 PathLike = Union[str, Path]
 #: Deeper JSON is refused (theirs nest 3 deep; deeper values would overflow repr() in a message).
 MAX_JSON_DEPTH = 16
+MAX_JSON_BYTES = 1 << 20
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
-def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None) -> BinaryIO:
-    """``path`` opened when it is (or links to) a regular file of at most ``max_bytes`` bytes."""
-    path = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+def file_kind(mode: int) -> Optional[str]:
+    """None for a regular file, else what it is (``"a directory"``)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def special_file_kind(path: PathLike) -> Optional[str]:
+    """What ``path`` is when it exists and is no regular file, else None."""
     try:
-        descriptor = os.open(path, flags)
+        return file_kind(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def open_regular_file(path: PathLike, what: str, max_bytes: Optional[int] = None, lock: bool = False) -> BinaryIO:
+    """``path`` opened when it is (or links to) a regular file of at most ``max_bytes`` bytes; a
+    ``lock`` file is opened read-write, created if missing, and never through a link."""
+    path = Path(path)
+    flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags |= os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW if lock else os.O_RDONLY
+    try:
+        descriptor = os.open(path, flags, 0o644)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path} is missing (the {what})") from None
-    except OSError as err:
+    except OSError as err:  # a link (ELOOP), a folder opened to write, a socket
+        if lock and path.is_symlink():
+            raise ValueError(f"{path}: the {what} is a symbolic link, which is never followed") from None
+        kind = special_file_kind(path)
+        if kind is not None:
+            raise ValueError(f"{path}: the {what} must be a regular file, but it is {kind}") from None
         raise ValueError(f"{path}: the {what} cannot be opened ({err.strerror or err})") from None
     try:
         facts = os.fstat(descriptor)
-        if not stat.S_ISREG(facts.st_mode):
-            raise ValueError(f"{path}: the {what} must be a regular file, but it is {file_kind(facts.st_mode)}")
+        kind = file_kind(facts.st_mode)
+        if kind is not None:
+            raise ValueError(f"{path}: the {what} must be a regular file, but it is {kind}")
         if max_bytes is not None and facts.st_size > max_bytes:
             raise ValueError(f"{path}: the {what} is {facts.st_size} bytes, more than the {max_bytes} it may have")
-        return io.open(descriptor, "rb", closefd=True)
+        return io.open(descriptor, "r+b" if lock else "rb", closefd=True)
     except BaseException:
         os.close(descriptor)
         raise
@@ -50,6 +79,10 @@ def read_regular_file(path: PathLike, what: str, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise ValueError(f"{path}: the {what} is more than the {max_bytes} bytes it may have")
     return data
+
+
+def read_json_file(path: PathLike, what: str, expected: Optional[type] = None) -> Any:
+    return parse_json(read_regular_file(path, what, MAX_JSON_BYTES), str(path), what, expected)
 
 
 def parse_json(raw: bytes, where: str, what: str, expected: Optional[type] = None) -> Any:

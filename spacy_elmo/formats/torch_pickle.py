@@ -71,6 +71,10 @@ class _Storage(NamedTuple):
     kind: str
     numel: int
 
+    @property
+    def nbytes(self) -> int:
+        return self.numel * STORAGE_BYTES[self.kind]
+
 
 class _Refused(Exception):
     """Internal: the pickle holds something a state dict of tensors does not."""
@@ -191,16 +195,13 @@ def _zip_tensors(handle: BinaryIO, size: int) -> Any:
             raise ValueError(f"{pickle_name} is {members[pickle_name].file_size} bytes, more than {MAX_PICKLE_BYTES}")
         reader = _ShapeReader(io.BytesIO(archive.read(pickle_name)), pid_length=5)
         result = reader.load()
-    total = 0
-    for storage in reader.storages.values():
+    for storage in reader.storages.values():  # members tile the file: together they fit in it
         entry = members.get(f"{folder}data/{storage.key}")
-        needed = storage.numel * STORAGE_BYTES[storage.kind]
-        if entry is None or entry.file_size != needed:
+        if entry is None or entry.file_size != storage.nbytes:
             held = "none" if entry is None else f"{entry.file_size}"
-            raise ValueError(f"storage {storage.key!r} needs {needed} bytes, but the archive holds {held} for it")
-        total += needed
-    if total > size:
-        raise ValueError(f"its storages claim {total} bytes, more than the file's {size}")
+            raise ValueError(
+                f"storage {storage.key!r} needs {storage.nbytes} bytes, but the archive holds {held} for it"
+            )
     return result
 
 
@@ -232,17 +233,15 @@ def _legacy_tensors(handle: BinaryIO, size: int) -> Any:
     ):
         raise ValueError("the storage key list does not match the storages the object uses")
     position = head.tell()
-    needed = sum(8 + s.numel * STORAGE_BYTES[s.kind] for s in reader.storages.values())
-    if needed > size - position:
-        raise ValueError(f"its tensors claim {needed} bytes of data, but only {size - position} follow")
-    if needed < size - position:
-        raise ValueError(f"{size - position - needed} bytes follow the last storage (data appended?)")
+    needed = sum(8 + storage.nbytes for storage in reader.storages.values())
+    if needed != size - position:
+        raise ValueError(f"its storages need {needed} bytes after the pickles, but {size - position} bytes follow")
     for key in keys:  # torch reads them in this order, each after its element count
         storage = reader.storages[key]
         handle.seek(position)
         if struct.unpack("<q", handle.read(8))[0] != storage.numel:
             raise ValueError(f"storage {key!r} of {storage.numel} elements is not at byte {position}")
-        position += 8 + storage.numel * STORAGE_BYTES[storage.kind]
+        position += 8 + storage.nbytes
     return result
 
 

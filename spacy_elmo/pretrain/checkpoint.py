@@ -51,7 +51,7 @@ class CheckpointState:
     def save(self, path: Union[str, Path]) -> None:
         payload = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         progress = dataclasses.asdict(payload.pop("progress"))
-        payload["shards"] = {str(shard): state.to_dict() for shard, state in self.shards.items()}
+        payload["shards"] = {str(shard): dataclasses.asdict(state) for shard, state in self.shards.items()}
         save_checkpoint(path, {**progress, **payload})
 
     @classmethod
@@ -61,7 +61,7 @@ class CheckpointState:
         counters = {f.name for f in dataclasses.fields(Progress)}
         progress = Progress(**{key: value for key, value in payload.items() if key in counters})
         values = {f.name: payload[f.name] for f in dataclasses.fields(cls) if f.name in payload}
-        shards = {int(shard): ShardState.from_dict(state) for shard, state in payload["shards"].items()}
+        shards = {int(shard): ShardState(**state) for shard, state in payload["shards"].items()}
         return cls(**{"rng": [], **values, "progress": progress, "shards": shards})
 
 

@@ -45,8 +45,8 @@ class Distributed:
         return values
 
 
-def run_on_main(context: Distributed, work: Callable[[], T], others: Optional[Callable[[], T]] = None) -> T:
-    """Run ``work`` on rank 0, the others wait; an error there stops every process, none hangs."""
+def run_on_main(context: Distributed, work: Callable[[], T]) -> T:
+    """Run ``work`` on rank 0, the others wait for its result; an error there stops every process, none hangs."""
     error: Optional[BaseException] = None
     result: Any = None
     if context.is_main:
@@ -55,12 +55,12 @@ def run_on_main(context: Distributed, work: Callable[[], T], others: Optional[Ca
         except (PretrainError, OSError, ValueError) as err:
             error = err
     message = None if error is None else f"{type(error).__name__}: {error}"
-    message, shared = context.gather((message, None if others else result))[0]
+    message, shared = context.gather((message, result))[0]
     if error is not None:
         raise error
     if message is not None:
         raise PretrainError(f"rank 0 failed: {message}")
-    return result if context.is_main else (others() if others else shared)
+    return result if context.is_main else shared
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Union
+from typing import ContextManager, Iterator, Union
 
 
 class PretrainError(RuntimeError):
@@ -52,30 +52,24 @@ class ResumeSettingsError(PretrainError, ValueError):
     """A resumed run asked for a change that cannot be honoured."""
 
 
-@contextmanager
-def reading(path: Union[str, Path]) -> Iterator[None]:
-    try:
-        yield
-    except PretrainError:
-        raise
-    except FileNotFoundError as err:
-        raise _converted(InputNotFoundError, err, path) from err
-    except OSError as err:
-        raise _converted(InputFileError, err, path) from err
+def reading(path: Union[str, Path]) -> ContextManager[None]:
+    return _naming(path, InputFileError)
+
+
+def writing(path: Union[str, Path]) -> ContextManager[None]:
+    return _naming(path, OutputFolderError)
 
 
 @contextmanager
-def writing(path: Union[str, Path]) -> Iterator[None]:
+def _naming(path: Union[str, Path], kind: type[OSError]) -> Iterator[None]:
+    """An ``OSError`` as ``kind`` (a missing input as :class:`InputNotFoundError`), naming ``path``."""
     try:
         yield
     except PretrainError:
         raise
     except OSError as err:
-        raise _converted(OutputFolderError, err, path) from err
-
-
-def _converted(kind: type, err: OSError, path: Union[str, Path]) -> OSError:
-    if err.errno is not None and err.strerror is not None:
-        return kind(err.errno, err.strerror, err.filename if err.filename is not None else str(path))
-    text = str(err)
-    return kind(text if str(path) in text else f"{path}: {text}")
+        if kind is InputFileError and isinstance(err, FileNotFoundError):
+            kind = InputNotFoundError
+        if err.errno is not None and err.strerror is not None:
+            raise kind(err.errno, err.strerror, err.filename if err.filename is not None else str(path)) from err
+        raise kind(str(err) if str(path) in str(err) else f"{path}: {err}") from err

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from ..durable import remove_leftover_temporaries, write_bytes_atomically
+from ..durable import remove_leftover_temporaries, write_atomically
 from .errors import writing
 from .settings import TrainingSettings
 
@@ -40,7 +40,7 @@ def remove_leftover_temporaries_of_run(folder: Path) -> int:
 
 def write_file(path: Path, data: bytes) -> None:
     with writing(path):
-        write_bytes_atomically(path, data)
+        write_atomically(path, data)
 
 
 # ---------------------------------------------------------------- metrics.jsonl

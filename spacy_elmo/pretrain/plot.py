@@ -27,9 +27,7 @@ def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, 
     train_label = "train (sampled-softmax estimate)" if sampled else "train"
     figure, (loss_axis, ppl_axis) = plt.subplots(1, 2, figsize=(11, 4))
     loss_axis.plot(steps, [_value(r, "train_loss") for r in records], marker="o", label=f"{train_label} loss")
-    loss_axis.set_xlabel("step")
-    loss_axis.set_ylabel("NLL per token (mean of directions)")
-    loss_axis.set_title("Training loss")
+    loss_axis.set(xlabel="step", ylabel="NLL per token (mean of directions)", title="Training loss")
     loss_axis.grid(alpha=0.3)
     loss_axis.legend()
     for key, label in (
@@ -40,10 +38,7 @@ def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, 
         values = [_value(r, key) for r in records]
         if any(v == v for v in values):
             ppl_axis.plot(steps, values, marker="o", label=label)
-    ppl_axis.set_yscale("log")
-    ppl_axis.set_xlabel("step")
-    ppl_axis.set_ylabel("perplexity")
-    ppl_axis.set_title("Perplexity")
+    ppl_axis.set(xlabel="step", ylabel="perplexity", title="Perplexity", yscale="log")
     ppl_axis.grid(alpha=0.3, which="both")
     ppl_axis.legend()
     figure.tight_layout()

@@ -61,25 +61,9 @@ NOT_REPORTED = {"training.max_steps", "training.max_minutes", "system.device", "
 
 
 # ---------------------------------------------------------------- --resume
-def open_output(
-    settings: PretrainSettings, out: Path, context: Distributed, resume: bool, config_text: str
-) -> Optional[CheckpointState]:
-    """The checkpoint to resume from (None for a new run, whose folder is made here)."""
-    checkpoint_path = out / CHECKPOINT_FILE
-    if resume:
-        if not checkpoint_path.is_file():
-            raise PretrainError(f"--resume: no checkpoint in {out} ({CHECKPOINT_FILE} is missing)")
-        if context.is_main:
-            remove_leftover_temporaries_of_run(out)
-        resumed = CheckpointState.load(checkpoint_path)
-        step = resumed.progress.step
-        _compare_settings(out / CONFIG_FILE, settings, step)
-        if context.is_main and (out / METRICS_FILE).is_file():  # the steps after it are logged again
-            metrics = [r for r in read_metrics(out / METRICS_FILE) if int(r.get("step", 0)) <= step]
-            write_file(out / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in metrics).encode("utf8"))
-        logger.info("Resuming from step %d of %s", step, checkpoint_path)
-        return resumed
-    if checkpoint_path.exists():
+def start_output(out: Path, context: Distributed, config_text: str) -> None:
+    """A new run's folder (made by rank 0), refused where a run is."""
+    if (out / CHECKPOINT_FILE).exists():
         raise PretrainError(
             f"{out} already holds a pretraining run ({CHECKPOINT_FILE}); "
             "pass --resume to continue it or choose another output folder"
@@ -92,12 +76,40 @@ def open_output(
             (out / METRICS_FILE).unlink(missing_ok=True)
         if config_text:
             write_file(out / CONFIG_FILE, config_text.encode("utf8"))
-    return None
 
 
-def check_resumed(
+def resume_output(
+    settings: PretrainSettings, out: Path, context: Distributed, train_files: list[FileFingerprint]
+) -> tuple[CheckpointState, Vocabulary]:
+    """The run's checkpoint and vocabulary once they are checked to belong to it; the metrics logged
+    after the checkpoint go (those steps are logged again)."""
+    checkpoint = out / CHECKPOINT_FILE
+    if not checkpoint.is_file():
+        raise PretrainError(f"--resume: no checkpoint in {out} ({CHECKPOINT_FILE} is missing)")
+    if context.is_main:
+        remove_leftover_temporaries_of_run(out)
+    resumed = CheckpointState.load(checkpoint)
+    step = resumed.progress.step
+    try:
+        saved: Optional[PretrainSettings] = settings_from_config(load_config(out / CONFIG_FILE))
+    except (ValueError, OSError) as err:
+        saved = None
+        logger.warning("%s cannot be read (%s): changed settings cannot be detected on this resume", out, err)
+    if saved is not None:
+        _compare_settings(saved, settings, out / CONFIG_FILE, step)
+    vocab = Vocabulary.from_disk(out / VOCAB_FILE)
+    _check_belongs(resumed, out, saved, settings, vocab, train_files)
+    if context.is_main and (out / METRICS_FILE).is_file():
+        metrics = [r for r in read_metrics(out / METRICS_FILE) if int(r.get("step", 0)) <= step]
+        write_file(out / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in metrics).encode("utf8"))
+    logger.info("Resuming from step %d of %s", step, checkpoint)
+    return resumed, vocab
+
+
+def _check_belongs(
     resumed: CheckpointState,
     out: Path,
+    saved: Optional[PretrainSettings],
     settings: PretrainSettings,
     vocab: Vocabulary,
     train_files: list[FileFingerprint],
@@ -121,7 +133,6 @@ def check_resumed(
         found = BiLMConfig.from_dict(resumed.model_config)
     except (TypeError, ValueError) as err:
         raise CheckpointMismatchError(f"{checkpoint}: its model config cannot be used ({err})") from err
-    saved, _ = _saved_settings(out / CONFIG_FILE)
     began = saved or settings
     architecture: Optional[BiLMConfig] = began.model
     source = f"{out / CONFIG_FILE if saved is not None else 'the config'} [model]"
@@ -155,25 +166,19 @@ def check_resumed(
         )
 
 
-def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) -> None:
+def _compare_settings(saved: PretrainSettings, current: PretrainSettings, saved_config: Path, step: int) -> None:
     """Warn about the changes a resume accepts; raise :class:`ResumeSettingsError` for the others."""
-    saved, problem = _saved_settings(saved_config)
-    if saved is None:
-        logger.warning("%s %s: changed settings cannot be detected on this resume", saved_config, problem)
-        return
-    old, new = _resolved(_flat_settings(saved)), _resolved(_flat_settings(current))
-    changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key) and key not in NOT_REPORTED)
-    refused = [key for key in changed if _rule(key, REFUSED)]
+    changes = _changes(_resolved(_flat_settings(saved)), _resolved(_flat_settings(current)))
+    changes = {key: change for key, change in changes.items() if key not in NOT_REPORTED}
+    refused = [f"{key}: {change} ({_rule(key, REFUSED)})" for key, change in changes.items() if _rule(key, REFUSED)]
     if refused:
-        details = "; ".join(f"{key}: {old.get(key)!r} -> {new.get(key)!r} ({_rule(key, REFUSED)})" for key in refused)
         raise ResumeSettingsError(
-            f"--resume cannot honour changed settings: {details}. Resume with the settings in {saved_config}, "
-            "or start a new run in another folder"
+            f"--resume cannot honour changed settings: {'; '.join(refused)}. Resume with the settings in "
+            f"{saved_config}, or start a new run in another folder"
         )
-    for key in changed:
-        change, reason = f"{old.get(key)!r} -> {new.get(key)!r}", _rule(key, IGNORED)
-        if reason:
-            logger.warning("--resume ignores the changed %s (%s): %s", key, change, reason)
+    for key, change in changes.items():
+        if _rule(key, IGNORED):
+            logger.warning("--resume ignores the changed %s (%s): %s", key, change, _rule(key, IGNORED))
         else:
             logger.warning(
                 "--resume: %s changed (%s); it applies from step %d on, so the run will not equal an uninterrupted one",
@@ -183,14 +188,13 @@ def _compare_settings(saved_config: Path, current: PretrainSettings, step: int) 
             )
 
 
-def _saved_settings(saved_config: Path) -> tuple[Optional[PretrainSettings], str]:
-    """The settings of a run's ``config.cfg``, or None and what is wrong with it."""
-    if not saved_config.is_file():
-        return None, "is missing"
-    try:
-        return settings_from_config(load_config(saved_config)), ""
-    except (ValueError, OSError) as err:
-        return None, f"cannot be read ({err})"
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
+    """``"old -> new"`` for each setting that differs (one side may lack it)."""
+    return {
+        key: f"{_shown(old, key)} -> {_shown(new, key)}"
+        for key in sorted(old.keys() | new.keys())
+        if key not in old or key not in new or old[key] != new[key]
+    }
 
 
 def _rule(key: str, rules: dict[str, str]) -> str:
@@ -280,11 +284,8 @@ def describe_differences(recorded: Optional[RunInputs], current: RunInputs) -> l
         return [f"it has no readable {INPUTS_FILE} (it was not started with --auto-resume)"]
     if not isinstance(recorded, dict) or recorded.get("format") != RUN_RECORD_FORMAT:
         return [f"its {INPUTS_FILE} was written by an older spacy-elmo and cannot be compared with these settings"]
-    old, new = recorded.get("settings") or {}, current["settings"]
     lines = [
-        f"{key}: {_shown(old, key)} -> {_shown(new, key)}"
-        for key in sorted(old.keys() | new.keys())
-        if key not in old or key not in new or old[key] != new[key]
+        f"{key}: {change}" for key, change in _changes(recorded.get("settings") or {}, current["settings"]).items()
     ]
     old_files, new_files = recorded.get("files") or {}, current["files"]
     for key in sorted(old_files.keys() | new_files.keys()):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import configparser
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
+from typing import Any, Optional, Union, get_args, get_type_hints
 
 from thinc.api import Config
 
-from ..config import BiLMConfig
+from ..config import BiLMConfig, is_real
 from ..nn.precision import PRECISIONS
 from .errors import ConfigError, InputNotFoundError, reading
 
@@ -178,24 +178,15 @@ def settings_from_config(config: Union[Config, dict[str, Any]]) -> PretrainSetti
 
 def _coerce(where: str, value: Any, hint: Any) -> Any:
     """Accept the types a ``.cfg`` or a CLI override produces; refuse anything else clearly."""
-    optional = get_origin(hint) is Union and type(None) in get_args(hint)
-    if value is None:
-        if optional:
-            return None
-        raise ConfigError(f"{where} must not be null")
-    base = next(a for a in get_args(hint) if a is not type(None)) if optional else hint
-    if base is bool:
-        if isinstance(value, bool):
-            return value
-    elif base is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif base is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif base is str:
-        if isinstance(value, (str, Path)):
-            return str(value)
-    raise ConfigError(f"{where} must be {getattr(base, '__name__', base)}, not {value!r}")
+    base = next((arg for arg in get_args(hint) if arg is not type(None)), hint)  # Optional[X]: X
+    if value is None and base is not hint:
+        return None
+    if base is float and is_real(value):
+        return float(value)
+    if base is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if base is str and isinstance(value, Path):
+        return str(value)
+    if isinstance(value, base) and (base is bool or not isinstance(value, bool)):
+        return value
+    raise ConfigError(f"{where} must be {base.__name__}, not {value!r}")

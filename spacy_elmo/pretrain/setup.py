@@ -27,7 +27,7 @@ from .language_model_objective import LanguageModelObjective
 from .optim import make_optimizer
 from .output_folder import CHECKPOINT_FILE, MODEL_LAST, STATS_FILE, VOCAB_FILE, write_file
 from .perplexity import dev_batches
-from .resume import FileFingerprint, check_resumed, fingerprint, open_output
+from .resume import FileFingerprint, fingerprint, resume_output, start_output
 from .settings import PretrainSettings
 from .softmax import SoftmaxLoss
 from .vocab import Vocabulary, build_vocabulary, with_counts
@@ -44,13 +44,9 @@ class TrainingRun:
     context: Distributed
     show_progress: bool
     vocab: Vocabulary
-    model: BiLM
-    loss: SoftmaxLoss
-    objective: LanguageModelObjective
+    objective: LanguageModelObjective  # the biLM and its softmax loss
     trainable: torch.nn.Module  # the objective, or its DistributedDataParallel wrapper
     optimizer: torch.optim.Optimizer
-    n_shards: int
-    encoder: StepInputBuilder
     stream: RankStream
     dev_batches: list[StepInputs]
     progress: Progress
@@ -63,14 +59,15 @@ def set_up_run(
     train = settings.paths.train
     if not train:
         raise PretrainError("No training text: set paths.train (e.g. --paths.train corpus/train.txt)")
-    resumed = open_output(settings, out, context, resume, config_text)
+    if not resume:
+        start_output(out, context, config_text)
     train_files = run_on_main(context, lambda: fingerprint(train))
     splitter = SentenceSplitter(settings.corpus)
     show_progress = show_progress and context.is_main
+    resumed: Optional[CheckpointState] = None
     initial = None
-    if resumed is not None:
-        vocab = Vocabulary.from_disk(out / VOCAB_FILE)
-        check_resumed(resumed, out, settings, vocab, train_files)
+    if resume:
+        resumed, vocab = resume_output(settings, out, context, train_files)
     else:
         if settings.paths.init_from:
             initial = load_existing_model(settings.paths.init_from)
@@ -91,11 +88,7 @@ def set_up_run(
         trainable = DistributedDataParallel(objective, device_ids=ids)
     optimizer = make_optimizer(objective.parameters(), training)
     n_shards = resumed.n_shards if resumed is not None else (training.shards or context.world_size)
-    if n_shards % context.world_size:
-        raise PretrainError(
-            f"{n_shards} data shards cannot be split over {context.world_size} processes: "
-            "use a number of processes that divides training.shards"
-        )
+    own_shards = shards_of_rank(context.rank, context.world_size, n_shards)
     progress = Progress()
     if resumed is not None:
         with _restoring(out / CHECKPOINT_FILE, "optimizer state"):
@@ -108,7 +101,6 @@ def set_up_run(
         if training.budget_reached(progress.step, progress.tokens) and context.is_main:
             # A kill between the final checkpoint and the export left an older model-last.
             save_model(model, out / MODEL_LAST, out / CHECKPOINT_FILE)
-    encoder = StepInputBuilder(vocab)
     plan = BatchPlan(
         batch_tokens=max(1, training.batch_tokens // n_shards),
         max_sentences=max(1, training.max_batch_sentences // n_shards),
@@ -117,7 +109,7 @@ def set_up_run(
     reader, states = make_reader(train, settings.corpus, splitter), resumed.shards if resumed is not None else {}
     streams = [
         ShardStream(reader, splitter, plan, shard, n_shards, settings.system.seed, states.get(shard, ShardState()))
-        for shard in shards_of_rank(context.rank, context.world_size, n_shards)
+        for shard in own_shards
     ]
     dev = settings.paths.dev
     dev_sentences = read_dev_sentences(dev, settings.corpus, splitter, training.max_dev_sentences) if dev else []
@@ -130,15 +122,11 @@ def set_up_run(
         context=context,
         show_progress=show_progress,
         vocab=vocab,
-        model=model,
-        loss=loss,
         objective=objective,
         trainable=trainable,
         optimizer=optimizer,
-        n_shards=n_shards,
-        encoder=encoder,
         stream=RankStream(streams),
-        dev_batches=dev_batches(dev_sentences, encoder, training, context.rank, context.world_size),
+        dev_batches=dev_batches(dev_sentences, StepInputBuilder(vocab), training, context.rank, context.world_size),
         progress=progress,
         train_files=train_files,
     )
@@ -161,11 +149,7 @@ def run_vocabulary(
         vocab = initial_vocab
         logger.info("Using the %d-word vocabulary of the initial model", len(vocab))
     else:
-        return run_on_main(
-            context,
-            lambda: _build_vocabulary(settings, out, splitter, show_progress),
-            lambda: Vocabulary.from_disk(out / VOCAB_FILE),
-        )
+        return run_on_main(context, lambda: _build_vocabulary(settings, out, splitter, show_progress))
     if context.is_main:
         vocab.to_disk(out / VOCAB_FILE)
     return vocab

@@ -10,7 +10,6 @@ import logging
 import math
 import signal
 import time
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -20,7 +19,7 @@ import torch
 from ..progress import progress_bar
 from .checkpoint import CheckpointState, capture_rng, save_model
 from .data.batches import ShardState
-from .data.step_inputs import StepInputs
+from .data.step_inputs import StepInputBuilder, StepInputs
 from .distributed import run_on_main, setup_distributed, teardown_distributed
 from .errors import PretrainError
 from .optim import decay_progress, learning_rate_at
@@ -122,12 +121,12 @@ class TrainingLoop:
         self.learning_rate = 0.0  # the rate of the last step taken
         self.session_start: Optional[float] = None
         self.trained_parameters = [p for p in run.objective.parameters() if p.requires_grad]  # what grad_clip clips
+        self.model, self.encoder = run.objective.bilm, StepInputBuilder(run.vocab)
 
     def train(self) -> None:
         run, progress, training = self.run, self.progress, self.run.settings.training
         batches = iter(run.stream)
         shard_states: dict[int, ShardState] = {s.shard: s.state for s in run.stream.streams}
-        window: deque[tuple[float, float]] = deque(maxlen=50)
         session_tokens, train_seconds = 0, 0.0
         self.session_start = time.perf_counter()
         by_tokens = bool(training.max_tokens)  # the bar counts what the budget counts
@@ -146,15 +145,14 @@ class TrainingLoop:
                 tick = time.perf_counter()
                 sentences, shard_states = next(batches)
                 epoch = min(state.epoch for state in shard_states.values())
-                n_tokens, step_loss, stopping, time_up = self._step(run.encoder.encode(sentences))
+                n_tokens, step_loss, stopping, time_up = self._step(self.encoder.encode(sentences))
                 progress.step += 1
                 progress.tokens += n_tokens
                 session_tokens += n_tokens
                 train_seconds += time.perf_counter() - tick
-                window.append((step_loss * n_tokens, n_tokens))
                 progress.since_eval[0] += step_loss * n_tokens
                 progress.since_eval[1] += n_tokens
-                running = sum(a for a, _ in window) / sum(b for _, b in window)
+                running = progress.since_eval[0] / progress.since_eval[1]  # the loss since the last evaluation
                 bar.update(n_tokens if by_tokens else 1)
                 bar.set_postfix(
                     {
@@ -231,13 +229,13 @@ class TrainingLoop:
         run, progress = self.run, self.progress
         loss_sum, n_tokens = progress.since_eval
         train_loss = loss_sum / n_tokens if n_tokens else float("nan")
-        scores: Optional[DevScores] = dev_perplexity(run.model, run.dev_batches, run.context)
+        scores: Optional[DevScores] = dev_perplexity(self.model, run.dev_batches, run.context)
         record = {
             "step": progress.step,
             "epoch": epoch,
             "tokens": progress.tokens,
             "train_loss": train_loss,  # with a sampled softmax, the sampled surrogate's loss
-            "softmax": "sampled" if run.loss.sampled else "full",
+            "softmax": "sampled" if run.objective.softmax_loss.sampled else "full",
             "train_perplexity": exp(train_loss),
             "dev_perplexity_forward": scores.perplexity_forward if scores else None,
             "dev_perplexity_backward": scores.perplexity_backward if scores else None,
@@ -254,13 +252,15 @@ class TrainingLoop:
         if run.context.is_main:
             append_metrics(run.out / METRICS_FILE, record)
             if improved:
-                save_model(run.model, run.out / MODEL_BEST, run.out / CHECKPOINT_FILE)
+                save_model(self.model, run.out / MODEL_BEST, run.out / CHECKPOINT_FILE)
         return record
 
     def _checkpoint(self, shard_states: dict[int, ShardState]) -> None:
         """Every process contributes its random states and shard positions; rank 0 writes."""
         run = self.run
-        gathered = run.context.gather({"rng": capture_rng(run.loss.generator), "shards": shard_states})
+        gathered = run.context.gather(
+            {"rng": capture_rng(run.objective.softmax_loss.generator), "shards": shard_states}
+        )
         if not run.context.is_main:
             return
         shards: dict[int, ShardState] = {}
@@ -270,14 +270,14 @@ class TrainingLoop:
             progress=dataclasses.replace(
                 self.progress, since_eval=list(self.progress.since_eval), elapsed_seconds=self.elapsed()
             ),
-            n_shards=run.n_shards,
+            n_shards=len(shards),
             shards=shards,
             rng=[part["rng"] for part in gathered],
-            model_config=run.model.config.to_dict(),
-            model={k: v.detach().cpu() for k, v in run.model.state_dict().items()},
+            model_config=self.model.config.to_dict(),
+            model={k: v.detach().cpu() for k, v in self.model.state_dict().items()},
             optimizer=run.optimizer.state_dict(),  # read back onto the CPU (map_location)
             train_files=run.train_files,
             vocab_sha256=run.vocab.digest(),
         )
         state.save(run.out / CHECKPOINT_FILE)
-        save_model(run.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)
+        save_model(self.model, run.out / MODEL_LAST, run.out / CHECKPOINT_FILE)

@@ -9,7 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from ..formats.native import first_repeat
+from ..formats.native import word_list
+from ..formats.regular_files import parse_json
 from ..nn.words.char_ids import BOS_TOKEN, EOS_TOKEN
 from .errors import ConfigError, InputError, InputNotFoundError, reading
 from .output_folder import write_file
@@ -22,19 +23,14 @@ class Vocabulary:
     """A word list with O(1) lookups; unknown words map to ``<UNK>``."""
 
     def __init__(self, words: Sequence[str], counts: Optional[Sequence[int]] = None) -> None:
-        words = list(words)
+        words = word_list(list(words), "The vocabulary")
         missing = [s for s in SPECIALS if s not in words]
         if missing:
             raise ValueError(f"A vocabulary needs {SPECIALS}; missing {missing}")
-        twice = first_repeat(words)
-        if twice is not None:
-            raise ValueError(f"The vocabulary lists {words[twice[1]]!r} twice (entries {twice[0]} and {twice[1]})")
         self.words = words
         self.counts = list(counts) if counts is not None else None
         self.index = {word: i for i, word in enumerate(words)}
-        self.bos_id = self.index[BOS_TOKEN]
-        self.eos_id = self.index[EOS_TOKEN]
-        self.unk_id = self.index[UNK_TOKEN]
+        self.bos_id, self.eos_id, self.unk_id = (self.index[special] for special in SPECIALS)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -57,22 +53,18 @@ class Vocabulary:
         path = Path(path)
         if not path.is_file():
             raise InputNotFoundError(f"Vocabulary file not found: {path}")
+        with reading(path):
+            raw = path.read_bytes()
         try:
-            with reading(path):
-                text = path.read_text(encoding="utf8")
-            words = json.loads(text) if path.suffix == ".json" else None
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-            detail = "nested too deeply" if isinstance(err, RecursionError) else str(err)
-            raise InputError(f"{path}: not a readable word list ({detail})") from err
-        if path.suffix == ".json":
-            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-                raise InputError(f"{path} must hold a JSON list of strings")
-        else:
-            words = [line.split("\t")[0] for line in text.splitlines() if line.strip()]
-        twice = first_repeat(words)
-        if twice is not None:  # two ids for one word: the softmax could not say which is right
-            where = "entries" if path.suffix == ".json" else "word lines"
-            raise InputError(f"{path} lists {words[twice[1]]!r} twice ({where} {twice[0] + 1} and {twice[1] + 1})")
+            if path.suffix == ".json":
+                words = word_list(parse_json(raw, str(path), "word list"), str(path))
+            else:
+                lines = raw.decode("utf-8").splitlines()
+                words = word_list([line.split("\t")[0] for line in lines if line.strip()], str(path), "word lines")
+        except UnicodeDecodeError as err:
+            raise InputError(f"{path}: the word list is not UTF-8 text (binary data at byte {err.start})") from None
+        except ValueError as err:
+            raise InputError(str(err)) from None
         return cls([s for s in SPECIALS if s not in words] + words)
 
 

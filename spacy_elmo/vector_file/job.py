@@ -20,8 +20,7 @@ from ..embedding.embedder import Embedder
 from ..embedding.mix import mix_layers
 from ..embedding.word_cache import WordCacheStats
 from ..nn.bilm import BiLM
-from .join import FORMAT_VERSION
-from .parts import PartStore
+from .parts import FORMAT_VERSION, PartStore
 
 PathLike = Union[str, Path]
 LAYER_MODES = ("all", "top", "average", "mix")
@@ -30,7 +29,6 @@ DEFAULT_CHUNK_TOKENS = 100_000
 
 @dataclass
 class EmbedSummary:
-    sentences: int = 0
     embedded: int = 0
     skipped: int = 0
     tokens_embedded: int = 0
@@ -131,7 +129,6 @@ def embed_corpus(
                     if number % n_shards != shard_index:
                         continue
                     todo = [i for i in group.sentences if not parts.has(chunk[i].key, hashes[i])]
-                    summary.sentences += len(group.sentences)
                     summary.skipped += len(group.sentences) - len(todo)
                     if not todo:
                         continue

@@ -8,11 +8,10 @@ import errno
 import fcntl
 import logging
 import os
-import stat
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
-from ..durable import file_kind
+from ..formats.regular_files import open_regular_file
 
 logger = logging.getLogger("spacy_elmo")
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
@@ -26,28 +25,12 @@ class UnsafeLockFile(ValueError):
     """The lock's path is a symlink or not a regular file."""
 
 
-def open_lock_file(path: Path) -> int:
+def open_lock_file(path: Path) -> BinaryIO:
     """Created if missing; a symlink or anything but a regular file there is refused."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        descriptor = os.open(path, flags, 0o644)
-    except OSError as err:
-        if err.errno == errno.ELOOP or os.path.islink(path):
-            raise UnsafeLockFile(
-                f"{path} is a symbolic link; a lock file is never followed: remove the link and run again"
-            ) from None
-        if err.errno not in (errno.EISDIR, errno.ENXIO, errno.EOPNOTSUPP):
-            raise
-        raise _not_a_lock_file(path, os.lstat(path).st_mode) from None  # a directory, a socket
-    mode = os.fstat(descriptor).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(descriptor)
-        raise _not_a_lock_file(path, mode)  # a FIFO or a device (opened without blocking)
-    return descriptor
-
-
-def _not_a_lock_file(path: Path, mode: int) -> UnsafeLockFile:
-    return UnsafeLockFile(f"{path} is {file_kind(mode)}, not a lock file: move it away and run again")
+        return open_regular_file(path, "lock file", lock=True)
+    except ValueError as err:
+        raise UnsafeLockFile(f"{err}: move it away and run again") from None
 
 
 def lock_path(output: Path, shard: int) -> Path:
@@ -59,63 +42,59 @@ class OutputLock:
 
     def __init__(self, output: Path, shard: int, n_shards: int) -> None:
         self.path = lock_path(output, shard)
-        self._descriptor: Optional[int] = None
-        while self._descriptor is None:
-            descriptor = open_lock_file(self.path)
+        self._handle: Optional[BinaryIO] = None
+        while self._handle is None:
+            handle = open_lock_file(self.path)
             try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:
-                if err.errno in _NO_LOCKS:
-                    os.close(descriptor)
-                    logger.warning(
-                        "%s cannot be locked (%s): make sure no other run writes this output now",
-                        self.path,
-                        err.strerror,
-                    )
-                    return
-                if not isinstance(err, BlockingIOError):
-                    os.close(descriptor)
-                    raise
-                holder = _read_holder(descriptor)
-                os.close(descriptor)
+                with handle:
+                    if err.errno in _NO_LOCKS:
+                        logger.warning(
+                            "%s cannot be locked (%s): make sure no other run writes this output now",
+                            self.path,
+                            err.strerror,
+                        )
+                        return
+                    if not isinstance(err, BlockingIOError):
+                        raise
+                    holder = _read_holder(handle)
                 what = f"shard {shard}/{n_shards} of " if n_shards > 1 else ""
                 raise OutputBusy(
                     f"another spacy-elmo embed ({holder}) is writing {what}{output} right now (it holds "
                     f"{self.path}); two runs on one output would mix their vectors: wait for it to finish, "
                     "or choose another output file"
                 ) from None
-            if _still_there(self.path, descriptor):
-                self._descriptor = descriptor
+            if _still_there(self.path, handle):
+                self._handle = handle
             else:
-                os.close(descriptor)  # its holder removed it before we locked it: take a fresh one
+                handle.close()  # its holder removed it before we locked it: take a fresh one
         try:
-            os.ftruncate(self._descriptor, 0)
-            os.write(self._descriptor, f"{os.getpid()}\n".encode())
+            self._handle.truncate(0)
+            self._handle.write(f"{os.getpid()}\n".encode())
+            self._handle.flush()
         except OSError:
             pass  # the process id only makes the other run's message nicer; a full disk may refuse it
 
     def release(self) -> None:
-        if self._descriptor is None:
-            return
-        try:
-            if _still_there(self.path, self._descriptor):
-                self.path.unlink(missing_ok=True)
-        finally:
-            os.close(self._descriptor)  # closing the last descriptor releases the flock
-            self._descriptor = None
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with handle:  # closing the last descriptor releases the flock
+                if _still_there(self.path, handle):
+                    self.path.unlink(missing_ok=True)
 
 
-def _still_there(path: Path, descriptor: int) -> bool:
+def _still_there(path: Path, handle: BinaryIO) -> bool:
     try:
-        on_path, held = os.lstat(path), os.fstat(descriptor)
+        on_path, held = os.lstat(path), os.fstat(handle.fileno())
     except FileNotFoundError:
         return False
     return (on_path.st_dev, on_path.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _read_holder(descriptor: int) -> str:
+def _read_holder(handle: BinaryIO) -> str:
     try:
-        text = os.pread(descriptor, 32, 0).decode("ascii", errors="replace").strip()
+        text = os.pread(handle.fileno(), 32, 0).decode("ascii", errors="replace").strip()
     except OSError:
         text = ""
     return f"process {text}" if text.isdigit() else "another process"

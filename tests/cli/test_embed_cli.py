@@ -23,7 +23,7 @@ from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.vector_file.job import embed_corpus
-from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.parts import SENTENCE_INDEX, parts_dir, read_sentence_index
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LINES = [
@@ -165,7 +165,7 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
     crashed = tmp_path / "crashed.hdf5"
     import spacy_elmo.vector_file.parts as module
 
-    real_write = module.write_bytes_atomically
+    real_write = module.write_atomically
     calls = []
 
     def crash_on_third(path, data):
@@ -176,10 +176,10 @@ def test_a_part_interrupted_by_a_crash_is_redone(tmp_path, bilm, monkeypatch):
             raise KeyboardInterrupt
         real_write(path, data)
 
-    monkeypatch.setattr(module, "write_bytes_atomically", crash_on_third)
+    monkeypatch.setattr(module, "write_atomically", crash_on_third)
     with pytest.raises(KeyboardInterrupt):
         embed_corpus(Embedder(bilm), read_sentences(source), crashed, chunk_tokens=10, progress=False)
-    monkeypatch.setattr(module, "write_bytes_atomically", real_write)
+    monkeypatch.setattr(module, "write_atomically", real_write)
     assert not crashed.exists() and len(list(parts_dir(crashed).glob("part-*.hdf5"))) == 1
     assert len(list(parts_dir(crashed).glob("*.tmp"))) == 1
     summary = embed_corpus(Embedder(bilm), read_sentences(source), crashed, chunk_tokens=10, progress=False)

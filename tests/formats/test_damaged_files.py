@@ -135,7 +135,7 @@ def test_deeply_nested_options_json_names_the_file(allennlp_files):
 
 def test_a_vocabulary_listing_a_word_twice_is_refused(native_dir):
     (without_checksums(native_dir) / "vocab.json").write_text(json.dumps(["<S>", "</S>", "a", "b", "a"]))
-    with pytest.raises(ValueError, match=r"vocab.json: the vocabulary lists 'a' twice \(entries 2 and 4\)"):
+    with pytest.raises(ValueError, match=r"vocab.json: the vocabulary lists 'a' twice \(entries 3 and 5\)"):
         BiLM.from_disk(native_dir)
 
 
@@ -254,7 +254,7 @@ def test_writers_on_a_real_full_disk_keep_the_previous_files(tmp_path):
 
 def test_in_memory_hdf5_files_can_be_built_side_by_side():
     """Two threads saving models at once: HDF5 refuses two open files of one name, even in memory."""
-    from spacy_elmo.formats.hdf5_arrays import hdf5_image, open_hdf5_bytes
+    from spacy_elmo.formats.hdf5_arrays import hdf5_image, open_hdf5
 
     inner = []
 
@@ -263,5 +263,5 @@ def test_in_memory_hdf5_files_can_be_built_side_by_side():
         inner.append(hdf5_image(lambda other: other.create_dataset("inner", data=numpy.zeros(3))))
 
     outer = hdf5_image(fill)
-    with open_hdf5_bytes(outer, "outer") as first, open_hdf5_bytes(inner[0], "inner") as second:
+    with open_hdf5(outer, "outer") as first, open_hdf5(inner[0], "inner") as second:
         assert list(first) == ["outer"] and list(second) == ["inner"]

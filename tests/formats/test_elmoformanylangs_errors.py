@@ -75,15 +75,15 @@ def test_a_bundled_config_name_falls_back_to_their_bundled_values(copy, caplog):
 @pytest.mark.parametrize(
     "change,fragment",
     [
-        (lambda c: c["encoder"].pop("dim"), "'dim'"),
+        (lambda c: c["encoder"].pop("dim"), "the required field encoder.dim is missing"),
         (lambda c: c["encoder"].update(name="lstm"), "'elmo'"),
         (lambda c: c["token_embedder"].update(name="lstm"), "'cnn'"),
         (lambda c: c["token_embedder"].update(char_dim=0), "char_dim 0"),
         (lambda c: c["token_embedder"].update(activation="gelu"), "activation"),
-        (lambda c: c["token_embedder"].update(filters=[[1, "4"]]), "'filters'"),
+        (lambda c: c["token_embedder"].update(filters=[[1, "4"]]), "token_embedder.filters must be a list"),
         (lambda c: c["token_embedder"].update(max_characters_per_token=5), "max_characters_per_token"),
-        (lambda c: c["encoder"].update(cell_clip="big"), "'cell_clip'"),
-        (lambda c: c.pop("encoder"), "'encoder'"),
+        (lambda c: c["encoder"].update(cell_clip="big"), "encoder.cell_clip must be a number or null"),
+        (lambda c: c.pop("encoder"), "the required field encoder is missing"),
     ],
 )
 def test_model_config_problems_name_the_file_and_key(copy, change, fragment):

@@ -3,6 +3,7 @@ disagree with the file, HDF5 features that read other files, and malformed JSON 
 an error naming the file, before any large allocation."""
 
 import json
+import os
 from pathlib import Path
 
 import h5py
@@ -226,3 +227,22 @@ def test_a_malformed_config_through_the_component_names_the_file(native_dir):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="config.json: expected a JSON object"):
         nlp.add_pipe("elmo", config={"weights": str(native_dir)})  # the sizes are read at once
+
+
+# ------------------------------------------------------------------ files that are not regular files
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX only")
+@pytest.mark.parametrize("which", ["options", "weights"])
+def test_allennlp_files_that_are_fifos_are_refused_by_name_without_blocking(allennlp_files, which):
+    options, weights = allennlp_files
+    fifo = options if which == "options" else weights
+    fifo.unlink()
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=f"^{fifo}: the .* must be a regular file, but it is a FIFO"):
+        BiLM.from_allennlp(options, weights)
+
+
+def test_an_options_file_over_the_json_bound_is_refused(allennlp_files):
+    options, weights = allennlp_files
+    options.write_text(json.dumps({**json.loads(options.read_text()), "padding": "x" * (1 << 20)}))
+    with pytest.raises(ValueError, match="options.json: the options file is .* bytes, more than the 1048576"):
+        BiLM.from_allennlp(options, weights)

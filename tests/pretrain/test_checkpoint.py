@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import random
 import shutil
+from dataclasses import asdict
 
 import numpy
 import pytest
@@ -164,7 +165,7 @@ def test_shard_positions_keep_their_numbers(tmp_path):
     states = {0: ShardState(epoch=1, offset=10), 2: ShardState(file_index=1, batches_done=3)}
     state = CheckpointState(Progress(step=1), 3, states, [], {}, {}, {})
     state.save(tmp_path / "c.pt")
-    assert load_checkpoint(tmp_path / "c.pt")["shards"] == {"0": states[0].to_dict(), "2": states[2].to_dict()}
+    assert load_checkpoint(tmp_path / "c.pt")["shards"] == {"0": asdict(states[0]), "2": asdict(states[2])}
     assert CheckpointState.load(tmp_path / "c.pt").shards == states
 
 

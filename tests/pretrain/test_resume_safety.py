@@ -266,6 +266,18 @@ def test_a_bigger_models_checkpoint_is_refused_naming_the_files(corpus_dir, fini
     assert BiLM.from_disk(out / "model-last").config.lstm_dim == 64  # nothing was trained or written
 
 
+def test_a_run_begun_from_other_weights_compares_with_them(corpus_dir, finished_run, bigger_run, tmp_path):
+    """--init-from decides the sizes: another run's checkpoint is named against that model."""
+    start = finished_run / "model-last"
+    out = tmp_path / "adapted"
+    short_run(corpus_dir, out, paths__init_from=str(start))
+    shutil.copy(bigger_run / "checkpoint.pt", out / "checkpoint.pt")
+    settings, _ = tiny_settings(corpus_dir, **{**STEPS, "training__max_steps": 9, "paths__init_from": str(start)})
+    with pytest.raises(CheckpointMismatchError) as caught:
+        pretrain(settings, out, resume=True, progress=False)
+    assert f"its model has lstm_dim 128 where the --init-from model {start} has 64" in str(caught.value)
+
+
 def test_another_vocabulary_size_is_refused_not_a_size_mismatch_traceback(corpus_dir, finished_run, tmp_path):
     from typer.testing import CliRunner
 

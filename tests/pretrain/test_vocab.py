@@ -86,8 +86,8 @@ def test_with_counts_counts_the_specials_as_build_vocabulary_does():
     [
         ("vocab.json", '["the", "cat", "the"]', r"vocab.json lists 'the' twice \(entries 1 and 3\)"),
         ("vocab.txt", "the\t10\ncat\t5\nthe\t1\n", r"vocab.txt lists 'the' twice \(word lines 1 and 3\)"),
-        ("vocab.json", "[" * 100_000 + "]" * 100_000, r"vocab.json: not a readable word list \(nested too deeply\)"),
-        ("vocab.json", '["the", ', r"vocab.json: not a readable word list"),
+        ("vocab.json", "[" * 100_000 + "]" * 100_000, r"vocab.json: the word list is nested more than 16 deep"),
+        ("vocab.json", '["the", ', r"vocab.json: the word list is not valid JSON"),
     ],
 )
 def test_a_bad_word_list_names_the_file_and_the_word(tmp_path, name, content, message):

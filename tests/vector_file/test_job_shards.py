@@ -16,7 +16,7 @@ from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.nn import BiLM
 from spacy_elmo.vector_file.job import embed_corpus, parse_shard
-from spacy_elmo.vector_file.join import SENTENCE_INDEX, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.parts import SENTENCE_INDEX, parts_dir, read_sentence_index
 
 from ..conftest import random_tiny_bilm
 

@@ -52,7 +52,7 @@ def test_a_symlink_at_the_lock_name_is_refused_and_its_target_left_alone(tmp_pat
     with pytest.raises(UnsafeLockFile) as caught:
         OutputLock(output, 0, 1)
     assert str(caught.value) == (
-        f"{lock_path(output, 0)} is a symbolic link; a lock file is never followed: remove the link and run again"
+        f"{lock_path(output, 0)}: the lock file is a symbolic link, which is never followed: move it away and run again"
     )
     assert victim.read_text() == "someone else's file\n" and lock_path(output, 0).is_symlink()
 
@@ -71,6 +71,9 @@ def test_a_lock_name_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     path = lock_path(output, 0)
     os.mkfifo(path) if kind == "fifo" else path.mkdir()
     expected = r"a FIFO \(named pipe\)" if kind == "fifo" else "a directory"
-    with pytest.raises(UnsafeLockFile, match=f"^{path} is {expected}, not a lock file: move it away and run again$"):
+    with pytest.raises(
+        UnsafeLockFile,
+        match=f"^{path}: the lock file must be a regular file, but it is {expected}: move it away and run again$",
+    ):
         OutputLock(output, 0, 1)
     assert path.exists()

@@ -16,8 +16,14 @@ from spacy_elmo import embed_layers
 from spacy_elmo.corpora.keyed_sentences import read_sentences
 from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.vector_file.job import embed_corpus, parse_shard
-from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
-from spacy_elmo.vector_file.parts import PartStore
+from spacy_elmo.vector_file.parts import (
+    SENTENCE_INDEX,
+    TOKENS_ATTR,
+    EmbedError,
+    PartStore,
+    parts_dir,
+    read_sentence_index,
+)
 
 from ..conftest import full_disk_for, random_tiny_bilm
 

@@ -22,7 +22,7 @@ from spacy_elmo.corpora.keyed_sentences import SkippedLines, read_sentences
 from spacy_elmo.embedding.embedder import Embedder
 from spacy_elmo.nn import TINY_CONFIG, BiLM
 from spacy_elmo.vector_file.job import embed_corpus
-from spacy_elmo.vector_file.join import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
+from spacy_elmo.vector_file.parts import SENTENCE_INDEX, TOKENS_ATTR, EmbedError, parts_dir, read_sentence_index
 
 from ..conftest import BATCH_BOUND, random_tiny_bilm, relative_difference
 
@@ -262,7 +262,7 @@ def test_a_symlinked_lock_is_one_error_and_its_target_is_left_alone(tmp_path, bi
     result = CliRunner().invoke(app, command)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.strip().splitlines() == [
-        f"Error: {lock} is a symbolic link; a lock file is never followed: remove the link and run again"
+        f"Error: {lock}: the lock file is a symbolic link, which is never followed: move it away and run again"
     ]
     assert victim.read_text() == "someone else's file\n" and not output.exists()
 

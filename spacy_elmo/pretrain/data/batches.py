@@ -5,12 +5,12 @@ so a resume re-reads one chunk, not the corpus. Record ``i`` belongs to shard ``
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
 
 from ...corpora.record_stream import ReadStats, RecordPosition, RecordReader
 from ...embedding.plan import length_sorted_batches
-from ..errors import EmptyCorpusError, reading
+from ..errors import ConfigError, EmptyCorpusError, reading
 from .sentences import SentenceSplitter, Tokens
 
 
@@ -23,13 +23,6 @@ class ShardState:
     offset: int = 0
     record_index: int = 0
     batches_done: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, int]) -> "ShardState":
-        return cls(**{key: int(value) for key, value in data.items()})
 
     @property
     def chunk_start(self) -> RecordPosition:
@@ -129,5 +122,8 @@ class RankStream:
 
 def shards_of_rank(rank: int, world_size: int, n_shards: int) -> list[int]:
     if n_shards % world_size:
-        raise ValueError(f"training.shards ({n_shards}) must be a multiple of the number of processes ({world_size})")
+        raise ConfigError(
+            f"{n_shards} data shards cannot be split over {world_size} processes: "
+            "use a number of processes that divides training.shards"
+        )
     return list(range(rank, n_shards, world_size))
