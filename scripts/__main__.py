@@ -52,6 +52,7 @@ app.add_typer(preprocess, name="preprocess")
 app.command("train-seeds", context_settings=SPACY_OVERRIDES)(train.train_seeds)
 app.command("train-probes", context_settings=SPACY_OVERRIDES)(train.train_probes)
 app.command("spacy-pretrain", context_settings=SPACY_OVERRIDES)(train.spacy_pretrain)
+app.command("label-silver")(train.label_silver)
 app.command("tune-recipe", context_settings=SPACY_OVERRIDES)(train.tune_recipe)
 # scores and reports
 app.command("evaluate")(score.evaluate)

@@ -1,5 +1,5 @@
-"""The training steps' commands: ``train-seeds``, ``train-probes``, ``spacy-pretrain`` and
-``tune-recipe`` (the code: ``scripts.workflow.training``). Options a command does not declare
+"""The training steps' commands: ``train-seeds``, ``train-probes``, ``spacy-pretrain``,
+``label-silver`` and ``tune-recipe`` (the code: ``scripts.workflow.training``). Options a command does not declare
 are spaCy config overrides (``--paths.train corpus/ner/train.spacy``)."""
 
 from __future__ import annotations
@@ -102,6 +102,37 @@ def spacy_pretrain(
         )
     pretrain_within_budget(
         config, output_dir, text, parse_overrides(ctx.args), cpu_seconds=budget, max_steps=max_steps or None
+    )
+
+
+def label_silver(
+    teacher: Path = typer.Argument(
+        ..., help="A trained pipeline, or a setting's folder of seed*/model-best (its seed best on dev)"
+    ),
+    unlabeled: Path = typer.Argument(..., help="The documents to label (.spacy; any annotation is ignored)"),
+    output_dir: Path = typer.Argument(..., help="silver.spacy and silver.json (teacher, text, CPU time) go here"),
+    skip: int = typer.Option(0, "--skip", min=0, help="Leave out the first N documents (the gold ones)"),
+    limit: int = typer.Option(0, "--limit", min=0, help="Label at most N documents (0: all)"),
+    batch_size: int = typer.Option(0, "--batch-size", min=0, help="Documents per batch (0: the pipeline's own)"),
+) -> None:
+    """The silver steps: a teacher labels unlabeled text for a student.
+
+    The teacher (an ELMo pipeline, or the baseline for self-training) runs over the documents'
+    texts, as spacy train and spacy evaluate show a text to a pipeline, and its predictions are
+    written as a DocBin without user data: the silver that the student's reader
+    (spacy_elmo.GoldAndSilverCorpus.v1) mixes with the gold. Reads no test data: the teacher is
+    chosen by the dev scores spacy train kept in each seed's model-best."""
+    from scripts.workflow.training.silver import choose_teacher, label
+
+    try:
+        chosen = choose_teacher(teacher)
+        msg.info(f"Teacher: {chosen.model} (weighted dev score {chosen.dev_score:.4f})")
+        record = label(chosen, unlabeled, output_dir, skip=skip, limit=limit, batch_size=batch_size)
+    except ValueError as e:
+        msg.fail(str(e), exits=1)
+    msg.good(
+        f"{record['docs']:,} documents ({record['words']:,} words) labelled in {record['cpu_seconds']:,.0f} CPU s "
+        f"-> {output_dir}"
     )
 
 

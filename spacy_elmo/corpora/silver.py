@@ -1,0 +1,99 @@
+"""Gold and silver in one training corpus: a teacher's predictions on unlabeled text (the silver)
+beside the annotated documents (the gold), for ``spacy train``.
+
+A slow, accurate pipeline (an ELMo one) labels text that nobody annotated, and a fast one (the
+baseline's network) learns from the gold and those labels together. How much silver a training
+pass sees is the one setting, chosen on the dev split; the reader is meant for
+``[corpora.train]`` only, so dev and test scores stay on gold::
+
+    [corpora.train]
+    @readers = "spacy_elmo.GoldAndSilverCorpus.v1"
+    path = ${paths.train}
+    silver_path = "silver.spacy"
+    silver_per_gold = 2.0
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
+
+from spacy.training import Corpus, Example
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+
+class GoldAndSilverCorpus:
+    """Every gold Example of ``gold`` and ``silver_per_gold`` silver Examples per gold one, in a
+    shuffled order. spaCy reads a training corpus once and reshuffles it each epoch (or, with
+    ``[training] max_epochs = -1``, calls it each epoch): each call takes the next silver
+    documents of a shuffled cycle through them all, so repeated calls see every silver document
+    before any comes back. Seeded: the same calls give the same Examples in the same order."""
+
+    def __init__(self, gold: Corpus, silver: Corpus, silver_per_gold: float, seed: int) -> None:
+        self.gold = gold
+        self.silver = silver
+        self.silver_per_gold = silver_per_gold
+        self._rng = random.Random(seed)
+        self._silver_of: Optional[Language] = None
+        self._silver: List[Example] = []
+        self._cycle: List[int] = []
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        gold = list(self.gold(nlp))
+        examples = gold + self._next_silver(nlp, round(self.silver_per_gold * len(gold)))
+        self._rng.shuffle(examples)
+        return iter(examples)
+
+    def _next_silver(self, nlp: Language, wanted: int) -> List[Example]:
+        if wanted == 0:
+            return []
+        if self._silver_of is not nlp:  # read once per pipeline: the silver is usually the larger file
+            self._silver, self._silver_of, self._cycle = list(self.silver(nlp)), nlp, []
+            if not self._silver:
+                raise ValueError(f"{self.silver.path}: the silver corpus holds no documents")
+        if wanted >= len(self._silver):
+            return list(self._silver)
+        taken: List[int] = []
+        while len(taken) < wanted:
+            if not self._cycle:
+                self._cycle = self._rng.sample(range(len(self._silver)), len(self._silver))
+            step = self._cycle[: wanted - len(taken)]
+            del self._cycle[: len(step)]
+            taken += step
+        return [self._silver[i] for i in taken]
+
+
+def create_gold_and_silver_corpus(
+    path: Optional[Path],
+    silver_path: Optional[Path],
+    silver_per_gold: float = 1.0,
+    seed: int = 0,
+    gold_preproc: bool = False,
+    max_length: int = 0,
+    limit: int = 0,
+    augmenter: Optional[Callable] = None,
+) -> GoldAndSilverCorpus:
+    """``spacy_elmo.GoldAndSilverCorpus.v1``: the training reader of a student.
+
+    path: the gold ``.spacy`` file or folder (as ``spacy.Corpus.v1``'s ``path``).
+    silver_path: the teacher's predictions, ``.spacy`` (a folder of them works too).
+    silver_per_gold: silver documents per gold document in what one call yields (0: gold only;
+        a value beyond silver/gold takes all the silver every time).
+    seed: the silver's draw and the mixed order (``${system.seed}`` ties it to the run).
+    gold_preproc, max_length, augmenter: as ``spacy.Corpus.v1``'s, for gold and silver alike;
+    limit: gold documents read (0: all).
+    """
+    if path is None or silver_path is None:
+        raise ValueError("spacy_elmo.GoldAndSilverCorpus.v1 needs both path (gold) and silver_path")
+    if not silver_per_gold >= 0:
+        raise ValueError(f"silver_per_gold must be 0 or more, got {silver_per_gold}")
+    if not Path(silver_path).exists():
+        raise ValueError(f"{silver_path}: silver corpus not found")
+    if Path(silver_path).resolve() == Path(path).resolve():
+        raise ValueError(f"{silver_path}: the silver corpus is the gold one (path)")
+    gold = Corpus(path, limit=limit, gold_preproc=gold_preproc, max_length=max_length, augmenter=augmenter)
+    silver = Corpus(silver_path, gold_preproc=gold_preproc, max_length=max_length, augmenter=augmenter)
+    return GoldAndSilverCorpus(gold, silver, silver_per_gold, seed)
