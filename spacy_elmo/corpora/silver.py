@@ -32,11 +32,12 @@ class GoldAndSilverCorpus:
     documents of a shuffled cycle through them all, so repeated calls see every silver document
     before any comes back. Seeded: the same calls give the same Examples in the same order."""
 
-    def __init__(self, gold: Corpus, silver: Corpus, silver_per_gold: float, seed: int) -> None:
+    def __init__(self, gold: Corpus, silver: Corpus, silver_per_gold: float, seed: Optional[int]) -> None:
         self.gold = gold
         self.silver = silver
         self.silver_per_gold = silver_per_gold
-        self._rng = random.Random(seed)
+        # spacy train seeds Python's random with [training] seed just before it makes the reader
+        self._rng = random.Random(random.getrandbits(64) if seed is None else seed)
         self._silver_of: Optional[Language] = None
         self._silver: List[Example] = []
         self._cycle: List[int] = []
@@ -70,7 +71,7 @@ def create_gold_and_silver_corpus(
     path: Optional[Path],
     silver_path: Optional[Path],
     silver_per_gold: float = 1.0,
-    seed: int = 0,
+    seed: Optional[int] = None,
     gold_preproc: bool = False,
     max_length: int = 0,
     limit: int = 0,
@@ -82,7 +83,8 @@ def create_gold_and_silver_corpus(
     silver_path: the teacher's predictions, ``.spacy`` (a folder of them works too).
     silver_per_gold: silver documents per gold document in what one call yields (0: gold only;
         a value beyond silver/gold takes all the silver every time).
-    seed: the silver's draw and the mixed order (``${system.seed}`` ties it to the run).
+    seed: the silver's draw and the mixed order; None (the default): the run's own, drawn from
+        Python's random state, which ``spacy train`` has seeded with ``[training] seed``.
     gold_preproc, max_length, augmenter: as ``spacy.Corpus.v1``'s, for gold and silver alike;
     limit: gold documents read (0: all).
     """
