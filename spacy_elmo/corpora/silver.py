@@ -59,8 +59,9 @@ class GoldAndSilverCorpus:
             return list(self._silver)
         taken: List[int] = []
         while len(taken) < wanted:
-            if not self._cycle:
-                self._cycle = self._rng.sample(range(len(self._silver)), len(self._silver))
+            if not self._cycle:  # a new cycle: what this call took already goes last, never twice in a call
+                fresh = self._rng.sample(range(len(self._silver)), len(self._silver))
+                self._cycle = sorted(fresh, key=set(taken).__contains__)
             step = self._cycle[: wanted - len(taken)]
             del self._cycle[: len(step)]
             taken += step
