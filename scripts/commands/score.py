@@ -160,6 +160,11 @@ def report(
         "--spacy-pretrain-dir",
         help="A run of the spacy-pretrain command (run.json); repeatable, missing folders are skipped",
     ),
+    silver_dir: Optional[List[Path]] = typer.Option(
+        None,
+        "--silver-dir",
+        help="A run of the label-silver command (silver.json: teacher, text, CPU time); repeatable, missing folders are skipped",
+    ),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples per comparison"),
     rounds: int = typer.Option(10_000, "--rounds", help="Approximate randomization rounds per comparison"),
     output_dir: Path = typer.Option(
@@ -214,6 +219,7 @@ def report(
         bilm_dir=bilm_dir,
         adapted_bilm_dirs=adapted_bilm_dir or [],
         spacy_pretrain_dirs=spacy_pretrain_dir or [],
+        silver_dirs=silver_dir or [],
         output_dir=output_dir,
         step_times=step_times,
         bilm_cpu_time=bilm_cpu_time,

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data, distill, low_precision, plots, pooled, price, user_choice
+from . import data, distill, low_precision, plots, pooled, price, silver, user_choice
 from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
@@ -54,6 +54,7 @@ class ReportInputs:
     bilm_dir: Path = Path("training/bilm")
     adapted_bilm_dirs: List[Path] = field(default_factory=list)
     spacy_pretrain_dirs: List[Path] = field(default_factory=list)
+    silver_dirs: List[Path] = field(default_factory=list)  # the label-silver steps' output folders
     output_dir: Path = Path("reports")
     step_times: Optional[Path] = None
     bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
@@ -257,7 +258,14 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     spacy_runs = user_choice.read_spacy_pretrain_runs(inputs.spacy_pretrain_dirs)
     choice = user_choice.choice_sentence(rows)
     bilm_cpu = user_choice.read_cpu_time(inputs.bilm_cpu_time or inputs.bilm_dir / "cpu_time.json")
-    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times, bilm_cpu) if spacy_runs else ""
+    labelling = silver.read_labelling_records(inputs.silver_dirs)
+    budgets = (
+        user_choice.budget_table(
+            bilm_run, spacy_runs, step_times, bilm_cpu, silver.labelling_rows(labelling, step_times)
+        )
+        if spacy_runs
+        else ""
+    )
     choice_md = ([choice, ""] if choice else []) + (
         [
             "spaCy's pretraining (`spacy pretrain` of the baseline config's own tok2vec, spaCy's characters "
@@ -272,6 +280,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         else []
     )
     distill_md, distillation = distill.distill_lines(rows, user_choice.distilled_choice_sentence(rows))
+    silver_md, students = silver.silver_lines(rows, setting_list, labelling)
     loud = [f"> **Warning:** {warning}" for warning in warnings]
     md = ["# spacy-elmo: baseline vs ELMo", "", header, ""] + [line for w in loud for line in (w, "")]
     md += [
@@ -298,6 +307,8 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
     if distill_md:
         md += ["## ELMo distilled into the baseline's tok2vec", ""] + distill_md
+    if silver_md:
+        md += ["## ELMo's predictions as training data", ""] + silver_md
     md += low_precision.lines(precision_rows)
     md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
@@ -374,6 +385,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     section += section_pooled_md
     section += choice_md
     section += distill_md
+    section += silver_md
     section += low_precision.lines(precision_rows, heading="###")
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
@@ -420,6 +432,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         "spacy_pretraining": spacy_runs,
         "choice": choice,
         "distillation": distillation,
+        "silver": students,
         "precision": low_precision.as_dicts(precision_rows),
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,

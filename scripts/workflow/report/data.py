@@ -29,14 +29,27 @@ from ..evaluation import paired_stats
 # (the baseline's tok2vec pretrained by `spacy pretrain` for the biLM's CPU time: the choice a
 # user has); a comparison is made only when both settings were scored. ELMo distilled into the
 # baseline's tok2vec (`spacy pretrain` with the PretrainElmo.v1 objective, then init_tok2vec) is
-# also compared with spaCy's pretraining and with ELMo itself. A new variant needs no code: it
-# sorts after the known ones.
+# also compared with spaCy's pretraining and with ELMo itself. A student of ELMo's predictions
+# (the baseline config on gold + an ELMo teacher's silver) is also compared with the self-training
+# control (the same with the baseline as teacher), ELMo and the distilled ELMo. A new variant
+# needs no code: it sorts after the known ones.
 SETTING_NAME = re.compile(r"^(?P<task>ner|tagger|textcat)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
 TASKS = ("ner", "tagger", "textcat")
 SIZES = ("full", "small")
 SPACY_PRETRAIN = "spacy-pretrain"
 DISTILLED = "elmo-distilled"
-VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published", DISTILLED)
+ELMO_SILVER = "elmo-silver"
+SELF_TRAINING = "self-training"
+VARIANTS = (
+    "baseline",
+    SPACY_PRETRAIN,
+    "elmo",
+    "elmo-adapted",
+    "elmo-published",
+    DISTILLED,
+    SELF_TRAINING,
+    ELMO_SILVER,
+)
 VARIANT_LABELS = {
     "baseline": "baseline",
     SPACY_PRETRAIN: "spaCy pretraining",
@@ -44,15 +57,21 @@ VARIANT_LABELS = {
     "elmo-adapted": "ELMo, adapted biLM",
     "elmo-published": "ELMo, published weights",
     DISTILLED: "ELMo distilled",
+    SELF_TRAINING: "self-training",
+    ELMO_SILVER: "ELMo's silver",
 }
 ADAPTED_SUFFIX = "-adapted"
 # besides the baseline, a variant is compared with these variants of its task and size
-ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,), DISTILLED: (SPACY_PRETRAIN, "elmo")}
+ALSO_COMPARED_WITH = {
+    "elmo": (SPACY_PRETRAIN,),
+    DISTILLED: (SPACY_PRETRAIN, "elmo"),
+    ELMO_SILVER: (SELF_TRAINING, "elmo", DISTILLED),
+}
 # the targets for the default workflow: (task, size, gain in points over the baseline);
-# a target is met by an ELMo variant other than the published weights (and the distilled one,
-# which has targets of its own: report.distill), with p < 0.05
+# a target is met by an ELMo variant other than the published weights (and the distilled ELMo and
+# the students, which have targets of their own: report.distill, report.silver), with p < 0.05
 TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0), ("tagger", "full", 0.5))
-NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN, DISTILLED)
+NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN, DISTILLED, SELF_TRAINING, ELMO_SILVER)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
 # UPOS accuracy (pos_acc would be a morphologizer's)

@@ -100,17 +100,17 @@ def _beats(row: Optional[dict], what: str, where: str) -> dict:
     return {"goal": goal, "met": False, "short_by": short, "text": text}
 
 
-def _half(entry: Optional[dict], where: str) -> dict:
-    """The target "recovers at least half of ELMo's gain"."""
+def _half(entry: Optional[dict], where: str, gain_key: str = "distilled_gain") -> dict:
+    """The target "recovers at least half of ELMo's gain"; ``gain_key``: the entry's own gain."""
     goal = f"{where}: recovers at least {MIN_SHARE:.0%} of ELMo's gain over the baseline"
     if entry is None or entry["share"] is None:
         why = entry["text"].split(": ", 1)[1] if entry else "no distilled setting compared with the baseline."
         return {"goal": goal, "met": None, "short_by": None, "text": f"{goal}: not measured ({why.rstrip('.')})."}
     share = entry["share"]
-    numbers = f"{share:.0%}: {entry['distilled_gain']:+.2f} of {entry['elmo_gain']:+.2f} points"
+    numbers = f"{share:.0%}: {entry[gain_key]:+.2f} of {entry['elmo_gain']:+.2f} points"
     if share >= MIN_SHARE:
         return {"goal": goal, "met": True, "short_by": 0.0, "text": f"{goal}: **met** ({numbers})."}
-    points = MIN_SHARE * entry["elmo_gain"] - entry["distilled_gain"]
+    points = MIN_SHARE * entry["elmo_gain"] - entry[gain_key]
     text = (
         f"{goal}: not met, missed by {(MIN_SHARE - share) * 100:.0f} percentage points of the share, "
         f"{points:.2f} points of the score ({numbers})."
