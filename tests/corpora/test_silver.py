@@ -15,7 +15,7 @@ import pytest
 import spacy
 import tomllib
 from spacy.tokens import DocBin
-from spacy.util import registry
+from spacy.util import load_config, registry
 from thinc.api import Config
 
 from spacy_elmo.corpora.silver import create_gold_and_silver_corpus
@@ -167,3 +167,28 @@ def test_a_student_config_trains_on_gold_and_silver_and_evaluates_on_gold_alone(
     random.seed(3)
     reader = create_gold_and_silver_corpus(corpora["gold"], corpora["silver"], silver_per_gold=0.5)
     assert train == [eg.reference.text for eg in reader(nlp)]  # the draw is the run's
+
+
+@pytest.mark.parametrize("task", ["ner", "tagger"])
+def test_the_student_configs_are_the_baselines_with_silver_in_training_only(task, corpora, monkeypatch):
+    """configs/TASK_silver.cfg: the baseline config but for the training reader (and its path, and
+    max_epochs = -1 so that each pass draws new silver); resolved, its dev corpus is gold only."""
+    student = load_config(ROOT / "configs" / f"{task}_silver.cfg", interpolate=False)
+    baseline = load_config(ROOT / "configs" / f"{task}_baseline.cfg", interpolate=False)
+    train, gold_train = student["corpora"].pop("train"), baseline["corpora"].pop("train")
+    assert train["@readers"] == READER and train["silver_path"] == "${paths.silver}" and train["seed"] is None
+    assert {k: v for k, v in gold_train.items() if k != "@readers"}.items() <= train.items()
+    assert student["paths"].pop("silver") is None
+    assert (student["training"].pop("max_epochs"), baseline["training"].pop("max_epochs")) == (-1, 0)
+    assert student == baseline
+    monkeypatch.setitem(catalogue.REGISTRY, ("spacy", "readers", READER), create_gold_and_silver_corpus)
+    overrides = {"paths.train": str(corpora["gold"]), "paths.dev": str(corpora["dev"])}
+    config = load_config(
+        ROOT / "configs" / f"{task}_silver.cfg",
+        overrides={**overrides, "paths.silver": str(corpora["silver"])},
+        interpolate=True,
+    )
+    resolved = registry.resolve(config["corpora"])
+    nlp = spacy.blank("en")
+    assert sorted(kinds(resolved["train"](nlp))) == ["Gold"] * 20 + ["Silver"] * 20
+    assert kinds(resolved["dev"](nlp)) == ["Dev"] * 5
