@@ -304,3 +304,34 @@ def test_the_precision_step_scores_alls_elmo_settings_at_each_precision(config, 
     assert second.startswith(first.split(" --setting ")[0] + " --precision bfloat16 --precision int8 ")
     assert second.split(" --setting ")[1:] == list(PRECISION_SETTINGS)
     assert "metrics_precision/" in commands["price"]["deps"]
+
+
+def test_the_silver_steps_read_nothing_of_dev_or_test_and_only_students_read_silver(config, commands):
+    """A teacher labels training text only (never a dev or test file); the silver reaches the
+    students' training reader (paths.silver) and nothing else; a student and its self-training
+    control differ only in whose silver they read."""
+    variables = config["vars"]
+    held_out = {value for name, value in variables.items() if name.endswith(("_dev", "_test")) and value}
+    silver_dir = variables["silver_dir"]
+    labelling = {name: command for name, command in commands.items() if name.startswith("label-silver-")}
+    assert labelling
+    for name, command in labelling.items():
+        named = " ".join(command["script"] + command["deps"])
+        assert not [path for path in held_out if path in named], name
+        assert all(path.startswith(silver_dir) for path in command["outputs"]), name
+    students = [name for name in commands if name.endswith(("-elmo-silver", "-self-training"))]
+    for name, command in commands.items():
+        reads_silver = any(silver_dir in line for line in command["script"])
+        if name in students:
+            (line,) = command["script"]
+            assert re.findall(rf"(--\S+) {re.escape(silver_dir)}", line) == ["--paths.silver"], name
+        elif name != "report" and not name.startswith("label-silver-"):
+            assert not reads_silver, name
+    for student in (name for name in students if name.endswith("-elmo-silver")):
+        control = student.replace("-elmo-silver", "-self-training")
+        teacher_line, control_line = commands[student]["script"][0], commands[control]["script"][0]
+        setting = student.removeprefix("train-")
+        assert control_line == teacher_line.replace(setting, setting.replace("-elmo-silver", "-self-training")).replace(
+            f"{silver_dir}/{setting.replace('-elmo-silver', '-elmo')}/",
+            f"{silver_dir}/{setting.replace('-elmo-silver', '-baseline')}/",
+        ), student
