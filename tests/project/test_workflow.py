@@ -320,6 +320,8 @@ def test_workflow_end_to_end(project):
         "tagger-small-spacy-pretrain": SEEDS,
         "ner-elmo-distilled": NER_SEEDS,
         "tagger-small-elmo-distilled": SEEDS,
+        "tagger-small-elmo-silver": SEEDS,
+        "tagger-small-self-training": SEEDS,
     }
     for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
@@ -356,6 +358,11 @@ def test_workflow_end_to_end(project):
         ("tagger-small-elmo-distilled", "tagger-small-baseline"),
         ("tagger-small-elmo-distilled", "tagger-small-spacy-pretrain"),
         ("tagger-small-elmo-distilled", "tagger-small-elmo"),
+        ("tagger-small-self-training", "tagger-small-baseline"),
+        ("tagger-small-elmo-silver", "tagger-small-baseline"),
+        ("tagger-small-elmo-silver", "tagger-small-self-training"),
+        ("tagger-small-elmo-silver", "tagger-small-elmo"),
+        ("tagger-small-elmo-silver", "tagger-small-elmo-distilled"),
     }
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
@@ -406,6 +413,27 @@ def test_workflow_end_to_end(project):
             proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
         )
         assert config["paths"]["init_tok2vec"] == f"training/{folder}/model-last.bin", setting
+    # the silver: each teacher is its setting's seed best on dev, labelling the training sentences
+    # after the first n_small; the students read it as paths.silver, and the report states its cost
+    n_train = json.loads((proj / "corpus/pos/stats.json").read_text())["splits"]["train"]["sentences"]
+    for teacher, student in (
+        ("tagger-small-elmo", "tagger-small-elmo-silver"),
+        ("tagger-small-baseline", "tagger-small-self-training"),
+    ):
+        record = json.loads((proj / "corpus/silver" / teacher / "silver.json").read_text())
+        dev = {
+            seed: json.loads((proj / "training" / teacher / f"seed{seed}" / "model-best/meta.json").read_text())[
+                "performance"
+            ]["tag_acc"]
+            for seed in map(int, SEEDS.split(","))
+        }
+        assert record["teacher"]["seed"] == max(sorted(dev), key=dev.get) and record["skip"] == N_SMALL
+        assert record["docs"] == n_train - N_SMALL and record["teacher"]["model"].startswith(f"training/{teacher}/")
+        config = Config().from_disk(proj / "training" / student / "seed0/model-best/config.cfg", interpolate=False)
+        assert config["paths"]["silver"] == f"corpus/silver/{teacher}/silver.spacy"
+        assert config["corpora"]["train"]["@readers"] == "spacy_elmo.GoldAndSilverCorpus.v1"
+        assert f"teacher labelling ({teacher}: seed {record['teacher']['seed']}, best on dev)" in report
+    assert [t["met"] is not None for t in results["silver"]["targets"]] == [True] * 4
     assert results["choice"].startswith("For the same pretraining CPU time, ")
     assert "NER (WNUT-16 tweets) with the full training set" in results["choice"]
     assert results["choice"] in readme_section(proj) and "spacy pretrain (spacy-pretrain-ner)" in readme_section(proj)
