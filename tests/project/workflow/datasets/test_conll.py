@@ -92,7 +92,11 @@ def test_convert_writes_the_sample_the_unlabeled_rest_dev_and_test(tmp_path, con
     source = _write_splits(tmp_path / "assets", conll_text)
     out = tmp_path / "corpus"
     stats = conll.convert(source, out, small_sentences=7, seed=0)
-    train, small, unlabeled = _docs(out / "train.spacy"), _docs(out / "train_small.spacy"), _docs(out / "unlabeled.spacy")
+    train, small, unlabeled = (
+        _docs(out / "train.spacy"),
+        _docs(out / "train_small.spacy"),
+        _docs(out / "unlabeled.spacy"),
+    )
     names = lambda docs: {doc.user_data[conll.DOCUMENT_KEY] for doc in docs}  # noqa: E731
     # the sample and the rest split the training documents, whole
     assert names(small) | names(unlabeled) == names(train) and not names(small) & names(unlabeled)
