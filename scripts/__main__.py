@@ -45,6 +45,7 @@ preprocess = typer.Typer(
 )
 preprocess.command("brown")(prepare.preprocess_brown)
 preprocess.command("wnut")(prepare.preprocess_wnut)
+preprocess.command("conll")(prepare.preprocess_conll)
 preprocess.command("text")(prepare.preprocess_text)
 preprocess.command("genres")(prepare.preprocess_genres)
 app.add_typer(preprocess, name="preprocess")

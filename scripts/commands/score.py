@@ -18,6 +18,9 @@ def evaluate(
     textcat_test: Optional[Path] = typer.Option(
         None, "--textcat-test", help="Test split of the settings named textcat*"
     ),
+    conll_test: Optional[Path] = typer.Option(
+        None, "--conll-test", help="Test split of the settings named conll* (CoNLL-2003)"
+    ),
     setting: Optional[List[str]] = typer.Option(
         None, "--setting", help="A folder of TRAINING_DIR to score (repeatable)"
     ),
@@ -51,7 +54,7 @@ def evaluate(
     required, optional = setting or [], optional_setting or []
     if not required and not optional:
         raise typer.BadParameter("give at least one --setting or --optional-setting", param_hint="--setting")
-    for test_data in (ner_test, tagger_test, textcat_test):
+    for test_data in (ner_test, tagger_test, textcat_test, conll_test):
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     precisions = list(dict.fromkeys(precision or []))
@@ -62,7 +65,7 @@ def evaluate(
             raise typer.BadParameter(str(e), param_hint="--precision") from e
     settings = trained_settings(training_dir, required, optional)
     try:
-        todo = list(pipeline_jobs(settings, training_dir, ner_test, tagger_test, textcat_test, precisions))
+        todo = list(pipeline_jobs(settings, training_dir, ner_test, tagger_test, textcat_test, precisions, conll_test))
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
     metrics_dir.mkdir(parents=True, exist_ok=True)
@@ -79,6 +82,9 @@ def price(
     tagger_test: Optional[Path] = typer.Option(None, "--tagger-test", help="Test split of the other settings"),
     textcat_test: Optional[Path] = typer.Option(
         None, "--textcat-test", help="Test split of the settings named textcat*"
+    ),
+    conll_test: Optional[Path] = typer.Option(
+        None, "--conll-test", help="Test split of the settings named conll* (CoNLL-2003)"
     ),
     setting: List[str] = typer.Option(..., "--setting", help="A folder of TRAINING_DIR to measure (repeatable)"),
     seed: int = typer.Option(0, "--seed", min=0, help="Whose seed{N}/model-best is measured per setting"),
@@ -98,13 +104,15 @@ def price(
     the same checksum are skipped."""
     from scripts.workflow.evaluation.settings_price import price_settings
 
-    for test_data in (ner_test, tagger_test, textcat_test):
+    for test_data in (ner_test, tagger_test, textcat_test, conll_test):
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     try:
         runs_at: List[Optional[str]] = list(dict.fromkeys(precision or [])) or [None]
         for value in runs_at:
-            price_settings(training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs, value)
+            price_settings(
+                training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs, value, conll_test
+            )
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
 

