@@ -142,9 +142,16 @@ def label_silver(
     texts, as spacy train and spacy evaluate show a text to a pipeline, and its predictions are
     written as a DocBin without user data: the silver that the student's reader
     (spacy_elmo.GoldAndSilverCorpus.v1) mixes with the gold. Reads no test data: the teacher is
-    chosen by the dev scores spacy train kept in each seed's model-best."""
-    from scripts.workflow.training.silver import choose_teacher, label
+    chosen by the dev scores spacy train kept in each seed's model-best. A teacher or text of a
+    dataset left out (project.yml's leave_out) labels nothing: an empty silver, its students train
+    nothing."""
+    from scripts.workflow.training.silver import choose_teacher, label, left_out_dataset, write_left_out
 
+    dataset = left_out_dataset(teacher, unlabeled)
+    if dataset is not None:
+        write_left_out(output_dir, dataset)
+        msg.info(f"{dataset} was left out: nothing to label ({output_dir})")
+        return
     try:
         chosen = choose_teacher(teacher)
         msg.info(f"Teacher: {chosen.model} (weighted dev score {chosen.dev_score:.4f})")

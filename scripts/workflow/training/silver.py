@@ -81,6 +81,25 @@ def texts_as_spacy_shows_them(nlp: Any, docs: Iterator[Any]) -> Iterator[Any]:
             yield nlp.make_doc(doc.text)
 
 
+def left_out_dataset(teacher: Path, unlabeled: Path) -> Optional[str]:
+    """The dataset left out (project.yml's leave_out) that the teacher or the text was built on."""
+    from ..datasets.left_out import left_out
+
+    return left_out(unlabeled) or left_out(teacher)
+
+
+def write_left_out(output_dir: Path, dataset: str) -> None:
+    """What a labelling of a left-out dataset leaves: the marker and an empty silver (so the
+    students' steps find their input, and train nothing), no record (so no report row)."""
+    from spacy.tokens import DocBin
+
+    from ..datasets.left_out import mark
+
+    mark(output_dir, dataset)
+    DocBin().to_disk(output_dir / SILVER_FILE)
+    (output_dir / RECORD_FILE).unlink(missing_ok=True)
+
+
 def label(
     teacher: Teacher, unlabeled: Path, output_dir: Path, skip: int = 0, limit: int = 0, batch_size: int = 0
 ) -> dict:
@@ -109,7 +128,10 @@ def label(
         words += len(doc)
     if not len(silver):
         raise ValueError(f"{unlabeled}: no documents after the first {skip}")
+    from ..datasets.left_out import MARKER
+
     output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / MARKER).unlink(missing_ok=True)
     silver.to_disk(output_dir / SILVER_FILE)
     record = {
         "teacher": asdict(teacher),

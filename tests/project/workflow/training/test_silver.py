@@ -178,3 +178,22 @@ def test_command_errors_name_the_file(project, run_command, capsys):
         == 0
     )
     assert len(read(project / "o" / silver.SILVER_FILE)) == 2
+
+
+def test_a_left_out_dataset_labels_nothing_and_its_students_train_nothing(project, run_command, tmp_path):
+    """--vars.leave_out: the teacher's folder holds the marker (train-seeds wrote it): the step
+    writes the marker and an empty silver, no record; a rerun with the data back labels again."""
+    from scripts.workflow.datasets.left_out import left_out, mark
+    from scripts.workflow.training.runs import train_seeds
+
+    teacher, out = tmp_path / "conll-small-elmo", tmp_path / "silver"
+    mark(teacher, "conll2003")
+    assert run_command(["label-silver", str(teacher), str(project / "corpus/train.spacy"), str(out)]) == 0
+    assert left_out(out) == "conll2003" and read(out / silver.SILVER_FILE) == []
+    assert not (out / silver.RECORD_FILE).exists()
+    student = tmp_path / "student"
+    train_seeds(Path("configs/ner_silver.cfg"), student, [0], {"paths.train": str(out / silver.SILVER_FILE)})
+    assert left_out(student) == "conll2003" and [p.name for p in student.iterdir()] == ["left_out.json"]
+    teacher = project / "training" / "ner-elmo"
+    assert run_command(["label-silver", str(teacher), str(project / "corpus/train.spacy"), str(out)]) == 0
+    assert left_out(out) is None and len(read(out / silver.SILVER_FILE)) == 5
