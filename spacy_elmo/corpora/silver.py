@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 from spacy.training import Corpus, Example
 
@@ -26,11 +26,10 @@ if TYPE_CHECKING:
 
 
 class GoldAndSilverCorpus:
-    """Every gold Example of ``gold`` and ``silver_per_gold`` silver Examples per gold one, in a
-    shuffled order. spaCy reads a training corpus once and reshuffles it each epoch (or, with
-    ``[training] max_epochs = -1``, calls it each epoch): each call takes the next silver
-    documents of a shuffled cycle through them all, so repeated calls see every silver document
-    before any comes back. Seeded: the same calls give the same Examples in the same order."""
+    """Every gold Example of ``gold`` and ``silver_per_gold`` silver Examples per gold one, drawn
+    from ``silver`` without replacement, in a shuffled order. ``spacy train`` reads its training
+    corpus once and reshuffles it each epoch, so one draw serves the whole training; a later call
+    draws again. Seeded: the same calls give the same Examples in the same order."""
 
     def __init__(self, gold: Corpus, silver: Corpus, silver_per_gold: float, seed: Optional[int]) -> None:
         self.gold = gold
@@ -38,34 +37,16 @@ class GoldAndSilverCorpus:
         self.silver_per_gold = silver_per_gold
         # spacy train seeds Python's random with [training] seed just before it makes the reader
         self._rng = random.Random(random.getrandbits(64) if seed is None else seed)
-        self._silver_of: Optional[Language] = None
-        self._silver: List[Example] = []
-        self._cycle: List[int] = []
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         gold = list(self.gold(nlp))
-        examples = gold + self._next_silver(nlp, round(self.silver_per_gold * len(gold)))
+        wanted = round(self.silver_per_gold * len(gold))
+        silver = list(self.silver(nlp)) if wanted else []
+        if wanted and not silver:
+            raise ValueError(f"{self.silver.path}: the silver corpus holds no documents")
+        examples = gold + (silver if wanted >= len(silver) else self._rng.sample(silver, wanted))
         self._rng.shuffle(examples)
         return iter(examples)
-
-    def _next_silver(self, nlp: Language, wanted: int) -> List[Example]:
-        if wanted == 0:
-            return []
-        if self._silver_of is not nlp:  # read once per pipeline: the silver is usually the larger file
-            self._silver, self._silver_of, self._cycle = list(self.silver(nlp)), nlp, []
-            if not self._silver:
-                raise ValueError(f"{self.silver.path}: the silver corpus holds no documents")
-        if wanted >= len(self._silver):
-            return list(self._silver)
-        taken: List[int] = []
-        while len(taken) < wanted:
-            if not self._cycle:  # a new cycle: what this call took already goes last, never twice in a call
-                fresh = self._rng.sample(range(len(self._silver)), len(self._silver))
-                self._cycle = sorted(fresh, key=set(taken).__contains__)
-            step = self._cycle[: wanted - len(taken)]
-            del self._cycle[: len(step)]
-            taken += step
-        return [self._silver[i] for i in taken]
 
 
 def create_gold_and_silver_corpus(
