@@ -4,7 +4,8 @@ sentence on ELMo against spaCy's own pretraining, all taken from ``results.json`
 ELMo against the baseline over the biLMs, a gain only where the pooled p < 0.05 and every biLM
 gains, else "varies", with the range over the biLMs. Then, where the run has them, ELMo distilled
 into the baseline's tok2vec against the baseline (with the share of ELMo's gain it keeps and its
-speed), and the ELMo pipelines with the biLM in bfloat16 / int8 against float32 (equivalence
+speed), the students of ELMo's predictions against the baseline and the self-training control,
+and the ELMo pipelines with the biLM in bfloat16 / int8 against float32 (equivalence
 within the report's margins, and the speed-up).
 
 Why apart from the full results section: the landing page quotes a few numbers a newcomer
@@ -180,6 +181,55 @@ def distilled_lines(results: dict) -> List[str]:
     ]
 
 
+def silver_lines(results: dict) -> List[str]:
+    """The students of ELMo's predictions against the baseline and the self-training control, one
+    row per task, with the share of ELMo's gain and their words/s beside the baseline's; none
+    without a student."""
+    shares = {s["setting"]: s for s in (results.get("silver") or {}).get("shares") or []}
+    index = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
+    rows = []
+    for c in results["comparisons"]:
+        if not (c["other"].endswith("-elmo-silver") and c["baseline"].endswith("-baseline")):
+            continue
+        control = index.get((c["other"], c["baseline"][: -len("baseline")] + "self-training"))
+        share = (shares.get(c["other"]) or {}).get("share")
+        rows.append(
+            [
+                SCORE_DATA[c["task"]],
+                f"{c['train_docs']:,} {UNITS.get(c['task'], 'sentences')}" if c["train_docs"] else c["size"],
+                spread(c["other_values"]),
+                difference(c),
+                p_text(c["test"]["p_value"]) if c["test"] else "n/a",
+                difference(control) if control else "n/a",
+                p_text(control["test"]["p_value"]) if control and control["test"] else "n/a",
+                f"{share:.0%}" if share is not None else "n/a",
+                words_per_second(results, c["baseline"]),
+                words_per_second(results, c["other"]),
+            ]
+        )
+    if not rows:
+        return []
+    headers = [
+        "task",
+        "training data",
+        "student",
+        "student - baseline (95% interval)",
+        "p",
+        "student - self-training (95% interval)",
+        "p",
+        "share of ELMo's gain",
+        "baseline words/s",
+        "student words/s",
+    ]
+    return [
+        "ELMo's predictions as training data: the baseline trained on the gold plus an ELMo teacher's labels "
+        "on unlabeled in-domain text (no biLM at prediction), paired with the baseline and with self-training "
+        "(the same, taught by the baseline) over the same seeds and test documents:",
+        "",
+        markdown_table(headers, rows),
+    ]
+
+
 def precision_lines(results: dict) -> List[str]:
     """The ELMo pipelines with the biLM in bfloat16 or int8 against float32: the difference with
     its interval, whether it lies within the report's margin, and the speed-up; none without."""
@@ -264,7 +314,7 @@ def headline_section(results: dict) -> str:
     lines[-1] += WORDS_NOTE
     if pools:
         lines += [""] + pooled_lines(pools)[:-1]
-    for extra in (distilled_lines(results), precision_lines(results)):
+    for extra in (distilled_lines(results), silver_lines(results), precision_lines(results)):
         if extra:
             lines += [""] + extra
     return "\n".join(lines)

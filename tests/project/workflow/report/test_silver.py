@@ -12,6 +12,7 @@ import pytest
 
 from scripts.workflow.report import silver
 from scripts.workflow.report.build import ReportInputs, build
+from scripts.workflow.report.headline import headline_section
 
 from .test_distill import row, write_run
 
@@ -173,3 +174,27 @@ def test_a_bad_labelling_record_is_an_error_naming_it(tmp_path):
     (tmp_path / silver.RECORD_FILE).write_text("{")
     with pytest.raises(ValueError, match="not valid JSON"):
         silver.read_labelling_records([Path(tmp_path)])
+
+
+def test_the_headline_quotes_each_student_against_baseline_and_control(report):
+    section = headline_section(report["results"])
+    rows = {(c["other"], c["baseline"]): c for c in report["results"]["comparisons"]}
+    expected = [
+        rows[("tagger-small-elmo-silver", "tagger-small-baseline")],
+        rows[("tagger-small-elmo-silver", "tagger-small-self-training")],
+    ]
+    intervals = [
+        f"{c['delta']:+.2f} ({100 * c['test']['ci95'][0]:+.2f} to {100 * c['test']['ci95'][1]:+.2f})" for c in expected
+    ]
+    (line,) = [
+        line for line in section.splitlines() if line.startswith("| UPOS accuracy (Brown) |") and "| 75% |" in line
+    ]
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    assert cells[3] == intervals[0] and cells[5] == intervals[1]
+    assert cells[7:] == ["75%", "10,000", "9,500"]
+    assert "ELMo's predictions as training data" in section
+    without = {
+        **report["results"],
+        "comparisons": [c for c in report["results"]["comparisons"] if "silver" not in c["other"]],
+    }
+    assert "ELMo's predictions" not in headline_section(without)
