@@ -95,16 +95,28 @@ def preprocess_wnut(
         metavar="N",
         help="Also write train_N.spacy with the first N training tweets (repeatable)",
     ),
+    folds: int = typer.Option(
+        0, "--folds", min=0, help="Cross-validation: fold{k}/{train,dev,test}.spacy for K folds instead (0: one split)"
+    ),
 ) -> None:
-    """WNUT-16 -> the NER .spacy splits.
+    """WNUT-16 -> the NER .spacy splits, or the folds of a cross-validation.
 
     WNUT-16 NER training set -> spaCy DocBin files: train/dev/test.spacy (one Doc per tweet,
     doc.ents from the BIO tags), train_N.spacy subsets and stats.json (split rule and repairs of
-    malformed input: scripts.workflow.datasets.wnut)."""
-    from scripts.workflow.datasets.wnut import convert
+    malformed input: scripts.workflow.datasets.wnut); with --folds K, fold{k}/train,dev,test.spacy
+    per fold, each tweet in one fold's test split."""
+    from scripts.workflow.datasets.wnut import convert, convert_folds
 
     start = time.time()
-    convert(input_path, output_dir, limit_train or [])
+    if folds:
+        if limit_train:
+            raise typer.BadParameter("--limit-train is for the single split, not --folds", param_hint="--limit-train")
+        try:
+            convert_folds(input_path, output_dir, folds)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--folds") from e
+    else:
+        convert(input_path, output_dir, limit_train or [])
     msg.info(f"Done in {time.time() - start:.1f}s")
 
 

@@ -30,11 +30,12 @@ def train_seeds(
     jobs_choice: int = typer.Option(
         1, "--jobs", help="Runs trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
     ),
-    folds: str = typer.Option(
-        "",
+    folds: int = typer.Option(
+        0,
         "--folds",
-        help="Comma-separated folds (cross-validation): one run per fold and seed into OUTPUT_DIR/fold{K}/seed{N}, "
-        "{fold} in the overrides' values replaced by K",
+        min=0,
+        help="Cross-validation with this many folds: one run per fold K and seed into OUTPUT_DIR/fold{K}/seed{N}, "
+        "{fold} in the overrides' values replaced by K (0: no folds)",
     ),
 ) -> None:
     """The training steps: one spacy train run per seed (and fold).
@@ -51,7 +52,7 @@ def train_seeds(
     overrides = parse_overrides(ctx.args)
     if "system.seed" in overrides:
         raise typer.BadParameter("give the seeds with --seeds, not --system.seed")
-    fold_list = int_list(folds, "--folds") if folds.strip() else []
+    fold_list = list(range(folds))
     if fold_list and not any(isinstance(v, str) and FOLD in v for v in overrides.values()):
         raise typer.BadParameter(
             f"--folds needs {FOLD} in the corpora's paths (e.g. --paths.train DIR/fold{FOLD}/train.spacy)"

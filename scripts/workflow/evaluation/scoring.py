@@ -6,7 +6,9 @@ its dataset was left out (``datasets.left_out``) is not scored. A setting's pipe
 ``TRAINING_DIR/SETTING/seed{N}/model-best``. The first word of a setting's name says its test
 split and task (``SPLITS``): ``conll*`` on ``--conll-test`` (CoNLL-2003), ``ner*`` on
 ``--ner-test`` (WNUT-16), both NER; ``textcat*`` on ``--textcat-test``; the others on
-``--tagger-test``.
+``--tagger-test``. A cross-validated setting (``tweets*``: ``SETTING/fold{K}/seed{N}/model-best``)
+is scored fold by fold on ``--tweets-test`` with ``{fold}`` replaced by K, into
+``SETTING.fold{K}.seed{N}.json``.
 
 Each pipeline is scored by spaCy's own ``Language.evaluate`` on the test corpus read as
 ``python -m spacy evaluate`` reads it, and its scores are written to
@@ -40,6 +42,8 @@ from .doc_counts import counts_of, fields_of
 from .pipeline_price import precision_override
 
 SEED_DIR = re.compile(r"seed(\d+)$")
+FOLD_DIR = re.compile(r"fold(\d+)$")
+FOLD = "{fold}"  # in a test file's path: the fold's number (cross-validated settings)
 #: ``SETTING@PRECISION``: a setting's pipelines run with another precision (never ``@bilmN``)
 PRECISION_MARK = "@"
 
@@ -49,9 +53,32 @@ def precision_name(setting: str, precision: Optional[str]) -> str:
     return setting if precision is None else f"{setting}{PRECISION_MARK}{precision}"
 
 
+def _seeded(base: Path) -> List[Tuple[int, Path]]:
+    """``[(seed, BASE/seedN)]`` of the seed folders holding a model-best, by seed."""
+    return sorted(
+        (int(m.group(1)), p)
+        for p in base.glob("seed*")
+        if (m := SEED_DIR.search(p.name)) and (p / "model-best").is_dir()
+    )
+
+
 def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
-    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
+    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none. A
+    cross-validated setting's pipelines are ``SETTING/fold{K}/seed{N}/model-best``, stems
+    ``SETTING.fold{K}.seed{N}``."""
     base = training_dir / setting
+    folds = sorted((int(m.group(1)), p) for p in base.glob("fold*") if (m := FOLD_DIR.search(p.name)) and p.is_dir())
+    if folds:
+        found = [
+            (f"{setting}.fold{fold}.seed{seed}", path / "model-best")
+            for fold, folder in folds
+            for seed, path in _seeded(folder)
+        ]
+        if not found:
+            raise FileNotFoundError(
+                f"no trained pipeline for setting {setting!r}: expected {base}/fold<K>/seed<N>/model-best"
+            )
+        return found
     seeded = sorted(
         (int(m.group(1)), p)
         for p in base.glob("seed*")
@@ -73,6 +100,7 @@ def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
 #: the first word of a setting's name: ``(its test split's option, the task it is counted as)``
 SPLITS = {
     "conll": ("conll", "ner"),
+    "tweets": ("tweets", "ner"),
     "ner": ("ner", "ner"),
     "textcat": ("textcat", "textcat"),
     "tagger": ("tagger", "tagger"),
@@ -99,10 +127,14 @@ def test_file_for(
     tagger_test: Optional[Path],
     textcat_test: Optional[Path] = None,
     conll_test: Optional[Path] = None,
+    tweets_test: Optional[Path] = None,
 ) -> Path:
-    """The test split a setting is scored on; an error naming the option when it was not given."""
+    """The test split a setting is scored on (for a cross-validated one, the path with ``{fold}``
+    in it); an error naming the option when it was not given."""
     split = split_of(setting)
-    test_file = {"ner": ner_test, "textcat": textcat_test, "conll": conll_test}.get(split, tagger_test)
+    test_file = {"ner": ner_test, "textcat": textcat_test, "conll": conll_test, "tweets": tweets_test}.get(
+        split, tagger_test
+    )
     if test_file is None:
         raise FileNotFoundError(f"setting {setting!r} is scored on the {split} test split: give --{split}-test")
     return test_file
@@ -165,14 +197,24 @@ def jobs(
     textcat_test: Optional[Path] = None,
     precisions: Sequence[str] = (),
     conll_test: Optional[Path] = None,
+    tweets_test: Optional[Path] = None,
 ) -> Iterator[Job]:
     """``(metrics file stem, model dir, test file, precision)`` per pipeline of the settings: the
     pipelines as they are (precision None) or, given ``precisions``, each run in each of them
     (stems ``SETTING@PRECISION[.seedN]``; a ValueError for a pipeline without an elmo component)."""
     runs_at: List[Optional[str]] = list(precisions) or [None]
     for setting in settings:
-        test_data = test_file_for(setting, ner_test, tagger_test, textcat_test, conll_test)
+        test_path = test_file_for(setting, ner_test, tagger_test, textcat_test, conll_test, tweets_test)
         for stem, model in pipelines_of(training_dir, setting):
+            test_data = test_path
+            fold = FOLD_DIR.search(model.parent.parent.name)
+            if fold is not None:
+                test_data = Path(str(test_path).replace(FOLD, fold.group(1)))
+                if FOLD not in str(test_path) or not test_data.is_file():
+                    raise FileNotFoundError(
+                        f"{model}: the test split of fold {fold.group(1)} is {test_data}, which is not a file "
+                        f"(a cross-validated setting's test path holds {FOLD})"
+                    )
             for precision in runs_at:
                 precision_override(model, precision)  # the check, before anything is scored
                 yield precision_name(setting, precision) + stem[len(setting) :], model, test_data, precision
@@ -186,6 +228,7 @@ def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set
             list(metrics_dir.glob(f"{setting}.json"))
             + list(metrics_dir.glob(f"{setting}.docs.json"))
             + list(metrics_dir.glob(f"{setting}.seed*.json"))
+            + list(metrics_dir.glob(f"{setting}.fold*.json"))
         )
         for path in paths:
             stem = path.name[: -len(".docs.json")] if path.name.endswith(".docs.json") else path.stem
