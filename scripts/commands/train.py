@@ -134,7 +134,7 @@ def label_silver(
     unlabeled: Path = typer.Argument(..., help="The documents to label (.spacy; any annotation is ignored)"),
     output_dir: Path = typer.Argument(..., help="silver.spacy and silver.json (teacher, text, CPU time) go here"),
     skip: int = typer.Option(0, "--skip", min=0, help="Leave out the first N documents (the gold ones)"),
-    limit: int = typer.Option(0, "--limit", min=0, help="Label N of the documents, evenly spaced over them (0: all)"),
+    limit: int = typer.Option(0, "--limit", min=0, help="Label at most N documents (0: all)"),
     batch_size: int = typer.Option(0, "--batch-size", min=0, help="Documents per batch (0: the pipeline's own)"),
 ) -> None:
     """The silver steps: a teacher labels unlabeled text for a student.

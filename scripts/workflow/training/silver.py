@@ -104,12 +104,11 @@ def label(
     teacher: Teacher, unlabeled: Path, output_dir: Path, skip: int = 0, limit: int = 0, batch_size: int = 0
 ) -> dict:
     """The teacher's predictions on the documents of ``unlabeled`` (a ``.spacy`` file) after its
-    first ``skip`` (the gold ones, where they lead the file), into ``output_dir/silver.spacy``;
-    ``silver.json`` records the teacher, the text and the CPU seconds of this labelling (loading
-    the teacher included). Returns that record.
+    first ``skip`` (the gold ones, where they lead the file), at most ``limit`` (0: all), into
+    ``output_dir/silver.spacy``; ``silver.json`` records the teacher, the text and the CPU
+    seconds of this labelling (loading the teacher included). Returns that record."""
+    import itertools
 
-    ``limit`` (0: all) labels that many of those documents, evenly spaced over them: a file in
-    the order of its sources (Brown's files, genre after genre) is sampled across all of them."""
     import spacy
     from spacy.tokens import DocBin
     from tqdm import tqdm
@@ -120,12 +119,10 @@ def label(
         raise ValueError(f"{unlabeled}: expected a .spacy file of the unlabeled documents")
     cpu_start, wall_start = process_cpu_seconds(), time.perf_counter()
     nlp = spacy.load(teacher.model)
-    docs = list(read_docbin(unlabeled, nlp.vocab))[skip:]
-    if limit and limit < len(docs):
-        docs = [docs[i * len(docs) // limit] for i in range(limit)]
+    docs = itertools.islice(read_docbin(unlabeled, nlp.vocab), skip, skip + limit if limit else None)
     silver = DocBin(store_user_data=False)
     words = 0
-    inputs = texts_as_spacy_shows_them(nlp, iter(docs))
+    inputs = texts_as_spacy_shows_them(nlp, docs)
     for doc in tqdm(nlp.pipe(inputs, batch_size=batch_size or None), desc="labelling", unit="doc", mininterval=5):
         silver.add(doc)
         words += len(doc)

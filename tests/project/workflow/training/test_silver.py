@@ -110,10 +110,10 @@ def test_the_silver_holds_the_teachers_predictions_exactly(project):
     assert record["cpu_seconds"] >= 0 and record["wall_seconds"] >= 0
 
 
-def test_skip_leaves_out_the_gold_documents_and_limit_samples_the_rest_evenly(project):
+def test_skip_leaves_out_the_gold_documents_and_limit_bounds_the_rest(project):
     teacher = silver.choose_teacher(project / "training" / "ner-elmo")
-    silver.label(teacher, project / "corpus" / "train.spacy", project / "silver", skip=1, limit=2)
-    assert [d.text for d in read(project / "silver" / silver.SILVER_FILE)] == [TEXTS[1], TEXTS[3]]
+    silver.label(teacher, project / "corpus" / "train.spacy", project / "silver", skip=1, limit=3)
+    assert [d.text for d in read(project / "silver" / silver.SILVER_FILE)] == TEXTS[1:4]
     silver.label(teacher, project / "corpus" / "train.spacy", project / "silver", skip=1, limit=9)
     assert [d.text for d in read(project / "silver" / silver.SILVER_FILE)] == TEXTS[1:]
     with pytest.raises(ValueError, match="train.spacy: no documents after the first 5"):
