@@ -71,8 +71,7 @@ def test_each_report_reads_the_times_its_workflows_record(config, commands):
         times = times_file_for(variables, workflow)
         assert times == Path(f"reports/{workflow.replace('-', '_')}_step_times.json")
         assert f"{option} {times.as_posix()}" in commands["report"]["script"][0]
-    for workflow in ("tagger", "precision"):
-        assert times_file_for(variables, workflow) == Path(f"reports/{workflow}_step_times.json")
+    assert times_file_for(variables, "tagger") == Path("reports/tagger_step_times.json")
     assert "--step-times reports/step_times.json" in commands["report"]["script"][0]
     assert times_file_for(variables, "textcat") == Path("reports/textcat_step_times.json")
     assert "--step-times reports/textcat_step_times.json" in commands["report-textcat"]["script"][0]
@@ -298,12 +297,11 @@ def test_a_bad_distill_setting_is_named():
 PRECISION_SETTINGS = ("conll-small-elmo", "tagger-small-elmo")
 
 
-def test_the_precision_workflow_scores_alls_elmo_settings_at_each_precision(config, commands):
+def test_the_precision_step_scores_alls_elmo_settings_at_each_precision(config, commands):
     """evaluate-precision: the evaluate step's command for the ELMo settings of `all` with
-    --precision bfloat16 --precision int8, into its own folder, which price-precision and the report
-    read (the report without it has no low-precision section)."""
-    assert config["workflows"]["precision"] == ["evaluate-precision", "price-precision", "report"]
-    assert not {"evaluate-precision", "price-precision"} & set(config["workflows"]["all"])
+    --precision bfloat16 --precision int8, into its own folder, which price and report read."""
+    steps = config["workflows"]["all"]
+    assert steps.index("evaluate") < steps.index("evaluate-precision") < steps.index("report")
     (line,) = commands["evaluate-precision"]["script"]
     (evaluate,) = commands["evaluate"]["script"]
     assert line.startswith("python -m scripts --threads 1 evaluate training metrics_precision ")
@@ -317,14 +315,12 @@ def test_the_precision_workflow_scores_alls_elmo_settings_at_each_precision(conf
         ["corpus/conll/test.spacy/", "corpus/pos/test.spacy/"] + [f"training/{name}" for name in PRECISION_SETTINGS]
     )
     assert commands["evaluate-precision"]["outputs"] == ["metrics_precision/"]
-    report = commands["report"]
-    assert "--precision-metrics-dir metrics_precision " in report["script"][0]
-    assert "metrics_precision/" not in report["deps"]  # optional: `all` runs without it
-    (price,) = commands["price"]["script"]
-    (priced,) = commands["price-precision"]["script"]
-    assert priced.startswith(price.split(" --setting ")[0] + " --precision bfloat16 --precision int8 ")
-    assert priced.split(" --setting ")[1:] == list(PRECISION_SETTINGS)
-    assert "metrics_precision/" in commands["price-precision"]["deps"]
+    assert "--precision-metrics-dir metrics_precision " in commands["report"]["script"][0]
+    # the price of each precision, after the precision scores (the cores to itself)
+    first, second = commands["price"]["script"]
+    assert second.startswith(first.split(" --setting ")[0] + " --precision bfloat16 --precision int8 ")
+    assert second.split(" --setting ")[1:] == list(PRECISION_SETTINGS)
+    assert "metrics_precision/" in commands["price"]["deps"]
 
 
 def test_all_holds_the_headline_settings_named_as_the_report_reads_them(config, commands):
@@ -335,7 +331,7 @@ def test_all_holds_the_headline_settings_named_as_the_report_reads_them(config, 
 
     steps = config["workflows"]["all"]
     (evaluate,) = commands["evaluate"]["script"]
-    (price,) = commands["price"]["script"]
+    (price, _) = commands["price"]["script"]
     for task, variants in (
         ("conll-small", ("baseline", "elmo", "spacy-pretrain", "elmo-distilled")),
         ("tagger-small", ("baseline", "elmo")),

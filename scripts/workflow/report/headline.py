@@ -164,8 +164,8 @@ def cv_lines(results: dict) -> List[str]:
     if not rows:
         return []
     return [
-        "WNUT-16 cross-validated: each tweet tested once, by the models trained on the other folds; pooled over "
-        "biLMs, seeds and folds (a bootstrap drawing each, and each fold's tweets):",
+        "WNUT-16 cross-validated: each tweet tested once, by the models trained on the other folds; ELMo against "
+        "the baseline over biLMs, seeds and folds (a bootstrap drawing each, and each fold's tweets):",
         "",
         markdown_table(
             [
@@ -173,7 +173,7 @@ def cv_lines(results: dict) -> List[str]:
                 "test data",
                 "baseline",
                 "ELMo",
-                "ELMo - baseline, pooled (95% interval)",
+                "ELMo - baseline over biLMs, seeds and folds (95% interval)",
                 "p",
                 "range over biLMs",
                 "biLMs x seeds x folds x test docs",

@@ -52,8 +52,16 @@ def test_the_main_workflow_graph(main_steps):
     assert "distill-ner" in after["train-conll-small-elmo-distilled"]
     trained = {name for name in main_steps if name.startswith("train-")}
     assert trained <= after["evaluate"] and "evaluate" in after["report"]
-    # the price wants the cores to itself: after the scores, before the report
-    assert "evaluate" in after["price"] and {"evaluate", "price"} <= after["report"]
+    # the ELMo settings at bfloat16 and int8: after their training and the test sets, before the
+    # price (which wants the cores to itself) and the report
+    assert after["evaluate-precision"] == {
+        "preprocess",
+        "preprocess-conll",
+        "train-conll-small-elmo",
+        "train-tagger-small-elmo",
+    }
+    assert {"evaluate", "evaluate-precision"} <= after["price"]
+    assert {"evaluate", "price"} <= after["report"]  # the precision scores reach it through the price
 
 
 def test_long_chains_come_first(main_steps):
