@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 
 from spacy.training import Corpus, Example
+from spacy.training.corpus import walk_corpus
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -41,12 +42,20 @@ class GoldAndSilverCorpus:
     def __call__(self, nlp: Language) -> Iterator[Example]:
         gold = list(self.gold(nlp))
         wanted = round(self.silver_per_gold * len(gold))
-        silver = list(self.silver(nlp)) if wanted else []
-        if wanted and not silver:
-            raise ValueError(f"{self.silver.path}: the silver corpus holds no documents")
-        examples = gold + (silver if wanted >= len(silver) else self._rng.sample(silver, wanted))
+        examples = gold + (self._draw_silver(nlp, wanted) if wanted else [])
         self._rng.shuffle(examples)
         return iter(examples)
+
+    def _draw_silver(self, nlp: Language, wanted: int) -> List[Example]:
+        """Examples of ``wanted`` silver documents; only the drawn ones are tokenized, as the
+        silver is often many times what a training takes."""
+        silver = self.silver
+        docs = list(silver.read_docbin(nlp.vocab, walk_corpus(silver.path, ".spacy")))
+        if not docs:
+            raise ValueError(f"{silver.path}: the silver corpus holds no documents")
+        drawn = docs if wanted >= len(docs) else self._rng.sample(docs, wanted)
+        make = silver.make_examples_gold_preproc if silver.gold_preproc else silver.make_examples
+        return [augmented for eg in make(nlp, drawn) for augmented in silver.augmenter(nlp, eg)]
 
 
 def create_gold_and_silver_corpus(
