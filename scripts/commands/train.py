@@ -1,5 +1,5 @@
-"""The training steps' commands: ``train-seeds``, ``train-probes``, ``spacy-pretrain`` and
-``tune-recipe`` (the code: ``scripts.workflow.training``). Options a command does not declare
+"""The training steps' commands: ``train-seeds``, ``train-probes``, ``spacy-pretrain``,
+``label-silver`` and ``tune-recipe`` (the code: ``scripts.workflow.training``). Options a command does not declare
 are spaCy config overrides (``--paths.train corpus/ner/train.spacy``)."""
 
 from __future__ import annotations
@@ -28,22 +28,44 @@ def train_seeds(
         help="GPU id for spacy train, -1 for the CPU, or auto (a GPU when torch sees one and CuPy is installed)",
     ),
     jobs_choice: int = typer.Option(
-        1, "--jobs", help="Seeds trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
+        1, "--jobs", help="Runs trained at a time, each in its own process (0: one per core; on a GPU one at a time)"
+    ),
+    folds: int = typer.Option(
+        0,
+        "--folds",
+        min=0,
+        help="Cross-validation with this many folds: one run per fold K and seed into OUTPUT_DIR/fold{K}/seed{N}, "
+        "{fold} in the overrides' values replaced by K (0: no folds)",
     ),
 ) -> None:
-    """The training steps: one spacy train run per seed.
+    """The training steps: one spacy train run per seed (and fold).
 
     spacy train CONFIG --output OUTPUT_DIR/seed{N} --system.seed N, plus the spacy train overrides
-    given. A seed that finished earlier with the same inputs is skipped, so a rerun after a failure
-    continues with the seed that failed."""
+    given; with --folds, OUTPUT_DIR/fold{K}/seed{N} per fold K, {fold} in the overrides replaced by
+    K. A run that finished earlier with the same inputs (and an unchanged model-best) is skipped,
+    so a rerun after a failure continues with the run that failed. A training corpus whose
+    dataset was left out (project.yml's leave_out) trains nothing."""
     from scripts.workflow.training.options import gpu, int_list, jobs
-    from scripts.workflow.training.runs import parse_overrides
+    from scripts.workflow.training.runs import FOLD, parse_overrides
     from scripts.workflow.training.runs import train_seeds as train
 
     overrides = parse_overrides(ctx.args)
     if "system.seed" in overrides:
         raise typer.BadParameter("give the seeds with --seeds, not --system.seed")
-    train(config, output_dir, int_list(seeds, "--seeds"), overrides, use_gpu=gpu(gpu_choice), jobs=jobs(jobs_choice))
+    fold_list = list(range(folds))
+    if fold_list and not any(isinstance(v, str) and FOLD in v for v in overrides.values()):
+        raise typer.BadParameter(
+            f"--folds needs {FOLD} in the corpora's paths (e.g. --paths.train DIR/fold{FOLD}/train.spacy)"
+        )
+    train(
+        config,
+        output_dir,
+        int_list(seeds, "--seeds"),
+        overrides,
+        use_gpu=gpu(gpu_choice),
+        jobs=jobs(jobs_choice),
+        folds=fold_list,
+    )
 
 
 def train_probes(
@@ -102,6 +124,44 @@ def spacy_pretrain(
         )
     pretrain_within_budget(
         config, output_dir, text, parse_overrides(ctx.args), cpu_seconds=budget, max_steps=max_steps or None
+    )
+
+
+def label_silver(
+    teacher: Path = typer.Argument(
+        ..., help="A trained pipeline, or a setting's folder of seed*/model-best (its seed best on dev)"
+    ),
+    unlabeled: Path = typer.Argument(..., help="The documents to label (.spacy; any annotation is ignored)"),
+    output_dir: Path = typer.Argument(..., help="silver.spacy and silver.json (teacher, text, CPU time) go here"),
+    skip: int = typer.Option(0, "--skip", min=0, help="Leave out the first N documents (the gold ones)"),
+    limit: int = typer.Option(0, "--limit", min=0, help="Label at most N documents (0: all)"),
+    batch_size: int = typer.Option(0, "--batch-size", min=0, help="Documents per batch (0: the pipeline's own)"),
+) -> None:
+    """The silver steps: a teacher labels unlabeled text for a student.
+
+    The teacher (an ELMo pipeline, or the baseline for self-training) runs over the documents'
+    texts, as spacy train and spacy evaluate show a text to a pipeline, and its predictions are
+    written as a DocBin without user data: the silver that the student's reader
+    (spacy_elmo.GoldAndSilverCorpus.v1) mixes with the gold. Reads no test data: the teacher is
+    chosen by the dev scores spacy train kept in each seed's model-best. A teacher or text of a
+    dataset left out (project.yml's leave_out) labels nothing: an empty silver, its students train
+    nothing."""
+    from scripts.workflow.training.silver import choose_teacher, label, left_out_dataset, write_left_out
+
+    dataset = left_out_dataset(teacher, unlabeled)
+    if dataset is not None:
+        write_left_out(output_dir, dataset)
+        msg.info(f"{dataset} was left out: nothing to label ({output_dir})")
+        return
+    try:
+        chosen = choose_teacher(teacher)
+        msg.info(f"Teacher: {chosen.model} (weighted dev score {chosen.dev_score:.4f})")
+        record = label(chosen, unlabeled, output_dir, skip=skip, limit=limit, batch_size=batch_size)
+    except ValueError as e:
+        msg.fail(str(e), exits=1)
+    msg.good(
+        f"{record['docs']:,} documents ({record['words']:,} words) labelled in {record['cpu_seconds']:,.0f} CPU s "
+        f"-> {output_dir}"
     )
 
 

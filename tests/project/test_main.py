@@ -25,6 +25,7 @@ COMMANDS = [
     "train-seeds",
     "train-probes",
     "spacy-pretrain",
+    "label-silver",
     "tune-recipe",
     "evaluate",
     "price",

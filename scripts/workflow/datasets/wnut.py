@@ -17,6 +17,13 @@ file is represented): tweets are numbered i = 0, 1, ... in file order;
 tweet i goes to *dev* if i % 10 == 7, to *test* if i % 10 is 8 or 9, and to
 *train* otherwise.
 
+Cross-validation (``--folds K``, the ``tweets`` workflow) writes instead
+``fold{k}/{train,dev,test}.spacy`` for k = 0 .. K-1 and ``stats.json``: fold k's
+*test* split is the tweets with i % K == k, so every tweet is tested in exactly
+one fold; the other tweets, in file order, go to *dev* when their position j
+among them has j % 8 == 7 and to *train* otherwise. With K = 5 that is 70/10/20
+of the file per fold, the proportions of the single split (``cv_split_of``).
+
 Malformed input is repaired or skipped, counted, and reported as a warning:
 a line without a tab is split on its last run of whitespace; a line whose
 tag is missing or not O/B-TYPE/I-TYPE, or with more than two fields, is
@@ -51,6 +58,18 @@ DOCBIN_ATTRS = ("ORTH", "ENT_IOB", "ENT_TYPE")
 SPLIT_RULE = "tweet i (file order): i%10==7 dev, i%10 in (8,9) test, else train"
 
 Sentence = List[Tuple[str, str]]
+
+
+CV_DEV_EVERY = 8  # of the tweets outside a fold's test split, every 8th is dev
+CV_SPLIT_RULE = "fold k: test i%K==k; of the others (position j in file order) dev j%8==7, else train"
+
+
+def cv_split_of(index: int, fold: int, n_folds: int, rest_position: int) -> str:
+    """Where tweet ``index`` goes in ``fold`` of ``n_folds``; ``rest_position`` counts the tweets
+    before it (in file order) outside the fold's test split."""
+    if index % n_folds == fold:
+        return "test"
+    return "dev" if rest_position % CV_DEV_EVERY == CV_DEV_EVERY - 1 else "train"
 
 
 def split_of(index: int) -> str:
@@ -145,6 +164,38 @@ def _split_stats(docs) -> dict:
         "entities": sum(labels.values()),
         "labels": dict(sorted(labels.items())),
     }
+
+
+def convert_folds(input_path: Path, output_dir: Path, n_folds: int) -> dict:
+    """The cross-validation splits (``CV_SPLIT_RULE``): ``fold{k}/{train,dev,test}.spacy`` and
+    ``stats.json``; returns the stats."""
+    from spacy.vocab import Vocab
+    from wasabi import msg
+
+    input_path, output_dir = Path(input_path), Path(output_dir)
+    if not input_path.is_file():
+        msg.fail(f"WNUT file not found: {input_path}", exits=1)
+    if n_folds < 2:
+        raise ValueError(f"cross-validation needs 2 folds or more, got {n_folds}")
+    problems: Counter = Counter()
+    vocab = Vocab()
+    docs = [make_doc(vocab, sentence) for sentence in read_wnut(input_path, problems)]
+    if len(docs) < n_folds:
+        msg.fail(f"{input_path}: {len(docs)} tweets, fewer than {n_folds} folds", exits=1)
+    stats: dict = {"split_rule": CV_SPLIT_RULE, "folds": n_folds, "tweets": len(docs), "splits": {}}
+    for fold in range(n_folds):
+        parts: Dict[str, list] = {s: [] for s in SPLITS}
+        rest = 0
+        for index, doc in enumerate(docs):
+            split = cv_split_of(index, fold, n_folds, rest)
+            rest += split != "test"
+            parts[split].append(doc)
+        for split in SPLITS:
+            write_docbin(parts[split], output_dir / f"fold{fold}" / f"{split}.spacy")
+            stats["splits"][f"fold{fold}/{split}"] = _split_stats(parts[split])
+        sizes = ", ".join(f"{split} {len(parts[split])}" for split in SPLITS)
+        msg.good(f"fold {fold}: {sizes} tweets -> {output_dir / f'fold{fold}'}")
+    return output.finish_stats(stats, problems, output_dir, "Repaired/skipped malformed input")
 
 
 def convert(input_path: Path, output_dir: Path, limit_train: Sequence[int] = ()) -> dict:

@@ -14,9 +14,13 @@ so that the counts summed over the documents give spaCy's ``ents_f`` and ``tag_a
   tokenization matches the gold one.
 * textcat with exclusive classes (``Scorer.score_cats``): ``correct, total``: Docs with a gold
   category, and those whose highest-scoring predicted category is the gold one; spaCy's
-  ``cats_micro_f`` is then correct / total (accuracy). The rows are summed per source document
-  (``user_data[GROUP_KEY]``, e.g. a Brown file whose paragraphs are the Docs), so that the
-  paired tests resample whole documents: paragraphs of one file are not independent.
+  ``cats_micro_f`` is then correct / total (accuracy).
+
+The rows of every task are summed per source document where the Docs name one
+(``user_data[key]`` for a key of ``GROUP_KEYS``: a Brown file whose paragraphs are the Docs, a
+CoNLL-2003 news story whose sentences are), so that the paired tests resample whole documents:
+the paragraphs of one file, or the sentences of one story sharing its entities, are not
+independent. Docs that name none (a tweet, a Brown sentence of the POS corpus) count alone.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from spacy.training import Example
 NER_FIELDS = ("tp", "fp", "fn")
 TAGGER_FIELDS = ("correct", "total", "predicted")
 TEXTCAT_FIELDS = ("correct", "total")
-GROUP_KEY = "brown_file"  # the user_data key naming a Doc's source document
+# the user_data keys naming a Doc's source document: a Brown file (the genre corpus), a
+# CoNLL-2003 document (datasets.conll.DOCUMENT_KEY)
+GROUP_KEYS = ("brown_file", "conll_document")
 
 
 def ner_counts(example: Example) -> Tuple[int, int, int]:
@@ -93,25 +99,32 @@ def textcat_counts(example: Example) -> Tuple[int, int]:
     return int(max(predicted.items(), key=lambda item: item[1])[0] == gold_label), 1
 
 
+def group_of(example: Example, index: int) -> tuple:
+    """The source document of an example's Doc (its first ``GROUP_KEYS`` entry), or the Doc
+    itself (by ``index``) when it names none."""
+    user_data = example.reference.user_data
+    for key in GROUP_KEYS:
+        if key in user_data:
+            return (key, user_data[key])
+    return ("doc", index)
+
+
 def grouped(rows: List[Tuple[int, ...]], examples: List[Example]) -> List[Tuple[int, ...]]:
-    """Rows summed per source document (``GROUP_KEY``), in order of first appearance; a Doc
-    without one is its own group."""
+    """Rows summed per source document (``group_of``), in order of first appearance."""
     sums: dict = {}
     for index, (row, example) in enumerate(zip(rows, examples)):
-        key = example.reference.user_data.get(GROUP_KEY, ("doc", index))
+        key = group_of(example, index)
         total = sums.get(key)
         sums[key] = row if total is None else tuple(a + b for a, b in zip(total, row))
     return list(sums.values())
 
 
 def counts_of(task: str, examples: Iterable[Example]) -> List[Tuple[int, ...]]:
-    """One row of counts per example, in order: NER for ``task == "ner"``, the text classifier's
-    per source document for ``"textcat"``, else the tagger's."""
-    if task == "textcat":
-        examples = list(examples)
-        return grouped([textcat_counts(example) for example in examples], examples)
-    count = ner_counts if task == "ner" else tagger_counts
-    return [count(example) for example in examples]
+    """One row of counts per source document (``grouped``), in order: NER's for ``task ==
+    "ner"``, the text classifier's for ``"textcat"``, else the tagger's."""
+    count = {"ner": ner_counts, "textcat": textcat_counts}.get(task, tagger_counts)
+    examples = list(examples)
+    return grouped([count(example) for example in examples], examples)
 
 
 def fields_of(task: str) -> Tuple[str, ...]:

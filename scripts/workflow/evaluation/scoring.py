@@ -1,10 +1,14 @@
 """Score each trained setting's pipeline(s) on the test split of its task (the ``evaluate`` step).
 
-An optional setting is scored only if it was trained. A setting's pipelines are
+An optional setting is scored only if it was trained, and a setting whose training folder says
+its dataset was left out (``datasets.left_out``) is not scored. A setting's pipelines are
 ``TRAINING_DIR/SETTING/model-best`` or, for settings trained once per seed,
-``TRAINING_DIR/SETTING/seed{N}/model-best``; settings whose name starts with ``ner`` are
-scored on ``--ner-test``, those starting with ``textcat`` on ``--textcat-test``, the others on
-``--tagger-test``.
+``TRAINING_DIR/SETTING/seed{N}/model-best``. The first word of a setting's name says its test
+split and task (``SPLITS``): ``conll*`` on ``--conll-test`` (CoNLL-2003), ``ner*`` on
+``--ner-test`` (WNUT-16), both NER; ``textcat*`` on ``--textcat-test``; the others on
+``--tagger-test``. A cross-validated setting (``tweets*``: ``SETTING/fold{K}/seed{N}/model-best``)
+is scored fold by fold on ``--tweets-test`` with ``{fold}`` replaced by K, into
+``SETTING.fold{K}.seed{N}.json``.
 
 Each pipeline is scored by spaCy's own ``Language.evaluate`` on the test corpus read as
 ``python -m spacy evaluate`` reads it, and its scores are written to
@@ -38,6 +42,8 @@ from .doc_counts import counts_of, fields_of
 from .pipeline_price import precision_override
 
 SEED_DIR = re.compile(r"seed(\d+)$")
+FOLD_DIR = re.compile(r"fold(\d+)$")
+FOLD = "{fold}"  # in a test file's path: the fold's number (cross-validated settings)
 #: ``SETTING@PRECISION``: a setting's pipelines run with another precision (never ``@bilmN``)
 PRECISION_MARK = "@"
 
@@ -47,9 +53,32 @@ def precision_name(setting: str, precision: Optional[str]) -> str:
     return setting if precision is None else f"{setting}{PRECISION_MARK}{precision}"
 
 
+def _seeded(base: Path) -> List[Tuple[int, Path]]:
+    """``[(seed, BASE/seedN)]`` of the seed folders holding a model-best, by seed."""
+    return sorted(
+        (int(m.group(1)), p)
+        for p in base.glob("seed*")
+        if (m := SEED_DIR.search(p.name)) and (p / "model-best").is_dir()
+    )
+
+
 def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
-    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none."""
+    """``[(metrics file stem, model dir)]`` for one setting; an error if there is none. A
+    cross-validated setting's pipelines are ``SETTING/fold{K}/seed{N}/model-best``, stems
+    ``SETTING.fold{K}.seed{N}``."""
     base = training_dir / setting
+    folds = sorted((int(m.group(1)), p) for p in base.glob("fold*") if (m := FOLD_DIR.search(p.name)) and p.is_dir())
+    if folds:
+        found = [
+            (f"{setting}.fold{fold}.seed{seed}", path / "model-best")
+            for fold, folder in folds
+            for seed, path in _seeded(folder)
+        ]
+        if not found:
+            raise FileNotFoundError(
+                f"no trained pipeline for setting {setting!r}: expected {base}/fold<K>/seed<N>/model-best"
+            )
+        return found
     seeded = sorted(
         (int(m.group(1)), p)
         for p in base.glob("seed*")
@@ -68,19 +97,46 @@ def pipelines_of(training_dir: Path, setting: str) -> List[Tuple[str, Path]]:
     return [(f"{setting}.seed{seed}", path / "model-best") for seed, path in seeded]
 
 
+#: the first word of a setting's name: ``(its test split's option, the task it is counted as)``
+SPLITS = {
+    "conll": ("conll", "ner"),
+    "tweets": ("tweets", "ner"),
+    "ner": ("ner", "ner"),
+    "textcat": ("textcat", "textcat"),
+    "tagger": ("tagger", "tagger"),
+}
+
+
+def split_of(setting: str) -> str:
+    """The test split (``--SPLIT-test``) of a setting: its name's first word where ``SPLITS`` knows
+    it, else ``tagger``."""
+    first = setting.split("-", 1)[0]
+    return SPLITS[first][0] if first in SPLITS else "tagger"
+
+
 def task_of(setting: str) -> str:
-    """``ner`` for the settings named ``ner*``, ``textcat`` for ``textcat*``, else ``tagger``."""
-    return next((task for task in ("ner", "textcat") if setting.startswith(task)), "tagger")
+    """What a setting's predictions are counted as: ``ner`` (CoNLL-2003 and WNUT-16),
+    ``textcat`` or ``tagger``."""
+    first = setting.split("-", 1)[0]
+    return SPLITS[first][1] if first in SPLITS else "tagger"
 
 
 def test_file_for(
-    setting: str, ner_test: Optional[Path], tagger_test: Optional[Path], textcat_test: Optional[Path] = None
+    setting: str,
+    ner_test: Optional[Path],
+    tagger_test: Optional[Path],
+    textcat_test: Optional[Path] = None,
+    conll_test: Optional[Path] = None,
+    tweets_test: Optional[Path] = None,
 ) -> Path:
-    """The test split a setting is scored on; an error naming the option when it was not given."""
-    task = task_of(setting)
-    test_file = {"ner": ner_test, "textcat": textcat_test}.get(task, tagger_test)
+    """The test split a setting is scored on (for a cross-validated one, the path with ``{fold}``
+    in it); an error naming the option when it was not given."""
+    split = split_of(setting)
+    test_file = {"ner": ner_test, "textcat": textcat_test, "conll": conll_test, "tweets": tweets_test}.get(
+        split, tagger_test
+    )
     if test_file is None:
-        raise FileNotFoundError(f"setting {setting!r} is scored on the {task} test split: give --{task}-test")
+        raise FileNotFoundError(f"setting {setting!r} is scored on the {split} test split: give --{split}-test")
     return test_file
 
 
@@ -140,14 +196,25 @@ def jobs(
     tagger_test: Optional[Path],
     textcat_test: Optional[Path] = None,
     precisions: Sequence[str] = (),
+    conll_test: Optional[Path] = None,
+    tweets_test: Optional[Path] = None,
 ) -> Iterator[Job]:
     """``(metrics file stem, model dir, test file, precision)`` per pipeline of the settings: the
     pipelines as they are (precision None) or, given ``precisions``, each run in each of them
     (stems ``SETTING@PRECISION[.seedN]``; a ValueError for a pipeline without an elmo component)."""
     runs_at: List[Optional[str]] = list(precisions) or [None]
     for setting in settings:
-        test_data = test_file_for(setting, ner_test, tagger_test, textcat_test)
+        test_path = test_file_for(setting, ner_test, tagger_test, textcat_test, conll_test, tweets_test)
         for stem, model in pipelines_of(training_dir, setting):
+            test_data = test_path
+            fold = FOLD_DIR.search(model.parent.parent.name)
+            if fold is not None:
+                test_data = Path(str(test_path).replace(FOLD, fold.group(1)))
+                if FOLD not in str(test_path) or not test_data.is_file():
+                    raise FileNotFoundError(
+                        f"{model}: the test split of fold {fold.group(1)} is {test_data}, which is not a file "
+                        f"(a cross-validated setting's test path holds {FOLD})"
+                    )
             for precision in runs_at:
                 precision_override(model, precision)  # the check, before anything is scored
                 yield precision_name(setting, precision) + stem[len(setting) :], model, test_data, precision
@@ -161,6 +228,7 @@ def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set
             list(metrics_dir.glob(f"{setting}.json"))
             + list(metrics_dir.glob(f"{setting}.docs.json"))
             + list(metrics_dir.glob(f"{setting}.seed*.json"))
+            + list(metrics_dir.glob(f"{setting}.fold*.json"))
         )
         for path in paths:
             stem = path.name[: -len(".docs.json")] if path.name.endswith(".docs.json") else path.stem
@@ -170,14 +238,23 @@ def remove_stale_scores(metrics_dir: Path, settings: Sequence[str], current: set
 
 
 def trained_settings(training_dir: Path, settings: Sequence[str], optional: Sequence[str]) -> List[str]:
-    """The required settings, then those of the optional ones that were trained."""
-    found = list(settings)
-    for setting in optional:
-        try:
-            pipelines_of(training_dir, setting)
-            found.append(setting)
-        except FileNotFoundError:
-            msg.info(f"Optional setting {setting!r} was not trained: not scored")
+    """The required settings, then those of the optional ones that were trained; without the
+    settings whose dataset was left out (their training folder holds the marker)."""
+    from ..datasets.left_out import left_out
+
+    found = []
+    for setting in list(settings) + list(optional):
+        dataset = left_out(training_dir / setting)
+        if dataset is not None:
+            msg.info(f"Setting {setting!r}: {dataset} was left out, nothing to score")
+            continue
+        if setting not in settings:
+            try:
+                pipelines_of(training_dir, setting)
+            except FileNotFoundError:
+                msg.info(f"Optional setting {setting!r} was not trained: not scored")
+                continue
+        found.append(setting)
     return found
 
 

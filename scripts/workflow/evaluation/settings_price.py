@@ -54,13 +54,23 @@ def price_settings(
     seed: int = 0,
     max_docs: int = MAX_DOCS,
     precision: Optional[str] = None,
+    conll_test: Optional[Path] = None,
 ) -> List[Path]:
     """Measure each setting's pipeline of ``seed`` into ``PRICE_DIR/SETTING.json`` (with a
-    ``precision``: ``SETTING@PRECISION.json``); the files."""
+    ``precision``: ``SETTING@PRECISION.json``); the files. A setting whose dataset was left out
+    is not measured, and its old file is removed."""
+    from ..datasets.left_out import left_out
+
     todo = []
     for setting in settings:
+        dataset = left_out(training_dir / setting)
+        if dataset is not None:
+            msg.info(f"Setting {setting!r}: {dataset} was left out, nothing to measure")
+            (price_dir / f"{precision_name(setting, precision)}.json").unlink(missing_ok=True)
+            continue
         model, model_seed = pipeline_of_seed(training_dir, setting, seed)
-        todo.append((setting, model, model_seed, test_file_for(setting, ner_test, tagger_test, textcat_test)))
+        test_data = test_file_for(setting, ner_test, tagger_test, textcat_test, conll_test)
+        todo.append((setting, model, model_seed, test_data))
     price_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for index, (setting, model, model_seed, test_data) in enumerate(todo, 1):

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import data, distill, low_precision, plots, pooled, price, user_choice
+from . import cv, data, distill, low_precision, paper, plots, pooled, price, silver, targets, user_choice
 from .headline import headline_section
 from .readme import update_readme
 from .rows import comparison_rows, setting_rows, target_rows
@@ -54,10 +54,15 @@ class ReportInputs:
     bilm_dir: Path = Path("training/bilm")
     adapted_bilm_dirs: List[Path] = field(default_factory=list)
     spacy_pretrain_dirs: List[Path] = field(default_factory=list)
+    silver_dirs: List[Path] = field(default_factory=list)  # the label-silver steps' output folders
     output_dir: Path = Path("reports")
     step_times: Optional[Path] = None
     bilm_cpu_time: Optional[Path] = None  # None: BILM_DIR/cpu_time.json
     robustness_step_times: Optional[Path] = None  # the robustness workflow's step times, if recorded
+    tweets_step_times: Optional[Path] = None  # the tweets workflow's, if recorded
+    conll_full_step_times: Optional[Path] = None  # the conll-full workflow's, if recorded
+    # the tweets workflow's SETTING.fold{K}.seed{N} files; None or missing: no cross-validation section
+    tweets_metrics_dir: Optional[Path] = None
     price_dir: Optional[Path] = None  # the price step's SETTING.json files; None or missing: prices show "-"
     # the evaluate-precision step's SETTING@PRECISION files; None or missing: no low-precision section
     precision_metrics_dir: Optional[Path] = None
@@ -147,6 +152,8 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     price_note = price.note(prices)
     rows = comparison_rows(settings, **test_options)
     pooled_rows = pooled.pooled_rows(settings, **test_options)
+    tweets_dir = inputs.tweets_metrics_dir
+    cv_rows = cv.cv_rows(data.load_settings(tweets_dir), **test_options) if tweets_dir and tweets_dir.is_dir() else []
     precision_dir = inputs.precision_metrics_dir
     precision_settings = data.load_settings(precision_dir) if precision_dir and precision_dir.is_dir() else {}
     precision_rows = low_precision.precision_rows({**settings, **precision_settings}, prices, **test_options)
@@ -185,17 +192,17 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
             ],
             out / "differences.png",
         )
-    ner_full = (settings.get("ner-baseline"), settings.get("ner-elmo"))
-    if any(ner_full):
+    ner_pair = (settings.get("conll-small-baseline"), settings.get("conll-small-elmo"))
+    if any(ner_pair):
         per_type = {
             label: (
-                ner_full[0].per_type().get(label) if ner_full[0] else None,
-                ner_full[1].per_type().get(label) if ner_full[1] else None,
+                ner_pair[0].per_type().get(label) if ner_pair[0] else None,
+                ner_pair[1].per_type().get(label) if ner_pair[1] else None,
             )
-            for label in set().union(*(s.per_type() for s in ner_full if s))
+            for label in set().union(*(s.per_type() for s in ner_pair if s))
         }
         figures["ner_per_type"] = plots.plot_per_type(
-            per_type, "NER F1 per entity type (full training set)", out / "ner_per_type.png"
+            per_type, "NER F1 per entity type (CoNLL-2003, low-resource training set)", out / "ner_per_type.png"
         )
     bilm_md, bilm_warning, bilm_run, curve = pretraining_section(
         "biLM pretraining", "Pretraining of the biLM", inputs.bilm_dir, "bilm_perplexity", out, figures
@@ -233,10 +240,22 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
 
     table = settings_table(setting_list, with_price=True) + "\n\n" + comparisons_table(rows)
     sentences = [comparison_sentence(row) for row in rows]
-    targets = target_rows(rows)
+    comparisons_json = [
+        {
+            **{k: v for k, v in r.items() if k not in ("baseline_summary", "other_summary", "test")},
+            "baseline_values": r["baseline_summary"].values if r["baseline_summary"] else None,
+            "other_values": r["other_summary"].values if r["other_summary"] else None,
+            "test": r["test"].as_dict() if r["test"] else None,
+        }
+        for r in rows
+    ]
+    cv_md = cv.cv_lines(cv_rows, inputs.tweets_step_times, inputs.resamples)
+    paper_md = paper.paper_lines(comparisons_json, bilm_run)
+    run_targets = target_rows(rows)
+    headline_targets = targets.headline_targets(rows, pooled_rows, cv_rows)
     target_lines = (
-        ["Targets of the default workflow (issue 12; the published weights do not count):", ""]
-        + [f"- {t['text']}" for t in targets]
+        ["Targets (the published weights and the distilled tok2vec do not count for the gains of one run):", ""]
+        + [f"- {t['text']}" for t in headline_targets + run_targets]
         + [""]
     )
     method = METHOD_NOTE.format(**test_options)
@@ -257,7 +276,14 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     spacy_runs = user_choice.read_spacy_pretrain_runs(inputs.spacy_pretrain_dirs)
     choice = user_choice.choice_sentence(rows)
     bilm_cpu = user_choice.read_cpu_time(inputs.bilm_cpu_time or inputs.bilm_dir / "cpu_time.json")
-    budgets = user_choice.budget_table(bilm_run, spacy_runs, step_times, bilm_cpu) if spacy_runs else ""
+    labelling = silver.read_labelling_records(inputs.silver_dirs)
+    budgets = (
+        user_choice.budget_table(
+            bilm_run, spacy_runs, step_times, bilm_cpu, silver.labelling_rows(labelling, step_times)
+        )
+        if spacy_runs
+        else ""
+    )
     choice_md = ([choice, ""] if choice else []) + (
         [
             "spaCy's pretraining (`spacy pretrain` of the baseline config's own tok2vec, spaCy's characters "
@@ -272,6 +298,7 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         else []
     )
     distill_md, distillation = distill.distill_lines(rows, user_choice.distilled_choice_sentence(rows))
+    silver_md, students = silver.silver_lines(rows, setting_list, labelling)
     loud = [f"> **Warning:** {warning}" for warning in warnings]
     md = ["# spacy-elmo: baseline vs ELMo", "", header, ""] + [line for w in loud for line in (w, "")]
     md += [
@@ -294,10 +321,15 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     ]
     md += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
     md += pooled_md
+    md += cv_md
+    if paper_md:
+        md += ["## The paper's benchmark: CoNLL-2003", ""] + paper_md + [""]
     if choice_md:
         md += ["## ELMo or spaCy's own pretraining, for the same CPU time", ""] + choice_md
     if distill_md:
         md += ["## ELMo distilled into the baseline's tok2vec", ""] + distill_md
+    if silver_md:
+        md += ["## ELMo's predictions as training data", ""] + silver_md
     md += low_precision.lines(precision_rows)
     md += ["## Targets", ""] + target_lines[2:]
     md += [f"![scores]({figures['scores'].name})", ""]
@@ -305,9 +337,9 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
         md += [f"![differences]({figures['differences'].name})", ""]
     if "ner_per_type" in figures:
         md += [
-            "## NER per entity type (full training set, test split)",
+            "## NER per entity type (CoNLL-2003, low-resource training set, test split)",
             "",
-            per_type_table(*ner_full),
+            per_type_table(*ner_pair),
             "",
             f"![per type]({figures['ner_per_type'].name})",
             "",
@@ -372,8 +404,12 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
     section += [comparisons_table(rows), "", method, ""]
     section += [f"- {sentence}" for sentence in sentences] + ([""] if sentences else [])
     section += section_pooled_md
+    section += cv.cv_lines(cv_rows, inputs.tweets_step_times, inputs.resamples, heading="###")
+    if paper_md:
+        section += ["### The paper's benchmark: CoNLL-2003", ""] + paper_md + [""]
     section += choice_md
     section += distill_md
+    section += silver_md
     section += low_precision.lines(precision_rows, heading="###")
     section += target_lines
     top = [(name, value) for name, value in bank if "top" in name]
@@ -402,24 +438,28 @@ def build(inputs: ReportInputs) -> Tuple[str, str, str, dict]:
             {**{k: v for k, v in r.items() if k != "summary"}, "values": r["summary"].values if r["summary"] else None}
             for r in setting_list
         ],
-        "comparisons": [
-            {
-                **{k: v for k, v in r.items() if k not in ("baseline_summary", "other_summary", "test")},
-                "baseline_values": r["baseline_summary"].values if r["baseline_summary"] else None,
-                "other_values": r["other_summary"].values if r["other_summary"] else None,
-                "test": r["test"].as_dict() if r["test"] else None,
-            }
-            for r in rows
-        ],
+        "comparisons": comparisons_json,
         "statistics": {"resamples": inputs.resamples, "rounds": inputs.rounds, "alpha": 0.05},
         "pooled": [row.as_dict() for row in pooled_rows],
         "robustness_cpu_seconds": pooled.robustness_times(inputs.robustness_step_times)[0] if pooled_rows else None,
-        "targets": targets,
+        "cv": [row.as_dict() for row in cv_rows],
+        "tweets_cpu_seconds": pooled.robustness_times(inputs.tweets_step_times)[0] if cv_rows else None,
+        "conll_full_cpu_seconds": pooled.robustness_times(inputs.conll_full_step_times)[0],
+        "paper": {
+            "citation": paper.PAPER_CITATION,
+            "baseline": paper.PAPER_BASELINE,
+            "elmo": paper.PAPER_ELMO,
+            "elmo_std": paper.PAPER_ELMO_STD,
+            "bilm": paper.PAPER_BILM,
+        },
+        "targets": run_targets,
+        "headline_targets": headline_targets,
         "pretraining_last": curve[-1] if curve else None,
         "pretraining_run": bilm_run,
         "spacy_pretraining": spacy_runs,
         "choice": choice,
         "distillation": distillation,
+        "silver": students,
         "precision": low_precision.as_dicts(precision_rows),
         "adaptations": [{"name": name, "run": info, "last": last} for name, info, last, _ in adaptations],
         "warnings": warnings,

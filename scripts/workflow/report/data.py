@@ -23,20 +23,36 @@ import numpy
 
 from ..evaluation import paired_stats
 
-# Settings are named TASK[-small]-VARIANT (ner-elmo, tagger-small-baseline, ...). Each variant
+# Settings are named TASK[-small]-VARIANT (conll-small-elmo, tagger-small-baseline, ...): TASK is
+# conll (CoNLL-2003 NER), ner (WNUT-16 NER), tagger (UPOS on Brown) or textcat. Each variant
 # is compared with the baseline of its task and size, each "X-adapted" also with "X" (the same
 # setting on the biLM before domain adaptation), and ELMo also with spaCy's own pretraining
 # (the baseline's tok2vec pretrained by `spacy pretrain` for the biLM's CPU time: the choice a
 # user has); a comparison is made only when both settings were scored. ELMo distilled into the
 # baseline's tok2vec (`spacy pretrain` with the PretrainElmo.v1 objective, then init_tok2vec) is
-# also compared with spaCy's pretraining and with ELMo itself. A new variant needs no code: it
-# sorts after the known ones.
-SETTING_NAME = re.compile(r"^(?P<task>ner|tagger|textcat)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
-TASKS = ("ner", "tagger", "textcat")
+# also compared with spaCy's pretraining and with ELMo itself. A student of ELMo's predictions
+# (the baseline config on gold + an ELMo teacher's silver) is also compared with the self-training
+# control (the same with the baseline as teacher), ELMo and the distilled ELMo. A new variant
+# needs no code: it sorts after the known ones.
+SETTING_NAME = re.compile(r"^(?P<task>conll|ner|tagger|textcat)(?P<small>-small)?-(?P<variant>[a-z0-9][a-z0-9-]*)$")
+TASKS = ("conll", "ner", "tagger", "textcat")
+# what a task's per-document counts are, for the paired statistics (evaluation.scoring.task_of)
+COUNTED_AS = {"conll": "ner"}
 SIZES = ("full", "small")
 SPACY_PRETRAIN = "spacy-pretrain"
 DISTILLED = "elmo-distilled"
-VARIANTS = ("baseline", SPACY_PRETRAIN, "elmo", "elmo-adapted", "elmo-published", DISTILLED)
+ELMO_SILVER = "elmo-silver"
+SELF_TRAINING = "self-training"
+VARIANTS = (
+    "baseline",
+    SPACY_PRETRAIN,
+    "elmo",
+    "elmo-adapted",
+    "elmo-published",
+    DISTILLED,
+    SELF_TRAINING,
+    ELMO_SILVER,
+)
 VARIANT_LABELS = {
     "baseline": "baseline",
     SPACY_PRETRAIN: "spaCy pretraining",
@@ -44,19 +60,31 @@ VARIANT_LABELS = {
     "elmo-adapted": "ELMo, adapted biLM",
     "elmo-published": "ELMo, published weights",
     DISTILLED: "ELMo distilled",
+    SELF_TRAINING: "self-training",
+    ELMO_SILVER: "ELMo's silver",
 }
 ADAPTED_SUFFIX = "-adapted"
 # besides the baseline, a variant is compared with these variants of its task and size
-ALSO_COMPARED_WITH = {"elmo": (SPACY_PRETRAIN,), DISTILLED: (SPACY_PRETRAIN, "elmo")}
-# the issue's targets for the default workflow: (task, size, gain in points over the baseline);
-# a target is met by an ELMo variant other than the published weights (and the distilled one,
-# which has targets of its own: report.distill), with p < 0.05
-TARGETS: Tuple[Tuple[str, str, float], ...] = (("ner", "full", 3.0), ("tagger", "small", 3.0), ("tagger", "full", 0.5))
-NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN, DISTILLED)
+ALSO_COMPARED_WITH = {
+    "elmo": (SPACY_PRETRAIN,),
+    DISTILLED: (SPACY_PRETRAIN, "elmo"),
+    ELMO_SILVER: (SELF_TRAINING, "elmo", DISTILLED),
+}
+# the targets of one run: (task, size, gain in points over the baseline); a target is met by an
+# ELMo variant other than the published weights (and the distilled ELMo and the students, which
+# have targets of their own: report.distill, report.silver), with p < 0.05. The targets over
+# biLMs and folds: report.targets
+TARGETS: Tuple[Tuple[str, str, float], ...] = (
+    ("conll", "small", 2.0),
+    ("tagger", "small", 3.0),
+    ("tagger", "full", 0.5),
+)
+NOT_FOR_TARGETS = ("elmo-published", SPACY_PRETRAIN, DISTILLED, SELF_TRAINING, ELMO_SILVER)
 # the score a task is compared on, in order of preference, with its name in the report;
 # the project's tagger predicts UPOS stored in token.tag_ (preprocess_brown.py), so tag_acc is
 # UPOS accuracy (pos_acc would be a morphologizer's)
 MAIN_SCORES: Dict[str, Tuple[Tuple[str, str], ...]] = {
+    "conll": (("ents_f", "NER F1"),),
     "ner": (("ents_f", "NER F1"),),
     "tagger": (("tag_acc", "UPOS accuracy"), ("pos_acc", "UPOS accuracy")),
     # exclusive genres: spaCy's micro F is the accuracy (cats_score would be the macro F)
@@ -80,6 +108,11 @@ PRECISION_SUFFIX = re.compile(r"^(?P<setting>.+)@(?P<precision>float32|bfloat16|
 DOCS_SUFFIX = ".docs.json"
 # summed per-document counts must give the run's own score back to this precision
 COUNTS_TOLERANCE = 1e-9
+
+
+def counted_as(task: str) -> str:
+    """The task whose counts and scores ``paired_stats`` knows: ``ner`` for CoNLL-2003."""
+    return COUNTED_AS.get(task, task)
 
 
 def setting_name(task: str, size: str, variant: str) -> str:
@@ -308,6 +341,7 @@ def doc_counts(setting: Setting, seed: Optional[int], task: str, key: str) -> nu
     Raises ValueError naming the file when they are missing, of another model or test file,
     or do not sum to the score spaCy reported.
     """
+    task = counted_as(task)
     run = setting.run_of(seed)
     docs = setting.docs.get(seed)
     label = f"{setting.name}" + (f" seed {seed}" if seed is not None else "")
@@ -357,7 +391,7 @@ def paired_test(
         }
         if len(test_files) != 1:
             raise ValueError(f"{baseline.name} and {other.name} were scored on different test files")
-        return paired_stats.compare(task, counts_a, counts_b, **options), None
+        return paired_stats.compare(counted_as(task), counts_a, counts_b, **options), None
     except ValueError as e:
         return None, str(e)
 

@@ -1,11 +1,13 @@
-"""The README's headline: one line on the run, ELMo against the baseline per task, and one
-sentence on ELMo against spaCy's own pretraining, all taken from ``results.json``. When the
-``robustness`` workflow has run (``results["pooled"]``), the claims are the pooled ones: per task,
-ELMo against the baseline over the biLMs, a gain only where the pooled p < 0.05 and every biLM
-gains, else "varies", with the range over the biLMs. Then, where the run has them, ELMo distilled
-into the baseline's tok2vec against the baseline (with the share of ELMo's gain it keeps and its
-speed), and the ELMo pipelines with the biLM in bfloat16 / int8 against float32 (equivalence
-within the report's margins, and the speed-up).
+"""The README's headline: one line on the run, ELMo against the baseline per task (CoNLL-2003
+first), and one sentence on ELMo against spaCy's own pretraining, all taken from ``results.json``.
+When the ``tweets`` workflow has run (``results["cv"]``), the cross-validated WNUT-16 gain pooled
+over folds, seeds and biLMs; when the ``robustness`` workflow has run (``results["pooled"]``), the
+claims pooled over biLMs: per task, a gain only where the pooled p < 0.05 and every biLM gains,
+else "varies", with the range over the biLMs. Then the ELMo paper's CoNLL-2003 row beside ours
+(``paper``), ELMo distilled into the baseline's tok2vec against the baseline (with the share of
+ELMo's gain it keeps and its speed), the students of ELMo's predictions against the baseline and
+the self-training control, the ELMo pipelines with the biLM in bfloat16 / int8 against float32,
+and the targets, each met or missed by how much.
 
 Why apart from the full results section: the landing page quotes a few numbers a newcomer
 needs to decide, and links to ``docs/workflow.md`` for the rest."""
@@ -15,14 +17,18 @@ from __future__ import annotations
 import statistics
 from typing import List, Optional, Sequence
 
+from .paper import paper_lines
 from .text import markdown_table, p_text
 
 SCORE_DATA = {
+    "conll": "NER F1 (CoNLL-2003 news)",
+    "tweets": "NER F1 (WNUT-16 tweets, cross-validated)",
     "ner": "NER F1 (WNUT-16 tweets)",
     "tagger": "UPOS accuracy (Brown)",
     "textcat": "genre accuracy (Brown paragraphs)",
 }
 UNITS = {"ner": "tweets", "textcat": "paragraphs"}
+TASK_NAMES = {"conll": "CoNLL-2003 NER", "ner": "WNUT-16 NER", "tagger": "the tagger", "textcat": "genres"}
 WORDS_NOTE = " Words/s: words per CPU-second on one thread, one seed's pipeline per setting (`-`: not measured)."
 
 
@@ -60,9 +66,19 @@ def run_line(results: dict) -> str:
         line += (
             f", {elapsed / 60:.1f} min of wall time" if elapsed else " (its steps timed by several runs of the runner)"
         )
-    robustness = results.get("robustness_cpu_seconds")
-    if robustness and elmo_pools(results):
-        line += f"; then `python -m scripts run-workflow robustness`: {robustness / 60:.1f} min of CPU time"
+    for workflow, key, shown in (
+        ("robustness", "robustness_cpu_seconds", bool(elmo_pools(results))),
+        ("tweets", "tweets_cpu_seconds", bool(results.get("cv"))),
+        (
+            "conll-full",
+            "conll_full_cpu_seconds",
+            any(c["task"] == "conll" and c["size"] == "full" for c in results["comparisons"]),
+        ),
+    ):
+        seconds = results.get(key)
+        if seconds and shown:
+            line += "; then" if "; then" not in line else ","
+            line += f" `python -m scripts run-workflow {workflow}`: {seconds / 60:.1f} min of CPU time"
     return line + "."
 
 
@@ -122,6 +138,63 @@ def pooled_lines(pools: List[dict]) -> List[str]:
     ]
 
 
+def cv_lines(results: dict) -> List[str]:
+    """The cross-validated tweets (the ``tweets`` workflow): ELMo against the baseline pooled over
+    folds, seeds and biLMs, one row per setting; none without it."""
+    rows = []
+    for row in results.get("cv") or []:
+        test = row["test"]
+        if not test:
+            continue
+        low, high = (100 * bound for bound in test["ci95"])
+        elmo = [value for values in (row["member_values"] or {}).values() for value in values]
+        rows.append(
+            [
+                SCORE_DATA["tweets"],
+                f"{len(test['folds'])} folds of the whole file ({test['n_docs']:,} tweets)",
+                spread(row["baseline_values"]),
+                spread(elmo),
+                f"{row['delta']:+.2f} ({low:+.2f} to {high:+.2f})",
+                p_text(test["p_value"]),
+                f"{row['range'][0]:+.2f} to {row['range'][1]:+.2f}",
+                f"{len(test['bilms'])} x {len(test['seeds'])} x {len(test['folds'])} x {test['n_docs']:,}",
+                claim(row),
+            ]
+        )
+    if not rows:
+        return []
+    return [
+        "WNUT-16 cross-validated: each tweet tested once, by the models trained on the other folds; ELMo against "
+        "the baseline over biLMs, seeds and folds (a bootstrap drawing each, and each fold's tweets):",
+        "",
+        markdown_table(
+            [
+                "task",
+                "test data",
+                "baseline",
+                "ELMo",
+                "ELMo - baseline over biLMs, seeds and folds (95% interval)",
+                "p",
+                "range over biLMs",
+                "biLMs x seeds x folds x test docs",
+                "claim",
+            ],
+            rows,
+        ),
+    ]
+
+
+def target_lines(results: dict) -> List[str]:
+    """Every target, met or missed by how much: the headline's (over biLMs, against spaCy's
+    pretraining, cross-validated), the ones of a run, the distilled tok2vec's."""
+    texts = [t["text"] for t in results.get("headline_targets") or []]
+    texts += [t["text"] for t in results.get("targets") or []]
+    texts += [t["text"] for t in (results.get("distillation") or {}).get("targets") or []]
+    if not texts:
+        return []
+    return ["Targets:", ""] + [f"- {text}" for text in texts]
+
+
 def words_per_second(results: dict, setting: str) -> str:
     """The setting's words per CPU-second (the price step's, one thread) as ``12,345``; ``-``
     where it was not measured (a run from before the price step)."""
@@ -175,6 +248,55 @@ def distilled_lines(results: dict) -> List[str]:
         "for the biLM's pretraining CPU time, then the baseline trained from it: no biLM at prediction), "
         "paired with the baseline over the same seeds and test documents; the share is (distilled - "
         "baseline) / (ELMo - baseline), n/a where ELMo did not gain:",
+        "",
+        markdown_table(headers, rows),
+    ]
+
+
+def silver_lines(results: dict) -> List[str]:
+    """The students of ELMo's predictions against the baseline and the self-training control, one
+    row per task, with the share of ELMo's gain and their words/s beside the baseline's; none
+    without a student."""
+    shares = {s["setting"]: s for s in (results.get("silver") or {}).get("shares") or []}
+    index = {(c["other"], c["baseline"]): c for c in results["comparisons"]}
+    rows = []
+    for c in results["comparisons"]:
+        if not (c["other"].endswith("-elmo-silver") and c["baseline"].endswith("-baseline")):
+            continue
+        control = index.get((c["other"], c["baseline"][: -len("baseline")] + "self-training"))
+        share = (shares.get(c["other"]) or {}).get("share")
+        rows.append(
+            [
+                SCORE_DATA[c["task"]],
+                f"{c['train_docs']:,} {UNITS.get(c['task'], 'sentences')}" if c["train_docs"] else c["size"],
+                spread(c["other_values"]),
+                difference(c),
+                p_text(c["test"]["p_value"]) if c["test"] else "n/a",
+                difference(control) if control else "n/a",
+                p_text(control["test"]["p_value"]) if control and control["test"] else "n/a",
+                f"{share:.0%}" if share is not None else "n/a",
+                words_per_second(results, c["baseline"]),
+                words_per_second(results, c["other"]),
+            ]
+        )
+    if not rows:
+        return []
+    headers = [
+        "task",
+        "training data",
+        "student",
+        "student - baseline (95% interval)",
+        "p",
+        "student - self-training (95% interval)",
+        "p",
+        "share of ELMo's gain",
+        "baseline words/s",
+        "student words/s",
+    ]
+    return [
+        "ELMo's predictions as training data: the baseline trained on the gold plus an ELMo teacher's labels "
+        "on unlabeled in-domain text (no biLM at prediction), paired with the baseline and with self-training "
+        "(the same, taught by the baseline) over the same seeds and test documents:",
         "",
         markdown_table(headers, rows),
     ]
@@ -251,7 +373,7 @@ def headline_section(results: dict) -> str:
     ]
     if against:
         quoted = ", ".join(
-            f"{'NER' if c['task'] == 'ner' else 'the ' + c['size'] + ' tagger'} {c['delta']:+.2f} "
+            f"{TASK_NAMES.get(c['task'], c['task'])} ({c['size']}) {c['delta']:+.2f} "
             f"(p = {p_text(c['test']['p_value'])}{'' if c['test']['p_value'] < 0.05 else ', no significant difference'})"
             for c in against
         )
@@ -262,9 +384,15 @@ def headline_section(results: dict) -> str:
     else:
         lines.append("Scores are the mean ± std over seeds.")
     lines[-1] += WORDS_NOTE
-    if pools:
-        lines += [""] + pooled_lines(pools)[:-1]
-    for extra in (distilled_lines(results), precision_lines(results)):
+    for extra in (
+        cv_lines(results),
+        pooled_lines(pools)[:-1] if pools else [],
+        paper_lines(results["comparisons"], results.get("pretraining_run")),
+        distilled_lines(results),
+        silver_lines(results),
+        precision_lines(results),
+        target_lines(results),
+    ):
         if extra:
             lines += [""] + extra
     return "\n".join(lines)

@@ -22,7 +22,7 @@ from . import data
 from .text import markdown_table, p_text
 
 #: the equivalence margin per task, in points of its main score
-MARGINS: Dict[str, float] = {"ner": 0.5, "tagger": 0.1}
+MARGINS: Dict[str, float] = {"conll": 0.5, "ner": 0.5, "tagger": 0.1}
 EQUIVALENT = "equivalent"
 NOT_SHOWN = "not shown equivalent"
 NOT_TESTED = "not tested"

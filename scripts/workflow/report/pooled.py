@@ -172,7 +172,9 @@ def pooled_rows(settings: Dict[str, data.Setting], **options) -> List[PooledRow]
             if not seeds:
                 raise ValueError(f"no seed common to {baseline_name} and {', '.join(members)}")
             base_counts, *other_counts = data.one_test_file(task, key, [baseline] + runs, seeds)
-            row.result = pooled_stats.compare_pooled(task, base_counts, dict(zip(members, other_counts)), **options)
+            row.result = pooled_stats.compare_pooled(
+                data.counted_as(task), base_counts, dict(zip(members, other_counts)), **options
+            )
         except ValueError as e:
             row.not_tested = str(e)
         rows.append(row)

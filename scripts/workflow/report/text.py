@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence, Tuple
 from . import data, price
 
 TASK_DATA = {
+    "conll": "NER (CoNLL-2003 news)",
     "ner": "NER (WNUT-16 tweets)",
     "tagger": "POS tagging (Brown)",
     "textcat": "genre classification (Brown paragraphs, 15 genres)",

@@ -61,11 +61,16 @@ def _cpu(*candidates: object) -> str:
 
 
 def budget_table(
-    bilm_run: Optional[dict], spacy_runs: Dict[str, dict], step_times: dict, bilm_cpu_seconds: Optional[float] = None
+    bilm_run: Optional[dict],
+    spacy_runs: Dict[str, dict],
+    step_times: dict,
+    bilm_cpu_seconds: Optional[float] = None,
+    labelling: Sequence[List[str]] = (),
 ) -> str:
     """One row per pretraining: its CPU time, how it stopped, what it trained on. The biLM's is
     that of its pretraining (``bilm_cpu_seconds``, the spaCy runs' budget), else its step's;
-    a spaCy run's is its step's, else its process's (``run.json``)."""
+    a spaCy run's is its step's, else its process's (``run.json``). ``labelling``: the rows of
+    the teachers' labelling (``silver.labelling_rows``), the other CPU time spent before training."""
     rows = []
     if bilm_run is not None:
         rows.append(
@@ -94,6 +99,7 @@ def budget_table(
                 text,
             ]
         )
+    rows += [list(row) for row in labelling]
     return markdown_table(["pretraining (step)", "CPU time", "stopped by", "updates", "text seen"], rows)
 
 

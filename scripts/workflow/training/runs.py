@@ -4,9 +4,11 @@ per probed layer, per recipe variant) go on where a failure stopped them.
 ``train_unless_done(config, output_dir, overrides)`` runs ``spacy train`` (in this process,
 the same function the ``python -m spacy train`` command calls) unless ``output_dir`` already
 holds a finished run of exactly these inputs. A finished run is marked by
-``output_dir/inputs.json``, written after training succeeded, holding the overrides and the
-SHA-256 of the config and of every file or folder the overrides name. So when one run of
-several fails, rerunning the step redoes only the runs that did not finish.
+``output_dir/inputs.json``, written after training succeeded, holding the overrides, the
+SHA-256 of the config and of every file or folder the overrides name, and the SHA-256 of what
+the run made (``model-best``). So when one run of several fails, rerunning the step redoes only
+the runs that did not finish; and a run whose product was changed or damaged since (a file cut
+short, removed or edited) is trained again, with a warning naming the folder, never reused.
 """
 from __future__ import annotations
 
@@ -40,17 +42,28 @@ def describe_run(config: Path, overrides: Dict[str, Any]) -> dict:
 
 
 def is_done(output_dir: Path, description: dict, product: str = "model-best") -> bool:
-    """Whether output_dir holds a finished run (its ``product``) of exactly this description."""
+    """Whether output_dir holds a finished run of exactly this description whose ``product`` is
+    what that run made (its SHA-256 as recorded); a product changed since is said, by name."""
     try:
         stored = json.loads((output_dir / DONE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return stored == json.loads(json.dumps(description)) and (output_dir / product).exists()
+    if not isinstance(stored, dict) or stored.get("inputs") != json.loads(json.dumps(description)):
+        return False
+    made = output_dir / product
+    if stored.get("product") != product or not made.exists():
+        return False
+    if sha256_of_path(made) != stored.get("product_sha256"):
+        msg.warn(f"{made} is not what the finished run made there (changed or damaged since): running it again")
+        return False
+    return True
 
 
-def mark_done(output_dir: Path, description: dict) -> None:
-    """Record that output_dir holds a finished run of this description (after it succeeded)."""
-    (output_dir / DONE_FILE).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
+def mark_done(output_dir: Path, description: dict, product: str = "model-best") -> None:
+    """Record that output_dir holds a finished run of this description, and the SHA-256 of its
+    ``product`` (after the run succeeded)."""
+    record = {"inputs": description, "product": product, "product_sha256": sha256_of_path(output_dir / product)}
+    (output_dir / DONE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def train_unless_done(config: Path, output_dir: Path, overrides: Dict[str, Any], use_gpu: int = -1) -> bool:
@@ -93,15 +106,43 @@ def gpu_id(choice: str) -> int:
     return 0 if torch.cuda.is_available() and importlib.util.find_spec("cupy") is not None else -1
 
 
+FOLD = "{fold}"  # in an override's value: the fold's number (train_seeds' ``folds``)
+
+
 def train_seeds(config: Path, output_dir: Path, seeds: Sequence[int], overrides: Dict[str, Any],
-                use_gpu: int = -1, jobs: int = 1) -> None:
+                use_gpu: int = -1, jobs: int = 1, folds: Sequence[int] = ()) -> None:
     """One run per seed into ``output_dir/seed{N}`` (``system.seed`` = N); finished seeds are
     skipped. The spread over seeds is what the report shows.
 
-    ``jobs`` > 1 trains that many seeds at a time, each in its own process (CPU only: on a GPU
-    the seeds take turns); a run's weights do not depend on it (tested).
+    With ``folds`` (cross-validation), one run per fold and seed into
+    ``output_dir/fold{K}/seed{N}``, ``{fold}`` in an override's value replaced by K (the fold's
+    corpora: ``--paths.train corpus/tweets/fold{fold}/train.spacy``).
+
+    A training corpus (``paths.train``) in a folder whose dataset was left out
+    (``datasets.left_out``) trains nothing: ``output_dir`` then holds the marker alone.
+
+    ``jobs`` > 1 trains that many runs at a time, each in its own process (CPU only: on a GPU
+    they take turns); a run's weights do not depend on it (tested).
     """
+    from ..datasets.left_out import MARKER, left_out, mark
     from ..parallel.pool import run_parallel
 
-    runs = [(config, output_dir / f"seed{seed}", {**overrides, "system.seed": seed}, use_gpu) for seed in seeds]
+    train = overrides.get("paths.train")
+    dataset = left_out(Path(str(train).replace(FOLD, str(folds[0] if folds else 0)))) if train else None
+    if dataset is not None:
+        if output_dir.exists():
+            shutil.rmtree(output_dir)
+        mark(output_dir, dataset)
+        msg.info(f"{train}: {dataset} was left out, nothing to train ({output_dir / MARKER})")
+        return
+    (output_dir / MARKER).unlink(missing_ok=True)
+    if folds:
+        runs = [
+            (config, output_dir / f"fold{fold}" / f"seed{seed}",
+             {**{key: value.replace(FOLD, str(fold)) if isinstance(value, str) else value
+                 for key, value in overrides.items()}, "system.seed": seed}, use_gpu)
+            for fold in folds for seed in seeds
+        ]
+    else:
+        runs = [(config, output_dir / f"seed{seed}", {**overrides, "system.seed": seed}, use_gpu) for seed in seeds]
     run_parallel(train_unless_done, runs, jobs if use_gpu < 0 else 1)

@@ -150,7 +150,7 @@ def pretrain_within_budget(config_path: Path, output_dir: Path, text: Path, over
         steps=stop.steps if stop else None, epochs=stop.epochs if stop else None,
         words=_words_trained(output_dir))
     (output_dir / RUN_FILE).write_text(json.dumps(asdict(run), indent=2) + "\n", encoding="utf-8")
-    mark_done(output_dir, description)
+    mark_done(output_dir, description, WEIGHTS)
     msg.good(f"spacy pretrain stopped by {run.stopped_by}: {run.steps} updates, {run.words} words, "
              f"{run.cpu_seconds:.0f} CPU seconds (budget {cpu_seconds}); weights in {output_dir / WEIGHTS}")
     return run

