@@ -113,7 +113,7 @@ def label(
     from spacy.tokens import DocBin
     from tqdm import tqdm
 
-    from spacy_elmo.corpora.docbin import read_docbin
+    from spacy_elmo.corpora.files import read_docbin
 
     if unlabeled.suffix != ".spacy" or not unlabeled.is_file():
         raise ValueError(f"{unlabeled}: expected a .spacy file of the unlabeled documents")
