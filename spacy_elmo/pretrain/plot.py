@@ -20,7 +20,7 @@ def plot_training(output_dir: Union[str, Path], image_path: Optional[Union[str, 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as err:
-        raise RuntimeError("plot-training needs matplotlib: pip install 'spacy-elmo[plot]'") from err
+        raise RuntimeError("plot-training needs matplotlib: pip install matplotlib") from err
 
     steps = [r["step"] for r in records]
     sampled = any(r.get("softmax") == "sampled" for r in records)

@@ -36,6 +36,16 @@ def test_plot_training_writes_a_png(trained_run, tmp_path):
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_plot_training_without_matplotlib_names_what_to_install(trained_run, tmp_path, monkeypatch):
+    """The hint names a package an index has: spacy-elmo itself is on none."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    target = tmp_path / "curves.png"
+    result = CliRunner().invoke(app, ["plot-training", str(trained_run), "--output", str(target)])
+    assert result.exit_code == 1
+    assert result.output == "Error: plot-training needs matplotlib: pip install matplotlib\n"
+    assert not target.exists()
+
+
 def test_plot_training_without_metrics_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["plot-training", str(tmp_path)])
     assert result.exit_code == 1 and "No metrics" in result.output
