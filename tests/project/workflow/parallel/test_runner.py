@@ -103,7 +103,8 @@ def test_each_steps_wall_and_cpu_time_is_recorded(tmp_path):
     burn = times["c"]
     # the grandchild's CPU time counts, and the sleeping step beside it does not
     assert CPU_SECONDS - 0.1 <= burn["cpu_seconds"] <= burn["seconds"] * available_cores() + 0.2
-    assert times["b"]["cpu_seconds"] < CPU_SECONDS - 0.5
+    # both steps pay the same start-up (slower on a busy machine); only c's burn sets them apart
+    assert burn["cpu_seconds"] - times["b"]["cpu_seconds"] > CPU_SECONDS - 0.5
     assert "c: done in" in proc.stdout and "CPU-min" in proc.stdout
 
 
