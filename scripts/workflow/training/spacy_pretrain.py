@@ -59,7 +59,9 @@ def stop_at_budget(
     max_steps: Optional[int] = None,
 ) -> Callable[[Iterable[Any]], Iterator[List[Any]]]:
     """``batcher``'s batches until this process has used ``cpu_seconds`` or yielded
-    ``max_steps`` batches (counted over all epochs); then :class:`BudgetSpent`."""
+    ``max_steps`` batches (counted over all epochs); then :class:`BudgetSpent`. A CPU budget
+    always buys the first update: start-up alone can spend a tiny one, and a run that updated
+    nothing has no weights to save."""
     state = {"steps": 0, "epochs": 0}
 
     def batches(items: Iterable[Any]) -> Iterator[List[Any]]:
@@ -68,7 +70,7 @@ def stop_at_budget(
             spent = process_cpu_seconds()
             if max_steps is not None and state["steps"] >= max_steps:
                 raise BudgetSpent("max_steps", state["steps"], state["epochs"], spent)
-            if cpu_seconds is not None and spent >= cpu_seconds:
+            if cpu_seconds is not None and spent >= cpu_seconds and state["steps"] > 0:
                 raise BudgetSpent("cpu_seconds", state["steps"], state["epochs"], spent)
             state["steps"] += 1
             yield batch
